@@ -1,0 +1,54 @@
+# Shell helpers for the integration and VM tests. Source it:
+#   . "$(dirname "$0")/../lib.sh"
+# The runner exports RELAY, LOADGEN, BUILD, VARIANT, TEST_TMP and FIXTURES.
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+: "${BUILD:=$top/build/release}"
+: "${RELAY:=$BUILD/bin/relay}"
+: "${LOADGEN:=$BUILD/bin/loadgen}"
+: "${TEST_TMP:=$(mktemp -d)}"
+: "${FIXTURES:=$top/tests/fixtures}"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "skipped: $*"; exit 77; }
+pass() { echo "ok: $*"; }
+
+# Processes started with bg are killed when the test exits.
+bg_pids=()
+bg() { "$@" & bg_pids+=($!); }
+cleanup_bg() {
+	local p
+	for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${bg_pids[@]}"; do wait "$p" 2>/dev/null; done
+}
+trap cleanup_bg EXIT
+
+# free_udp_port / free_tcp_port: a port nothing on loopback listens on now.
+free_port() {
+	python3 - "$1" <<'PY'
+import socket, sys
+kind = socket.SOCK_DGRAM if sys.argv[1] == "udp" else socket.SOCK_STREAM
+s = socket.socket(socket.AF_INET, kind)
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+PY
+}
+free_udp_port() { free_port udp; }
+free_tcp_port() { free_port tcp; }
+
+# wait_for SECONDS COMMAND...: poll COMMAND every 0.1 s until it succeeds.
+wait_for() {
+	local limit=$1; shift
+	local tries=$((limit * 10))
+	while [ $tries -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	return 1
+}
+
+need_root() { [ "$(id -u)" = 0 ] || skip "needs root ($1)"; }
+
+# asan builds are slower; scale time-based expectations with this factor.
+slow_factor() { [ "${VARIANT:-release}" = asan ] && echo 3 || echo 1; }

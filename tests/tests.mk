@@ -1,0 +1,15 @@
+# tests/: unit test programs, one per tests/unit/test_*.c, linked against
+# every component archive and lib/.
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test_*.c))
+
+$(O)/tests/%: tests/unit/%.c $(PROGRAM_ARCHIVES) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< \
+		$(PROGRAM_ARCHIVES) $(LIB_A) $(LDLIBS)
+
+.PHONY: unit-tests
+unit-tests: $(UNIT_TESTS)
+
+test:
+	@mk/deps build test
+	@tests/run $(T)
