@@ -1,0 +1,259 @@
+/*
+ * addr: endpoint parsing. Numeric addresses are converted with inet_pton
+ * first, so they never touch the resolver (which a static binary in an
+ * initramfs does not have); only what is not numeric goes to getaddrinfo.
+ */
+#include "addr.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *prefix;
+	enum addr_kind kind;
+} schemes[] = {
+	{ "udp://", ADDR_UDP },
+	{ "tcp://", ADDR_TCP },
+	{ "tls://", ADDR_TLS },
+};
+
+static const char *kind_scheme(enum addr_kind kind)
+{
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (schemes[i].kind == kind)
+			return schemes[i].prefix;
+	return "";
+}
+
+int addr_socktype(enum addr_kind kind)
+{
+	switch (kind) {
+	case ADDR_UDP: return SOCK_DGRAM;
+	case ADDR_TCP:
+	case ADDR_TLS: return SOCK_STREAM;
+	case ADDR_ECHO: break;
+	}
+	return 0;
+}
+
+static int fail(int err, char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(int err, char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	errno = err;
+	return -1;
+}
+
+/* Numeric IPv6 with an optional "%scope" (interface name or index). */
+static int parse_v6(const char *host, struct sockaddr_in6 *s6)
+{
+	char buf[INET6_ADDRSTRLEN + IF_NAMESIZE + 2];
+	if (strlen(host) >= sizeof(buf))
+		return -1;
+	strcpy(buf, host);
+	char *pct = strchr(buf, '%');
+	if (pct)
+		*pct++ = 0;
+	if (inet_pton(AF_INET6, buf, &s6->sin6_addr) != 1)
+		return -1;
+	if (pct) {
+		char *end;
+		unsigned long idx = strtoul(pct, &end, 10);
+		if (*pct && !*end)
+			s6->sin6_scope_id = (uint32_t)idx;
+		else if ((s6->sin6_scope_id = if_nametoindex(pct)) == 0)
+			return -1;
+	}
+	return 0;
+}
+
+int addr_parse(struct addr *a, const char *text, int flags, char *why,
+	       size_t whylen)
+{
+	memset(a, 0, sizeof(*a));
+	if (!text || !*text)
+		return fail(EINVAL, why, whylen, "empty address: expected "
+			    "udp://ADDR:PORT%s", flags & ADDR_ALLOW_ECHO ?
+			    " or echo" : "");
+	if (strcmp(text, "echo") == 0) {
+		if (!(flags & ADDR_ALLOW_ECHO))
+			return fail(EINVAL, why, whylen, "'echo' is not "
+				    "allowed here: expected udp://ADDR:PORT");
+		a->kind = ADDR_ECHO;
+		return 0;
+	}
+
+	const char *rest = NULL;
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		size_t n = strlen(schemes[i].prefix);
+		if (strncmp(text, schemes[i].prefix, n) == 0) {
+			a->kind = schemes[i].kind;
+			rest = text + n;
+		}
+	}
+	if (!rest) {
+		const char *sep = strstr(text, "://");
+		if (sep)
+			return fail(EINVAL, why, whylen, "'%s': unknown scheme "
+				    "'%.*s' (expected udp://, tcp://, tls://%s)",
+				    text, (int)(sep - text), text,
+				    flags & ADDR_ALLOW_ECHO ? " or echo" : "");
+		if (!(flags & ADDR_NO_SCHEME_TCP))
+			return fail(EINVAL, why, whylen, "'%s': missing scheme "
+				    "(expected udp://ADDR:PORT)", text);
+		a->kind = ADDR_TCP;
+		rest = text;
+	}
+
+	/* Split host and port. */
+	char host[256];
+	const char *port;
+	if (rest[0] == '[') {
+		const char *close = strchr(rest, ']');
+		if (!close)
+			return fail(EINVAL, why, whylen, "'%s': missing ']' "
+				    "after the IPv6 address", text);
+		if ((size_t)(close - rest - 1) >= sizeof(host))
+			return fail(EINVAL, why, whylen, "'%s': address too "
+				    "long", text);
+		memcpy(host, rest + 1, (size_t)(close - rest - 1));
+		host[close - rest - 1] = 0;
+		if (close[1] != ':')
+			return fail(EINVAL, why, whylen, "'%s': missing ':PORT' "
+				    "after ']'", text);
+		port = close + 2;
+		if (!host[0])
+			return fail(EINVAL, why, whylen, "'%s': empty IPv6 "
+				    "address in brackets", text);
+	} else {
+		const char *colon = strrchr(rest, ':');
+		if (!colon)
+			return fail(EINVAL, why, whylen, "'%s': missing ':PORT'",
+				    text);
+		if (memchr(rest, ':', (size_t)(colon - rest)))
+			return fail(EINVAL, why, whylen, "'%s': an IPv6 address "
+				    "must be in brackets, as in udp://[::1]:PORT",
+				    text);
+		if ((size_t)(colon - rest) >= sizeof(host))
+			return fail(EINVAL, why, whylen, "'%s': host name too "
+				    "long", text);
+		memcpy(host, rest, (size_t)(colon - rest));
+		host[colon - rest] = 0;
+		port = colon + 1;
+		if (!host[0])
+			return fail(EINVAL, why, whylen, "'%s': missing address "
+				    "before ':PORT' (use 0.0.0.0 or [::] for "
+				    "any)", text);
+	}
+
+	char *end;
+	errno = 0;
+	long p = strtol(port, &end, 10);
+	if (!*port || *end || errno || port[0] == '-' || port[0] == '+')
+		return fail(EINVAL, why, whylen, "'%s': port '%s' is not a "
+			    "number", text, port);
+	long lo = flags & ADDR_ALLOW_PORT0 ? 0 : 1;
+	if (p < lo || p > 65535)
+		return fail(EINVAL, why, whylen, "'%s': port %ld out of range "
+			    "%ld..65535", text, p, lo);
+
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&a->sa;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a->sa;
+	if (rest[0] != '[' && inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)p);
+		a->salen = sizeof(*s4);
+		return 0;
+	}
+	if (rest[0] == '[') {
+		if (parse_v6(host, s6) < 0)
+			return fail(EINVAL, why, whylen, "'%s': '%s' is not an "
+				    "IPv6 address", text, host);
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)p);
+		a->salen = sizeof(*s6);
+		return 0;
+	}
+	if (flags & ADDR_NUMERIC)
+		return fail(EINVAL, why, whylen, "'%s': '%s' is not a numeric "
+			    "IPv4 address (names are not resolved here)", text,
+			    host);
+
+	struct addrinfo hints = { .ai_socktype = addr_socktype(a->kind) };
+	struct addrinfo *res = NULL;
+	int rc = getaddrinfo(host, NULL, &hints, &res);
+	if (rc != 0 || !res)
+		return fail(ENOENT, why, whylen, "'%s': cannot resolve '%s': %s",
+			    text, host, rc ? gai_strerror(rc) : "no address");
+	memcpy(&a->sa, res->ai_addr, res->ai_addrlen);
+	a->salen = res->ai_addrlen;
+	if (a->sa.ss_family == AF_INET)
+		s4->sin_port = htons((uint16_t)p);
+	else
+		s6->sin6_port = htons((uint16_t)p);
+	freeaddrinfo(res);
+	return 0;
+}
+
+char *addr_format_sa(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const void *)sa;
+		inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, ntohs(s4->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+		if (s6->sin6_scope_id)
+			snprintf(buf, len, "[%s%%%u]:%u", ip, s6->sin6_scope_id,
+				 ntohs(s6->sin6_port));
+		else
+			snprintf(buf, len, "[%s]:%u", ip, ntohs(s6->sin6_port));
+	} else {
+		snprintf(buf, len, "(family %d)", sa->sa_family);
+	}
+	return buf;
+}
+
+char *addr_format(const struct addr *a, char *buf, size_t len)
+{
+	if (a->kind == ADDR_ECHO) {
+		snprintf(buf, len, "echo");
+		return buf;
+	}
+	char sa[ADDR_TEXT_MAX];
+	addr_format_sa((const struct sockaddr *)&a->sa, sa, sizeof(sa));
+	snprintf(buf, len, "%s%s", kind_scheme(a->kind), sa);
+	return buf;
+}
+
+int addr_port(const struct addr *a)
+{
+	if (a->kind == ADDR_ECHO)
+		return 0;
+	if (a->sa.ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)&a->sa)->sin_port);
+	return ntohs(((const struct sockaddr_in6 *)&a->sa)->sin6_port);
+}
+
+int addr_equal(const struct addr *a, const struct addr *b)
+{
+	if (a->kind != b->kind)
+		return 0;
+	if (a->kind == ADDR_ECHO)
+		return 1;
+	return a->salen == b->salen && memcmp(&a->sa, &b->sa, a->salen) == 0;
+}

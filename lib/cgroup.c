@@ -1,0 +1,649 @@
+/*
+ * cgroup: CPU bandwidth quotas on cgroup v2 or v1, with errors that say
+ * which file refused and what to do about it.
+ *
+ * The hierarchy used is the one that carries the cpu controller: a v1 mount
+ * with the "cpu" option when there is one (then the controller cannot be on
+ * v2 at the same time), else the cgroup2 mount.
+ */
+#include "cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CGROUP_SUPER_MAGIC	0x27e0eb
+#define CGROUP2_SUPER_MAGIC	0x63677270
+
+static void say(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void say(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* What to do when writing or creating path failed with errno e. */
+static const char *hint(int e)
+{
+	switch (e) {
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return "run as root, or use a cgroup delegated to this user "
+		       "(systemd-run --user -p Delegate=yes)";
+	case ENOENT:
+		return "the cpu controller is not enabled there: enable it in "
+		       "the parent's cgroup.subtree_control (echo +cpu > ...)";
+	case EBUSY:
+		return "cgroup v2 allows no processes in a cgroup whose "
+		       "children get controllers: use a leaf cgroup";
+	case EOPNOTSUPP:
+		return "this cgroup cannot be made threaded: a domain "
+		       "controller is enabled below its parent";
+	default:
+		return "check the cgroup exists and is writable";
+	}
+}
+
+static int write_str(const char *dir, const char *file, const char *val,
+		     char *err, size_t errlen)
+{
+	char path[4352];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		say(err, errlen, "cannot open %s: %s; %s", path, strerror(e),
+		    hint(e));
+		errno = e;
+		return -1;
+	}
+	ssize_t n = write(fd, val, strlen(val));
+	int e = errno;
+	close(fd);
+	if (n < 0) {
+		say(err, errlen, "cannot write \"%s\" to %s: %s; %s", val, path,
+		    strerror(e), hint(e));
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* Read a small file into buf (NUL-terminated). Returns bytes or -1. */
+static ssize_t read_str(const char *dir, const char *file, char *buf,
+			size_t len)
+{
+	char path[4352];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t got = 0;
+	ssize_t n;
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	buf[got] = 0;
+	return (ssize_t)got;
+}
+
+/* Is word one of the separator-delimited tokens of list? */
+static bool has_token(const char *list, const char *word, const char *seps)
+{
+	size_t wl = strlen(word);
+	const char *p = list;
+	while (*p) {
+		size_t tl = strcspn(p, seps);
+		if (tl == wl && strncmp(p, word, wl) == 0)
+			return true;
+		p += tl;
+		p += strspn(p, seps);
+	}
+	return false;
+}
+
+struct hier {
+	int version;
+	char mnt[4096];		/* where it is mounted */
+	char root[4096];	/* the cgroup path that mount point shows */
+};
+
+/* Find the hierarchy that carries the cpu controller in mountinfo. */
+static int find_hier(struct hier *h)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -1;
+	char line[8192];
+	struct hier v2 = { 0 };
+	int found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char root[4096], mnt[4096], fstype[64], opts[1024];
+		const char *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", root,
+				    mnt) != 2 ||
+		    sscanf(dash + 3, "%63s %*s %1023s", fstype, opts) != 2)
+			continue;
+		if (strcmp(fstype, "cgroup") == 0 &&
+		    has_token(opts, "cpu", ",")) {
+			h->version = 1;
+			snprintf(h->mnt, sizeof(h->mnt), "%s", mnt);
+			snprintf(h->root, sizeof(h->root), "%s", root);
+			found = 1;
+			break;
+		}
+		if (strcmp(fstype, "cgroup2") == 0 && !v2.version) {
+			v2.version = 2;
+			snprintf(v2.mnt, sizeof(v2.mnt), "%s", mnt);
+			snprintf(v2.root, sizeof(v2.root), "%s", root);
+		}
+	}
+	fclose(f);
+	if (!found && v2.version) {
+		*h = v2;
+		found = 1;
+	}
+	return found ? 0 : -1;
+}
+
+/* Directory of task tid (0: calling thread) in hierarchy h. */
+static int task_dir(const struct hier *h, pid_t tid, char *out, size_t len)
+{
+	char file[64];
+	if (tid)
+		snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)tid);
+	else
+		snprintf(file, sizeof(file), "/proc/thread-self/cgroup");
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return -1;
+	char line[8192];
+	int rc = -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c1 = *c2 = 0;
+		bool match = h->version == 2 ? strcmp(line, "0") == 0 && !c1[1]
+					     : has_token(c1 + 1, "cpu", ",");
+		if (!match)
+			continue;
+		const char *p = c2 + 1;
+		size_t rl = strlen(h->root);
+		if (strcmp(h->root, "/") != 0 && strncmp(p, h->root, rl) == 0)
+			p += rl;
+		if (strcmp(p, "/") == 0)
+			p = "";
+		snprintf(out, len, "%s%s", h->mnt, p);
+		rc = 0;
+		break;
+	}
+	fclose(f);
+	return rc;
+}
+
+int cg_task_path(pid_t tid, char *path, size_t len)
+{
+	struct hier h;
+	if (find_hier(&h) < 0)
+		return -1;
+	return task_dir(&h, tid, path, len);
+}
+
+static bool is_cgroup_dir(const char *path, int *version)
+{
+	struct statfs sf;
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode) || statfs(path, &sf) < 0)
+		return false;
+	if (sf.f_type == CGROUP2_SUPER_MAGIC)
+		*version = 2;
+	else if (sf.f_type == CGROUP_SUPER_MAGIC)
+		*version = 1;
+	else
+		return false;
+	return true;
+}
+
+/* The systemd slice "a-b.slice" lives at <mnt>/a.slice/a-b.slice. */
+static int slice_dir(const struct hier *h, const char *slice, char *out,
+		     size_t len)
+{
+	size_t n = strlen(slice) - strlen(".slice");
+	int used = snprintf(out, len, "%s", h->mnt);
+	for (size_t i = 0; i <= n && used < (int)len; i++) {
+		if (i == n || slice[i] == '-') {
+			if (i == 0)
+				return -1;
+			used += snprintf(out + used, len - (size_t)used,
+					 "/%.*s.slice", (int)i, slice);
+		}
+	}
+	return used < (int)len ? 0 : -1;
+}
+
+/* cgroup v2: make the cpu controller reach the children of dir, enabling it
+ * in every cgroup.subtree_control from the mount point down. */
+static int enable_cpu_down_to(const struct hier *h, const char *dir, char *err,
+			      size_t errlen)
+{
+	char cur[4096], buf[1024];
+	size_t ml = strlen(h->mnt);
+	snprintf(cur, sizeof(cur), "%s", h->mnt);
+	const char *rest = dir + ml;
+	for (;;) {
+		if (read_str(cur, "cgroup.controllers", buf, sizeof(buf)) < 0 ||
+		    !has_token(buf, "cpu", " \n")) {
+			say(err, errlen,
+			    "the cpu controller is not available in %s "
+			    "(cgroup.controllers: \"%.*s\"); it may be bound to "
+			    "a cgroup v1 hierarchy, or the parent does not "
+			    "delegate it (echo +cpu > <parent>/cgroup.subtree_control)",
+			    cur, (int)strcspn(buf, "\n"), buf);
+			return -1;
+		}
+		if (read_str(cur, "cgroup.subtree_control", buf, sizeof(buf)) < 0
+		    || !has_token(buf, "cpu", " \n")) {
+			if (write_str(cur, "cgroup.subtree_control", "+cpu", err,
+				      errlen) < 0)
+				return -1;
+		}
+		rest += strspn(rest, "/");
+		if (!*rest)
+			return 0;
+		size_t cl = strcspn(rest, "/");
+		size_t used = strlen(cur);
+		snprintf(cur + used, sizeof(cur) - used, "/%.*s", (int)cl, rest);
+		rest += cl;
+	}
+}
+
+static int make_dir(const char *path, char *err, size_t errlen)
+{
+	if (mkdir(path, 0755) == 0)
+		return 0;
+	if (errno == EEXIST && rmdir(path) == 0 && mkdir(path, 0755) == 0)
+		return 0;
+	int e = errno;
+	say(err, errlen, "cannot create cgroup %s: %s; %s", path, strerror(e),
+	    hint(e));
+	return -1;
+}
+
+static int remember(struct cg *cg, pid_t id, bool process)
+{
+	if (cg->nmoved == CG_MAX_MOVED)
+		return -1;
+	cg->moved[cg->nmoved].id = id;
+	cg->moved[cg->nmoved].process = process;
+	cg->nmoved++;
+	return 0;
+}
+
+/* Use an existing cgroup directory as it is. */
+static int open_existing(struct cg *cg, const struct hier *h, const char *where,
+			 bool threaded, char *err, size_t errlen)
+{
+	int version = 0;
+	if (is_cgroup_dir(where, &version))
+		snprintf(cg->path, sizeof(cg->path), "%s", where);
+	else {
+		snprintf(cg->path, sizeof(cg->path), "%s%s", h->mnt, where);
+		if (!is_cgroup_dir(cg->path, &version)) {
+			say(err, errlen,
+			    "%s is not a cgroup directory (neither as given nor "
+			    "under %s); create it first (mkdir) or give no path "
+			    "to have one created", where, h->mnt);
+			return -1;
+		}
+	}
+	if (version != h->version) {
+		say(err, errlen,
+		    "%s is on a cgroup v%d hierarchy, but the cpu controller "
+		    "is on the v%d hierarchy at %s; use a cgroup under %s",
+		    cg->path, version, h->version, h->mnt, h->mnt);
+		return -1;
+	}
+	cg->version = version;
+	const char *knob = version == 2 ? "cpu.max" : "cpu.cfs_quota_us";
+	char buf[64];
+	if (read_str(cg->path, knob, buf, sizeof(buf)) < 0) {
+		say(err, errlen,
+		    "%s has no %s: the cpu controller is not enabled there; "
+		    "enable it in the parent (echo +cpu > <parent>/cgroup.subtree_control)",
+		    cg->path, knob);
+		return -1;
+	}
+	if (version == 1) {
+		cg->threaded = true;
+		return 0;
+	}
+	cg->threaded = read_str(cg->path, "cgroup.type", buf, sizeof(buf)) > 0
+		       && strncmp(buf, "threaded", 8) == 0;
+	if (threaded && !cg->threaded) {
+		say(err, errlen,
+		    "%s is a domain cgroup (cgroup.type), so single threads "
+		    "cannot be moved into it; make it threaded (echo threaded > "
+		    "%s/cgroup.type) or put the whole process there",
+		    cg->path, cg->path);
+		return -1;
+	}
+	return 0;
+}
+
+int cg_open(struct cg *cg, const char *where, const char *name, bool threaded,
+	    char *err, size_t errlen)
+{
+	struct hier h;
+	memset(cg, 0, sizeof(*cg));
+	if (find_hier(&h) < 0) {
+		say(err, errlen,
+		    "no cgroup hierarchy with the cpu controller is mounted "
+		    "(/proc/self/mountinfo); mount one: mount -t cgroup2 none "
+		    "/sys/fs/cgroup");
+		return -1;
+	}
+	if (task_dir(&h, 0, cg->home, sizeof(cg->home)) < 0) {
+		say(err, errlen, "cannot find this process's cgroup in "
+		    "/proc/thread-self/cgroup for the hierarchy at %s", h.mnt);
+		return -1;
+	}
+	cg->version = h.version;
+	size_t wl = where ? strlen(where) : 0;
+	bool slice = wl > 6 && strcmp(where + wl - 6, ".slice") == 0 &&
+		     !strchr(where, '/');
+	if (where && !slice) {
+		if (open_existing(cg, &h, where, threaded, err, errlen) < 0) {
+			cg->path[0] = 0;
+			return -1;
+		}
+		return 0;
+	}
+
+	char parent[4096];
+	int pv;
+	if (slice) {
+		if (slice_dir(&h, where, parent, sizeof(parent)) < 0 ||
+		    !is_cgroup_dir(parent, &pv)) {
+			say(err, errlen,
+			    "systemd slice %s is not active (no cgroup %s); "
+			    "start it (systemctl start %s) or name a cgroup "
+			    "directory instead", where, parent, where);
+			return -1;
+		}
+	} else if (strcmp(cg->home, h.mnt) == 0) {
+		snprintf(parent, sizeof(parent), "%s", cg->home);
+	} else {
+		snprintf(parent, sizeof(parent), "%s", cg->home);
+		*strrchr(parent, '/') = 0;
+	}
+	if (h.version == 2 && enable_cpu_down_to(&h, parent, err, errlen) < 0)
+		return -1;
+
+	char dir[4000];
+	if (snprintf(dir, sizeof(dir), "%s/relay-%s-%d", parent, name,
+		     (int)getpid()) >= (int)sizeof(dir)) {
+		say(err, errlen, "cgroup path under %s is too long", parent);
+		return -1;
+	}
+	if (make_dir(dir, err, errlen) < 0)
+		return -1;
+	cg->created = true;
+	if (h.version == 1 || !threaded) {
+		snprintf(cg->path, sizeof(cg->path), "%s", dir);
+		cg->threaded = h.version == 1;
+		return 0;
+	}
+
+	/* v2 threads: the process moves to a domain cgroup of its own, and
+	 * the quota goes on a threaded child that single threads join. */
+	snprintf(cg->domain, sizeof(cg->domain), "%s", dir);
+	snprintf(cg->path, sizeof(cg->path), "%s/quota", dir);
+	cg->threaded = true;
+	if (make_dir(cg->path, err, errlen) < 0 ||
+	    write_str(cg->path, "cgroup.type", "threaded", err, errlen) < 0 ||
+	    write_str(dir, "cgroup.subtree_control", "+cpu", err, errlen) < 0 ||
+	    write_str(dir, "cgroup.procs", "0", err, errlen) < 0 ||
+	    remember(cg, getpid(), true) < 0) {
+		int e = errno;
+		cg_close(cg);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int cg_get_quota(const struct cg *cg, int64_t *quota_us, int64_t *period_us)
+{
+	char buf[128];
+	long long q = -1, p = 0;
+	if (cg->version == 2) {
+		if (read_str(cg->path, "cpu.max", buf, sizeof(buf)) <= 0)
+			return -1;
+		if (strncmp(buf, "max", 3) == 0) {
+			if (sscanf(buf, "max %lld", &p) != 1)
+				return -1;
+		} else if (sscanf(buf, "%lld %lld", &q, &p) != 2)
+			return -1;
+	} else {
+		if (read_str(cg->path, "cpu.cfs_quota_us", buf, sizeof(buf)) <= 0
+		    || sscanf(buf, "%lld", &q) != 1 ||
+		    read_str(cg->path, "cpu.cfs_period_us", buf, sizeof(buf)) <= 0
+		    || sscanf(buf, "%lld", &p) != 1)
+			return -1;
+	}
+	*quota_us = q < 0 ? -1 : q;
+	*period_us = p;
+	return 0;
+}
+
+static int write_quota(struct cg *cg, int64_t quota_us, int64_t period_us,
+		       char *err, size_t errlen)
+{
+	char buf[64];
+	if (cg->version == 2) {
+		if (quota_us < 0)
+			snprintf(buf, sizeof(buf), "max %lld", (long long)period_us);
+		else
+			snprintf(buf, sizeof(buf), "%lld %lld",
+				 (long long)quota_us, (long long)period_us);
+		return write_str(cg->path, "cpu.max", buf, err, errlen);
+	}
+	/* v1 checks the quota against the period on every write: lift the
+	 * quota, change the period, then set the new quota. */
+	if (write_str(cg->path, "cpu.cfs_quota_us", "-1", err, errlen) < 0)
+		return -1;
+	snprintf(buf, sizeof(buf), "%lld", (long long)period_us);
+	if (write_str(cg->path, "cpu.cfs_period_us", buf, err, errlen) < 0)
+		return -1;
+	if (quota_us < 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "%lld", (long long)quota_us);
+	return write_str(cg->path, "cpu.cfs_quota_us", buf, err, errlen);
+}
+
+int cg_set_quota(struct cg *cg, int64_t quota_us, int64_t period_us,
+		 char *err, size_t errlen)
+{
+	if (period_us < 1000 || period_us > 1000000) {
+		say(err, errlen, "quota period %lld us is outside the kernel's "
+		    "range 1000..1000000 us", (long long)period_us);
+		errno = EINVAL;
+		return -1;
+	}
+	if (quota_us >= 0 && quota_us < 1000) {
+		say(err, errlen, "quota %lld us is below the kernel's minimum of "
+		    "1000 us per period; use a longer period",
+		    (long long)quota_us);
+		errno = EINVAL;
+		return -1;
+	}
+	if (!cg->created && !cg->quota_saved) {
+		if (cg_get_quota(cg, &cg->saved_quota_us,
+				 &cg->saved_period_us) < 0) {
+			say(err, errlen, "cannot read the quota of %s", cg->path);
+			return -1;
+		}
+		cg->quota_saved = true;
+	}
+	if (write_quota(cg, quota_us, period_us, err, errlen) < 0) {
+		if (errno == EINVAL)
+			say(err, errlen,
+			    "%s refused quota %lld us per %lld us: a parent "
+			    "cgroup has a lower quota, or the values are out "
+			    "of range", cg->path, (long long)quota_us,
+			    (long long)period_us);
+		return -1;
+	}
+	return 0;
+}
+
+static int move(struct cg *cg, const char *file, pid_t id, bool process,
+		char *err, size_t errlen)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%d", (int)id);
+	if (write_str(cg->path, file, buf, err, errlen) < 0)
+		return -1;
+	if (remember(cg, id, process) < 0) {
+		say(err, errlen, "more than %d tasks moved into %s",
+		    CG_MAX_MOVED, cg->path);
+		return -1;
+	}
+	return 0;
+}
+
+int cg_add_thread(struct cg *cg, pid_t tid, char *err, size_t errlen)
+{
+	if (!tid)
+		tid = gettid();
+	if (!cg->threaded) {
+		say(err, errlen, "%s is not a threaded cgroup: single threads "
+		    "cannot be moved into it", cg->path);
+		errno = EINVAL;
+		return -1;
+	}
+	return move(cg, cg->version == 2 ? "cgroup.threads" : "tasks", tid,
+		    false, err, errlen);
+}
+
+int cg_add_process(struct cg *cg, pid_t pid, char *err, size_t errlen)
+{
+	if (!pid)
+		pid = getpid();
+	if (cg->version == 1 || !cg->threaded)
+		return move(cg, "cgroup.procs", pid, true, err, errlen);
+
+	/* a v2 threaded cgroup takes threads one by one */
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d) {
+		say(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	struct dirent *e;
+	int rc = 0;
+	while (rc == 0 && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			rc = cg_add_thread(cg, (pid_t)atoi(e->d_name), err,
+					   errlen);
+	closedir(d);
+	return rc;
+}
+
+int cg_read_stat(const struct cg *cg, struct cg_stat *st)
+{
+	char buf[2048], key[64];
+	unsigned long long v;
+	memset(st, 0, sizeof(*st));
+	if (read_str(cg->path, "cpu.stat", buf, sizeof(buf)) < 0)
+		return -1;
+	for (char *line = buf; *line; line += strcspn(line, "\n"),
+	     line += *line == '\n') {
+		if (sscanf(line, "%63s %llu", key, &v) != 2)
+			continue;
+		if (strcmp(key, "nr_periods") == 0)
+			st->nr_periods = v;
+		else if (strcmp(key, "nr_throttled") == 0)
+			st->nr_throttled = v;
+		else if (strcmp(key, "throttled_usec") == 0)
+			st->throttled_us = v;
+		else if (strcmp(key, "throttled_time") == 0)	/* v1: ns */
+			st->throttled_us = v / 1000;
+		else if (strcmp(key, "usage_usec") == 0)
+			st->usage_us = v;
+	}
+	if (cg->version == 1 &&
+	    read_str(cg->path, "cpuacct.usage", buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%llu", &v) == 1)
+		st->usage_us = v / 1000;
+	return 0;
+}
+
+/* Move every task still in dir (its list file) back home. */
+static void evacuate(const struct cg *cg, const char *dir, const char *list,
+		     const char *to)
+{
+	char buf[8192];
+	if (read_str(dir, list, buf, sizeof(buf)) <= 0)
+		return;
+	for (char *p = strtok(buf, "\n"); p; p = strtok(NULL, "\n"))
+		write_str(cg->home, to, p, NULL, 0);
+}
+
+/* rmdir, waiting a little for exiting threads to leave. */
+static void remove_dir(const char *dir)
+{
+	struct timespec ms = { 0, 2 * 1000 * 1000 };
+	for (int i = 0; i < 250 && rmdir(dir) < 0 && errno == EBUSY; i++)
+		nanosleep(&ms, NULL);
+}
+
+void cg_close(struct cg *cg)
+{
+	if (!cg->path[0])
+		return;
+	for (int i = cg->nmoved - 1; i >= 0; i--) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%d", (int)cg->moved[i].id);
+		const char *to = cg->moved[i].process ? "cgroup.procs"
+				 : cg->version == 1 ? "tasks" : "cgroup.threads";
+		write_str(cg->home, to, buf, NULL, 0);
+	}
+	cg->nmoved = 0;
+	if (cg->quota_saved) {
+		write_quota(cg, cg->saved_quota_us, cg->saved_period_us, NULL, 0);
+		cg->quota_saved = false;
+	}
+	if (cg->created) {
+		if (cg->version == 1)
+			evacuate(cg, cg->path, "tasks", "tasks");
+		else
+			evacuate(cg, cg->domain[0] ? cg->domain : cg->path,
+				 "cgroup.procs", "cgroup.procs");
+		remove_dir(cg->path);
+		if (cg->domain[0])
+			remove_dir(cg->domain);
+		cg->created = false;
+	}
+	cg->path[0] = 0;
+	cg->domain[0] = 0;
+}
