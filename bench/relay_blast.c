@@ -1,0 +1,195 @@
+/*
+ * relay_blast: the traffic ends of bench/relay_pps.sh, built by it. A
+ * sender faster than the relays it measures (several threads, each its own
+ * socket and flow, sendmmsg batches), a counting sink, an echo server and a
+ * ping-pong latency client.
+ *
+ *   relay_blast send HOST PORT SECONDS SIZE THREADS   prints datagrams sent
+ *   relay_blast sink PORT SECONDS WARMUP              prints pps received
+ *                                                     after WARMUP seconds
+ *   relay_blast echo PORT SECONDS
+ *   relay_blast ping HOST PORT COUNT SIZE             prints p50 p99 (us)
+ * IPv4 loopback only: numeric addresses.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH 64
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int udp_socket(const char *host, int port, int bind_it)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		fprintf(stderr, "relay_blast: '%s' is not an IPv4 address\n", host);
+		exit(64);
+	}
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int big = 8 << 20;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
+	int rc = bind_it ? bind(fd, (struct sockaddr *)&sa, sizeof(sa))
+			 : connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (fd < 0 || rc < 0) {
+		fprintf(stderr, "relay_blast: %s:%d: %s\n", host, port, strerror(errno));
+		exit(69);
+	}
+	return fd;
+}
+
+struct sender {
+	const char *host;
+	int port, size;
+	double end;
+	uint64_t sent;
+};
+
+static void *send_thread(void *arg)
+{
+	struct sender *s = arg;
+	int fd = udp_socket(s->host, s->port, 0);
+	char *buf = calloc(1, (size_t)s->size + 1);
+	struct iovec iov = { buf, (size_t)s->size };
+	struct mmsghdr m[BATCH];
+	memset(m, 0, sizeof(m));
+	for (int i = 0; i < BATCH; i++) {
+		m[i].msg_hdr.msg_iov = &iov;
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (now_s() < s->end) {
+		/* A full send buffer blocks here: that is the sender's limit. */
+		for (int k = 0; k < 16; k++) {
+			int r = sendmmsg(fd, m, BATCH, 0);
+			if (r > 0)
+				s->sent += (uint64_t)r;
+		}
+	}
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+static int cmd_send(char **a)
+{
+	int threads = atoi(a[4]);
+	if (threads < 1 || threads > 64)
+		return 64;
+	struct sender s[64];
+	pthread_t t[64];
+	double end = now_s() + atof(a[2]);
+	for (int i = 0; i < threads; i++) {
+		s[i] = (struct sender){ a[0], atoi(a[1]), atoi(a[3]), end, 0 };
+		pthread_create(&t[i], NULL, send_thread, &s[i]);
+	}
+	uint64_t total = 0;
+	for (int i = 0; i < threads; i++) {
+		pthread_join(t[i], NULL);
+		total += s[i].sent;
+	}
+	printf("%llu\n", (unsigned long long)total);
+	return 0;
+}
+
+static int cmd_sink(char **a)
+{
+	int fd = udp_socket("127.0.0.1", atoi(a[0]), 1);
+	double start = now_s(), warm = start + atof(a[2]), end = start + atof(a[1]);
+	struct timeval tv = { 0, 100000 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	static char buf[BATCH][2048];
+	struct iovec iov[BATCH];
+	struct mmsghdr m[BATCH];
+	memset(m, 0, sizeof(m));
+	for (int i = 0; i < BATCH; i++) {
+		iov[i] = (struct iovec){ buf[i], sizeof(buf[i]) };
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	uint64_t n = 0;
+	double t;
+	while ((t = now_s()) < end) {
+		int r = recvmmsg(fd, m, BATCH, MSG_WAITFORONE, NULL);
+		if (r > 0 && t >= warm)
+			n += (uint64_t)r;
+	}
+	printf("%.0f\n", (double)n / (end - warm));
+	return 0;
+}
+
+static int cmd_echo(char **a)
+{
+	int fd = udp_socket("127.0.0.1", atoi(a[0]), 1);
+	double end = now_s() + atof(a[1]);
+	struct timeval tv = { 0, 100000 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	char buf[2048];
+	while (now_s() < end) {
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+		ssize_t r = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&peer, &len);
+		if (r >= 0)
+			sendto(fd, buf, (size_t)r, 0, (struct sockaddr *)&peer, len);
+	}
+	return 0;
+}
+
+static int cmp_d(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static int cmd_ping(char **a)
+{
+	int fd = udp_socket(a[0], atoi(a[1]), 0);
+	int count = atoi(a[2]), size = atoi(a[3]);
+	struct timeval tv = { 1, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	double *rtt = calloc((size_t)count, sizeof(*rtt));
+	char buf[2048] = { 0 };
+	int got = 0;
+	for (int i = 0; i < count; i++) {
+		double t0 = now_s();
+		if (send(fd, buf, (size_t)size, 0) < 0 || recv(fd, buf, sizeof(buf), 0) < 0)
+			continue;
+		rtt[got++] = (now_s() - t0) * 1e6;
+	}
+	if (got < count * 9 / 10) {
+		fprintf(stderr, "relay_blast: only %d of %d replies\n", got, count);
+		return 69;
+	}
+	qsort(rtt, (size_t)got, sizeof(*rtt), cmp_d);
+	printf("%.1f %.1f\n", rtt[got / 2], rtt[got * 99 / 100]);
+	free(rtt);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct { const char *name; int args; int (*fn)(char **); } cmds[] = {
+		{ "send", 5, cmd_send }, { "sink", 3, cmd_sink },
+		{ "echo", 2, cmd_echo }, { "ping", 4, cmd_ping },
+	};
+	for (size_t i = 0; argc > 1 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(argv[1], cmds[i].name) == 0 && argc == cmds[i].args + 2)
+			return cmds[i].fn(argv + 2);
+	fprintf(stderr, "usage: relay_blast send HOST PORT SECONDS SIZE THREADS | "
+		"sink PORT SECONDS WARMUP | echo PORT SECONDS | ping HOST PORT COUNT SIZE\n");
+	return 64;
+}

@@ -1,0 +1,217 @@
+/*
+ * admin: evhttp request handlers over a snapshot merged per request.
+ */
+#include "admin.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct admin {
+	struct evhttp *http;
+	struct evhttp_bound_socket *sock;
+	const struct admin_view *v;
+	struct stats_snapshot snap;
+	int port;
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int admin_healthy(const struct admin_view *v, char *why, size_t whylen)
+{
+	if (*v->draining) {
+		snprintf(why, whylen, "draining\n");
+		return 0;
+	}
+	int64_t now = mono_ns();
+	int64_t limit = 1000000000LL + (int64_t)v->tick_us * 1000;
+	for (int i = 0; i < v->n; i++) {
+		int64_t last = (int64_t)__atomic_load_n(&v->hb->loop[i].mono_ns,
+							__ATOMIC_RELAXED);
+		if (last == 0)
+			last = v->start_ns;
+		if (now - last > limit) {
+			snprintf(why, whylen, "loop %d (CPU %d) made no progress "
+				 "for %.0f ms\n", i, v->hb->loop[i].cpu,
+				 (double)(now - last) / 1e6);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Send what a FILE* writer produced (open_memstream) as the body. */
+static void reply_text(struct evhttp_request *req, int code, const char *type,
+		       const char *body, size_t len)
+{
+	struct evbuffer *out = evbuffer_new();
+	if (!out) {
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	evbuffer_add(out, body, len);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+			  "Content-Type", type);
+	evhttp_send_reply(req, code, code == 200 ? "OK" : "Unavailable", out);
+	evbuffer_free(out);
+}
+
+static void handle(struct evhttp_request *req, void *arg)
+{
+	struct admin *ad = arg;
+	const struct admin_view *v = ad->v;
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+		evhttp_send_error(req, 405, "only GET");
+		return;
+	}
+	const char *uri = evhttp_request_get_uri(req);
+	struct evhttp_uri *parsed = evhttp_uri_parse(uri);
+	const char *path = parsed ? evhttp_uri_get_path(parsed) : NULL;
+	if (!path) {
+		evhttp_send_error(req, 400, NULL);
+		if (parsed)
+			evhttp_uri_free(parsed);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		evhttp_send_error(req, 500, NULL);
+		evhttp_uri_free(parsed);
+		return;
+	}
+	int code = 200;
+	const char *type = "text/plain; charset=utf-8";
+	if (strcmp(path, "/healthz") == 0) {
+		char why[256];
+		if (admin_healthy(v, why, sizeof(why)))
+			fputs("ok\n", f);
+		else {
+			fputs(why, f);
+			code = 503;
+		}
+	} else {
+		stats_snapshot_take(&ad->snap, v->stats, v->n);
+		double up = (double)(mono_ns() - v->start_ns) / 1e9;
+		const struct hist *h = NULL;
+		if (strcmp(path, "/metrics") == 0) {
+			type = "text/plain; version=0.0.4; charset=utf-8";
+			stats_write_prometheus(&ad->snap, v->sched, f);
+			if (v->tcp && (*v->ntcp_labels || v->tcp_upstream))
+				tcp_write_prometheus(f, v->tcp, v->n,
+						     v->tcp_labels,
+						     *v->ntcp_labels,
+						     v->tcp_upstream);
+		} else if (strcmp(path, "/stats") == 0) {
+			char *json = stats_json(&ad->snap, v->sched, up);
+			type = "application/json";
+			if (json)
+				fprintf(f, "%s\n", json);
+			free(json);
+		} else if (strcmp(path, "/hgrm/rx_latency") == 0) {
+			h = &ad->snap.rx;
+		} else if (strcmp(path, "/hgrm/wake_latency") == 0) {
+			h = &ad->snap.wake;
+		} else if (strcmp(path, "/hgrm/tick_lateness") == 0) {
+			h = &ad->snap.tick;
+		} else {
+			code = 404;
+			fputs("not found: try /metrics, /stats, /healthz, "
+			      "/hgrm/rx_latency, /hgrm/wake_latency, "
+			      "/hgrm/tick_lateness\n", f);
+		}
+		if (h)
+			hist_write_hgrm(h, f, 1000.0, 5);
+	}
+	fclose(f);
+	if (code == 404) {
+		struct evbuffer *out = evbuffer_new();
+		if (out) {
+			evbuffer_add(out, buf, len);
+			evhttp_send_reply(req, 404, "Not Found", out);
+			evbuffer_free(out);
+		}
+	} else {
+		reply_text(req, code, type, buf, len);
+	}
+	free(buf);
+	evhttp_uri_free(parsed);
+}
+
+struct admin *admin_open(struct event_base *base, const struct addr *a,
+			 const struct admin_view *v, char *err, size_t errlen)
+{
+	char text[ADDR_TEXT_MAX];
+	addr_format(a, text, sizeof(text));
+	struct admin *ad = calloc(1, sizeof(*ad));
+	if (!ad || stats_snapshot_init(&ad->snap) < 0) {
+		snprintf(err, errlen, "admin: out of memory");
+		free(ad);
+		return NULL;
+	}
+	ad->v = v;
+	ad->http = evhttp_new(base);
+	int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+			SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (!ad->http || fd < 0 ||
+	    bind(fd, (const struct sockaddr *)&a->sa, a->salen) < 0 ||
+	    listen(fd, 64) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "admin %s: cannot listen: %s", text,
+			 strerror(e));
+		if (fd >= 0)
+			close(fd);
+		admin_close(ad);
+		return NULL;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	ad->port = ntohs(ss.ss_family == AF_INET ?
+			 ((struct sockaddr_in *)&ss)->sin_port :
+			 ((struct sockaddr_in6 *)&ss)->sin6_port);
+	ad->sock = evhttp_accept_socket_with_handle(ad->http, fd);
+	if (!ad->sock) {
+		snprintf(err, errlen, "admin %s: evhttp refused the socket", text);
+		close(fd);
+		admin_close(ad);
+		return NULL;
+	}
+	evhttp_set_gencb(ad->http, handle, ad);
+	evhttp_set_allowed_methods(ad->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	return ad;
+}
+
+int admin_port(const struct admin *ad)
+{
+	return ad->port;
+}
+
+void admin_close(struct admin *ad)
+{
+	if (!ad)
+		return;
+	if (ad->http)
+		evhttp_free(ad->http);
+	stats_snapshot_free(&ad->snap);
+	free(ad);
+}

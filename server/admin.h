@@ -1,0 +1,61 @@
+/*
+ * admin: the HTTP endpoint (libevent's evhttp) on the main thread, which is
+ * not real-time and not pinned to the loops' CPUs. It only reads what the
+ * loops publish (struct stats, the heartbeat), never their private state.
+ *
+ *   /metrics                 Prometheus text format (datagrams, then
+ *                            streams: relay_tcp_*)
+ *   /stats                   JSON summary (docs/formats.md percentiles)
+ *   /hgrm/rx_latency         HdrHistogram percentile distribution (ms)
+ *   /hgrm/wake_latency
+ *   /hgrm/tick_lateness
+ *   /healthz                 200 "ok", or 503 and why (a stalled loop,
+ *                            draining)
+ */
+#ifndef RELAY_ADMIN_H
+#define RELAY_ADMIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addr.h"
+#include "heartbeat.h"
+#include "stats.h"
+#include "tcp.h"
+
+struct event_base;
+struct admin;
+
+/* What the endpoint shows; owned by the caller, read at each request. */
+struct admin_view {
+	struct stats *const *stats;
+	int n;
+	const struct stats_sched *sched;
+	const struct heartbeat_file *hb;
+	const bool *draining;
+	int64_t start_ns;	/* CLOCK_MONOTONIC */
+	int tick_us;
+	/* Streams: each loop's counters, the tcp:// and tls:// listeners to
+	 * show (*ntcp_labels of them) and the upstream's name (NULL: none). */
+	const struct tcp_stats *const *tcp;
+	const struct tcp_label *tcp_labels;
+	const int *ntcp_labels;
+	const char *tcp_upstream;
+};
+
+/* Bind a (port 0: any free port) and serve on base. Returns the handle, or
+ * NULL with err filled. */
+struct admin *admin_open(struct event_base *base, const struct addr *a,
+			 const struct admin_view *v, char *err, size_t errlen);
+
+/* The port actually bound. */
+int admin_port(const struct admin *ad);
+
+void admin_close(struct admin *ad);
+
+/* 1 when every loop made progress within the last second (plus a tick),
+ * else 0 with why filled. Also used for the systemd watchdog. */
+int admin_healthy(const struct admin_view *v, char *why, size_t whylen);
+
+#endif

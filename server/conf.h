@@ -1,0 +1,90 @@
+/*
+ * conf: relay's configuration: defaults, then an INI file (one [relay]
+ * section, parsed by inih, strict: unknown sections and keys, duplicates and
+ * out-of-range values are errors with file:line), then command-line flags,
+ * which go through the same setter (conf_set) so both are checked alike.
+ */
+#ifndef RELAY_CONF_H
+#define RELAY_CONF_H
+
+#include <stdbool.h>
+#include <sched.h>
+#include <stddef.h>
+
+#include "addr.h"
+
+#define CONF_MAX_LISTEN	16
+#define CONF_MAX_CPUS	64
+#define CONF_PATH_MAX	1024
+
+struct conf {
+	struct addr listen[CONF_MAX_LISTEN];
+	int nlisten;
+	struct addr upstream;
+	bool has_upstream;
+	struct addr admin;
+	bool admin_off;			/* admin = off */
+	int cpus[CONF_MAX_CPUS];
+	int ncpus;
+	int rt_priority;		/* SCHED_FIFO priority of the loops */
+	int tick_us;			/* timerfd interval */
+	bool allow_non_rt;
+	int flow_idle_ms;		/* idle flows expire after this */
+	int max_flows;			/* per loop thread */
+	int max_datagram;		/* larger datagrams are dropped */
+	int batch;			/* recvmmsg/sendmmsg vector length */
+	int drain_ms;			/* SIGTERM: wait this long for replies */
+	int socket_buffer;		/* SO_RCVBUF/SO_SNDBUF bytes, 0: kernel's */
+	char stats_file[CONF_PATH_MAX];
+	char heartbeat[CONF_PATH_MAX];
+	/* Streams: tcp:// and tls:// listeners. */
+	struct addr tcp_upstream;	/* tcp:// or tls:// */
+	bool has_tcp_upstream;
+	char tcp_upstream_host[256];	/* its HOST, verified under TLS */
+	char cert[CONF_PATH_MAX];	/* tls:// listeners: PEM chain */
+	char key[CONF_PATH_MAX];	/* and its private key */
+	char ca[CONF_PATH_MAX];		/* tls:// upstream: CA file ("": system) */
+	char alpn[CONF_PATH_MAX];	/* "h2,http/1.1": ALPN on tls:// listeners */
+	int max_conns;			/* per loop thread */
+	int tcp_buffer;			/* bytes buffered per direction */
+	int handshake_timeout_ms, connect_timeout_ms, tcp_idle_ms;
+	int addr_flags;			/* extra addr_parse flags (ADDR_NUMERIC:
+					 * never resolve names) */
+
+	/* Bookkeeping for strictness: which keys were set, and whether the
+	 * next "listen" from this origin replaces the list. */
+	unsigned set_mask;
+	int listen_origin;
+};
+
+/* Where a setting came from; flags override the file. */
+enum conf_origin { CONF_DEFAULT, CONF_FILE, CONF_FLAG };
+
+/* Fill c with the defaults. */
+void conf_defaults(struct conf *c);
+
+/* Set one key (file spelling, e.g. "tick_us") from text. "listen" adds a
+ * listener; the first one from a new origin replaces the earlier list.
+ * Setting a key twice from the file is an error; from flags the last wins.
+ * Returns 0, or -1 with err filled ("tick_us: ..."). */
+int conf_set(struct conf *c, const char *key, const char *value,
+	     enum conf_origin origin, char *err, size_t errlen);
+
+/* Parse INI text (name is used in messages). Returns 0, or -1 with err
+ * "name:line: what is wrong". */
+int conf_load_string(struct conf *c, const char *text, const char *name,
+		     char *err, size_t errlen);
+
+/* Read and parse a file. Returns 0, or -1 with err filled. */
+int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen);
+
+/* Cross-key checks after everything is set (a listener, an upstream, CPUs
+ * in allowed, or in the caller's affinity when NULL, descriptors enough for
+ * the flows). Returns 0, or -1 with err filled. */
+int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
+		  size_t errlen);
+
+/* 1 when key is a key conf_set knows. */
+int conf_known_key(const char *key);
+
+#endif

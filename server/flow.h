@@ -1,0 +1,88 @@
+/*
+ * flow: the table of client flows of one loop thread. A flow is a client's
+ * 4-tuple (its address and port, and the listener it came in on); it owns
+ * one upstream socket (the caller's to open and close). Slots are allocated
+ * once at init, so nothing here allocates on the packet path. Flows sit on
+ * an LRU list by last activity: expiry and eviction of the oldest idle flow
+ * both look at its head.
+ */
+#ifndef RELAY_FLOW_H
+#define RELAY_FLOW_H
+
+#include <netinet/in.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "loop.h"
+
+struct flow_key {
+	uint8_t family;		/* AF_INET or AF_INET6 */
+	uint8_t listener;	/* the loop's listener slot */
+	uint16_t port;		/* network order */
+	uint32_t scope;
+	uint8_t addr[16];
+};
+
+struct flow {
+	struct loop_handler handler;	/* the upstream socket's */
+	struct flow_key key;
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} client;
+	socklen_t client_len;
+	struct in6_addr local;	/* the address the client sent to, when the
+				 * listener is a wildcard (has_local) */
+	uint8_t has_local;
+	int fd;			/* upstream socket, -1 for echo or unused */
+	uint32_t pending;	/* requests sent minus replies seen */
+	int64_t last_ns;	/* last activity, CLOCK_MONOTONIC */
+	int32_t hnext;		/* hash chain, or free list */
+	int32_t prev, next;	/* LRU list, oldest first */
+	uint8_t used;
+};
+
+struct flow_table {
+	struct flow *flows;
+	int32_t cap;
+	int32_t active;
+	int32_t *buckets;
+	uint32_t mask;
+	int32_t lru_head, lru_tail;
+	int32_t free_head;
+	uint64_t seed;		/* random: clients choose their own keys */
+};
+
+/* Allocate cap slots. Returns 0, or -1 with errno ENOMEM/EINVAL. */
+int flow_table_init(struct flow_table *t, int cap);
+void flow_table_free(struct flow_table *t);
+
+/* Build the key of a client address received on listener slot. */
+void flow_key_make(struct flow_key *k, const struct sockaddr *sa, int listener);
+
+/* The flow with key k, or NULL. */
+struct flow *flow_lookup(struct flow_table *t, const struct flow_key *k);
+
+/* Add a flow for k (caller checked it is absent) as the newest. Returns
+ * NULL when the table is full: evict flow_oldest() first. */
+struct flow *flow_insert(struct flow_table *t, const struct flow_key *k,
+			 const struct sockaddr *client, socklen_t len,
+			 int64_t now_ns);
+
+/* Mark f active now (moves it to the young end). */
+void flow_touch(struct flow_table *t, struct flow *f, int64_t now_ns);
+
+/* Remove f; its slot is free again. */
+void flow_remove(struct flow_table *t, struct flow *f);
+
+/* The least recently active flow, or NULL when empty. */
+struct flow *flow_oldest(struct flow_table *t);
+
+/* The next younger flow after f (NULL at the end): to walk all flows. */
+struct flow *flow_younger(struct flow_table *t, const struct flow *f);
+
+/* 1 when no slot is free. */
+int flow_full(const struct flow_table *t);
+
+#endif

@@ -1,0 +1,5 @@
+# server/: relay, the real-time UDP relay.
+$(eval $(call program,relay,server))
+
+# The unit tests of relay's modules include their headers.
+$(O)/tests/test_flow $(O)/tests/test_conf: CPPFLAGS += -Iserver

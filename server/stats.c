@@ -1,0 +1,324 @@
+/*
+ * stats: counters and histograms of the loop threads, merged for readers.
+ */
+#include "stats.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+#define NAME(name, help) #name,
+#define HELP(name, help) help,
+static const char *counter_name[] = { STATS_COUNTERS(NAME) };
+static const char *counter_help[] = { STATS_COUNTERS(HELP) };
+static const char *drop_name[] = { STATS_DROPS(NAME) };
+static const char *drop_help[] = { STATS_DROPS(HELP) };
+static const char *error_name[] = { STATS_ERRORS(NAME) };
+static const char *error_help[] = { STATS_ERRORS(HELP) };
+#undef NAME
+#undef HELP
+
+int stats_init(struct stats *s, int64_t start_ns)
+{
+	memset(s, 0, sizeof(*s));
+	s->start_ns = start_ns;
+	s->win_end_ns = start_ns + STATS_WINDOW_NS;
+	s->rows = calloc(STATS_ROWS, sizeof(*s->rows));
+	if (!s->rows || hist_init_us(&s->rx) || hist_init_us(&s->wake) ||
+	    hist_init_us(&s->tick) || hist_init_us(&s->win_rx) ||
+	    hist_init_us(&s->win_tick)) {
+		stats_free(s);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void stats_free(struct stats *s)
+{
+	hist_free(&s->rx);
+	hist_free(&s->wake);
+	hist_free(&s->tick);
+	hist_free(&s->win_rx);
+	hist_free(&s->win_tick);
+	free(s->rows);
+	s->rows = NULL;
+}
+
+void stats_record_rx(struct stats *s, int64_t us)
+{
+	hist_record(&s->rx, us);
+	hist_record(&s->win_rx, us);
+}
+
+void stats_record_tick(struct stats *s, int64_t us)
+{
+	hist_record(&s->tick, us);
+	hist_record(&s->win_tick, us);
+}
+
+void stats_roll_window(struct stats *s, int64_t now_ns, bool final)
+{
+	if (now_ns < s->win_end_ns && !final)
+		return;
+	struct stats_row *r = &s->rows[s->nrows % STATS_ROWS];
+	r->window = (s->win_end_ns - s->start_ns) / STATS_WINDOW_NS - 1;
+	results_window_of(&r->tick, &s->win_tick);
+	results_window_of(&r->rx, &s->win_rx);
+	s->nrows++;
+	if (r->tick.count)
+		hist_reset(&s->win_tick);
+	if (r->rx.count)
+		hist_reset(&s->win_rx);
+	s->win_end_ns = s->start_ns + ((now_ns - s->start_ns) / STATS_WINDOW_NS
+				       + 1) * STATS_WINDOW_NS;
+}
+
+int stats_snapshot_init(struct stats_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	if (hist_init_us(&snap->rx) || hist_init_us(&snap->wake) ||
+	    hist_init_us(&snap->tick)) {
+		stats_snapshot_free(snap);
+		return -1;
+	}
+	return 0;
+}
+
+void stats_snapshot_free(struct stats_snapshot *snap)
+{
+	hist_free(&snap->rx);
+	hist_free(&snap->wake);
+	hist_free(&snap->tick);
+}
+
+void stats_snapshot_take(struct stats_snapshot *snap, struct stats *const *s,
+			 int n)
+{
+	memset(snap->counter, 0, sizeof(snap->counter));
+	memset(snap->drop, 0, sizeof(snap->drop));
+	memset(snap->error, 0, sizeof(snap->error));
+	snap->flows_active = 0;
+	hist_reset(&snap->rx);
+	hist_reset(&snap->wake);
+	hist_reset(&snap->tick);
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < STATS_NCOUNTERS; j++)
+			snap->counter[j] += LOAD(&s[i]->counter[j]);
+		for (int j = 0; j < STATS_NDROPS; j++)
+			snap->drop[j] += LOAD(&s[i]->drop[j]);
+		for (int j = 0; j < STATS_NERRORS; j++)
+			snap->error[j] += LOAD(&s[i]->error[j]);
+		snap->flows_active += LOAD(&s[i]->flows_active);
+		hist_merge(&snap->rx, &s[i]->rx);
+		hist_merge(&snap->wake, &s[i]->wake);
+		hist_merge(&snap->tick, &s[i]->tick);
+	}
+}
+
+/* Prometheus histogram buckets, seconds: 1-2-5 steps from 1 us to 10 s. */
+static void prom_hist(FILE *out, const char *name, const char *help,
+		      const struct hist *h)
+{
+	fprintf(out, "# HELP relay_%s_seconds %s\n# TYPE relay_%s_seconds "
+		"histogram\n", name, help, name);
+	static const int steps[] = { 1, 2, 5 };
+	for (int64_t decade = 1; decade <= 1000000; decade *= 10)
+		for (int i = 0; i < 3; i++) {
+			int64_t us = decade * steps[i];
+			fprintf(out, "relay_%s_seconds_bucket{le=\"%g\"} %llu\n",
+				name, (double)us / 1e6,
+				(unsigned long long)hist_count_le(h, us));
+		}
+	fprintf(out, "relay_%s_seconds_bucket{le=\"+Inf\"} %llu\n", name,
+		(unsigned long long)hist_count(h));
+	fprintf(out, "relay_%s_seconds_sum %.6f\n", name,
+		hist_mean(h) * (double)hist_count(h) / 1e6);
+	fprintf(out, "relay_%s_seconds_count %llu\n", name,
+		(unsigned long long)hist_count(h));
+}
+
+void stats_write_prometheus(const struct stats_snapshot *snap,
+			    const struct stats_sched *sched, FILE *out)
+{
+	for (int i = 0; i < STATS_NCOUNTERS; i++)
+		fprintf(out, "# HELP relay_%s_total %s\n# TYPE relay_%s_total "
+			"counter\nrelay_%s_total %llu\n", counter_name[i],
+			counter_help[i], counter_name[i], counter_name[i],
+			(unsigned long long)snap->counter[i]);
+	fprintf(out, "# HELP relay_drops_total Datagrams dropped, by reason\n"
+		"# TYPE relay_drops_total counter\n");
+	for (int i = 0; i < STATS_NDROPS; i++)
+		fprintf(out, "# reason %s: %s\nrelay_drops_total{reason=\"%s\"} "
+			"%llu\n", drop_name[i], drop_help[i], drop_name[i],
+			(unsigned long long)snap->drop[i]);
+	fprintf(out, "# HELP relay_errors_total Errors, by kind\n"
+		"# TYPE relay_errors_total counter\n");
+	for (int i = 0; i < STATS_NERRORS; i++)
+		fprintf(out, "# kind %s: %s\nrelay_errors_total{kind=\"%s\"} "
+			"%llu\n", error_name[i], error_help[i], error_name[i],
+			(unsigned long long)snap->error[i]);
+	fprintf(out, "# HELP relay_flows_active Flows open now\n"
+		"# TYPE relay_flows_active gauge\nrelay_flows_active %lld\n",
+		(long long)snap->flows_active);
+	fprintf(out, "# HELP relay_realtime 1 when the loops run SCHED_FIFO\n"
+		"# TYPE relay_realtime gauge\nrelay_realtime{policy=\"%s\"} "
+		"%d\n", sched->policy, sched->why[0] ? 0 : 1);
+	prom_hist(out, "rx_latency", "Kernel receive timestamp to handling",
+		  &snap->rx);
+	prom_hist(out, "wake_latency", "Kernel receive timestamp to the "
+		  "epoll_wait wake-up that found it", &snap->wake);
+	prom_hist(out, "tick_lateness", "Lateness of timer ticks", &snap->tick);
+}
+
+char *stats_json(const struct stats_snapshot *snap,
+		 const struct stats_sched *sched, double duration_s)
+{
+	json_t *counters = json_object(), *drops = json_object(),
+	       *errors = json_object();
+	for (int i = 0; i < STATS_NCOUNTERS; i++)
+		json_object_set_new(counters, counter_name[i],
+				    json_integer((json_int_t)snap->counter[i]));
+	json_object_set_new(counters, "flows_active",
+			    json_integer(snap->flows_active));
+	for (int i = 0; i < STATS_NDROPS; i++)
+		json_object_set_new(drops, drop_name[i],
+				    json_integer((json_int_t)snap->drop[i]));
+	for (int i = 0; i < STATS_NERRORS; i++)
+		json_object_set_new(errors, error_name[i],
+				    json_integer((json_int_t)snap->error[i]));
+	json_t *root = json_pack("{s:s, s:f, s:{s:s, s:i, s:b, s:s}, s:o, s:o, "
+				 "s:o, s:o, s:o, s:o}",
+				 "program", "relay",
+				 "duration_s", duration_s,
+				 "sched", "policy", sched->policy,
+				 "priority", sched->priority,
+				 "realtime", !sched->why[0],
+				 "why", sched->why,
+				 "counters", counters,
+				 "drops", drops,
+				 "errors", errors,
+				 "rx_latency_us",
+				 results_percentiles(&snap->rx),
+				 "wake_latency_us",
+				 results_percentiles(&snap->wake),
+				 "tick_lateness_us",
+				 results_percentiles(&snap->tick));
+	if (!root)
+		return NULL;
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	return text;
+}
+
+/* "dir/relay.json" + "tick_lateness" + ".hgrm" -> "dir/relay.tick_lateness.hgrm" */
+static void derived(char *out, size_t len, const char *path, const char *mid,
+		    const char *ext)
+{
+	const char *slash = strrchr(path, '/');
+	const char *dot = strrchr(path, '.');
+	size_t base = dot && (!slash || dot > slash) ? (size_t)(dot - path)
+						     : strlen(path);
+	snprintf(out, len, "%.*s.%s%s", (int)base, path, mid, ext);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	int64_t x = ((const struct stats_row *)a)->window;
+	int64_t y = ((const struct stats_row *)b)->window;
+	return (x > y) - (x < y);
+}
+
+/* Several loops' rows of one window: counts add up, the percentiles are
+ * the worst loop's. */
+static void merge_window(struct results_window *m,
+			 const struct results_window *r)
+{
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+	m->count += r->count;
+	m->p50_us = MAX(m->p50_us, r->p50_us);
+	m->p99_us = MAX(m->p99_us, r->p99_us);
+	m->max_us = MAX(m->max_us, r->max_us);
+#undef MAX
+}
+
+/* Merge the loops' rows by window (merge_window), fill windows without a
+ * row with 0. */
+static int write_timeseries(const char *file, struct stats *const *s, int n)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < n; i++)
+		total += s[i]->nrows < STATS_ROWS ? s[i]->nrows : STATS_ROWS;
+	struct stats_row *all = calloc(total ? total : 1, sizeof(*all));
+	if (!all)
+		return -1;
+	uint64_t k = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t m = s[i]->nrows < STATS_ROWS ? s[i]->nrows : STATS_ROWS;
+		memcpy(all + k, s[i]->rows, m * sizeof(*all));
+		k += m;
+	}
+	qsort(all, total, sizeof(*all), cmp_row);
+	FILE *f = fopen(file, "w");
+	if (!f) {
+		free(all);
+		return -1;
+	}
+	char comment[160];
+	snprintf(comment, sizeof(comment), "relay: per-%lld ms window; "
+		 "count/p50/p99/max are timer tick lateness, rx_* the datagram "
+		 "latency (us)", STATS_WINDOW_NS / 1000000);
+	results_series_header(f, comment,
+			      ",rx_count,rx_p50_us,rx_p99_us,rx_max_us");
+	const struct results_window none = { 0 };
+	int64_t next = 0;
+	for (uint64_t i = 0; i < total;) {
+		struct stats_row m = all[i];
+		for (i++; i < total && all[i].window == m.window; i++) {
+			merge_window(&m.tick, &all[i].tick);
+			merge_window(&m.rx, &all[i].rx);
+		}
+		for (; next < m.window; next++)
+			results_series_row(f, next, STATS_WINDOW_NS, &none,
+					   &none);
+		results_series_row(f, m.window, STATS_WINDOW_NS, &m.tick,
+				   &m.rx);
+		next = m.window + 1;
+	}
+	free(all);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+int stats_write_files(const char *path, const struct stats_snapshot *snap,
+		      const struct stats_sched *sched, double duration_s,
+		      struct stats *const *s, int n, char *err, size_t errlen)
+{
+	char file[4200];
+	char *text = stats_json(snap, sched, duration_s);
+	FILE *f = text ? fopen(path, "w") : NULL;
+	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		free(text);
+		return -1;
+	}
+	free(text);
+	const struct { const char *name; const struct hist *h; } hs[] = {
+		{ "rx_latency", &snap->rx },
+		{ "wake_latency", &snap->wake },
+		{ "tick_lateness", &snap->tick },
+	};
+	for (int i = 0; i < 3; i++) {
+		derived(file, sizeof(file), path, hs[i].name, ".hgrm");
+		if (results_write_hgrm(hs[i].h, file, err, errlen) < 0)
+			return -1;
+	}
+	derived(file, sizeof(file), path, "timeseries", ".csv");
+	if (write_timeseries(file, s, n) < 0) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

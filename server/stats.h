@@ -1,0 +1,148 @@
+/*
+ * stats: what a loop thread measures about itself. Each loop owns one
+ * struct stats and is its only writer (relaxed atomic stores, no locks, no
+ * allocation); the admin thread reads them at any time and merges them into
+ * a snapshot for /metrics, STATUS= and the stats file.
+ *
+ * Latencies, microseconds:
+ *   rx_latency    kernel receive timestamp (SO_TIMESTAMPNS) to the loop
+ *                 handling the datagram, both directions;
+ *   wake_latency  kernel receive timestamp of the first datagram read after
+ *                 an epoll_wait wake-up to that wake-up: how long data
+ *                 waited before the loop was woken;
+ *   tick_lateness how late each timerfd expiry was handled (now minus the
+ *                 first expiry not yet handled): a stalled loop shows here
+ *                 even with no traffic.
+ */
+#ifndef RELAY_STATS_H
+#define RELAY_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hist.h"
+#include "results.h"
+
+#define STATS_COUNTERS(X) \
+	X(rx_packets,       "Datagrams received from clients") \
+	X(rx_bytes,         "Bytes received from clients") \
+	X(tx_packets,       "Datagrams sent to the upstream (or echoed)") \
+	X(tx_bytes,         "Bytes sent to the upstream (or echoed)") \
+	X(reply_packets,    "Datagrams received from the upstream") \
+	X(reply_bytes,      "Bytes received from the upstream") \
+	X(reply_tx_packets, "Replies delivered to clients") \
+	X(flows_created,    "Flows created") \
+	X(flows_expired,    "Flows closed after flow_idle_ms without traffic") \
+	X(flows_evicted,    "Flows closed to make room (max_flows reached), oldest idle first") \
+	X(flows_closed,     "Flows closed by a reload or drain") \
+	X(ticks,            "Timer ticks handled") \
+	X(ticks_missed,     "Timer expirations that passed unhandled (stalls)") \
+	X(wakeups,          "epoll_wait calls that returned events") \
+	X(batches,          "recvmmsg batches")
+
+#define STATS_DROPS(X) \
+	X(oversize,         "larger than max_datagram (truncated on receive)") \
+	X(rcvbuf_overflow,  "dropped by the kernel at a listener socket (receive buffer full)") \
+	X(upstream_refused, "the upstream refused (ICMP port unreachable)") \
+	X(upstream_error,   "sending to the upstream failed otherwise") \
+	X(tx_full,          "socket send buffer full") \
+	X(no_flow_socket,   "no upstream socket could be opened for a new flow") \
+	X(reply_failed,     "the reply could not be sent to the client") \
+	X(draining,         "a new flow while draining (SIGTERM)")
+
+#define STATS_ERRORS(X) \
+	X(recv,             "recvmmsg or epoll_wait failed") \
+	X(send,             "sendmmsg failed with an unexpected error") \
+	X(upstream_refused, "ICMP port unreachable reported for a flow") \
+	X(socket,           "socket() or connect() for a flow failed")
+
+/* S_rx_packets, D_oversize, E_recv, ... */
+#define STATS_C(name, help) S_##name,
+#define STATS_D(name, help) D_##name,
+#define STATS_E(name, help) E_##name,
+enum stats_counter { STATS_COUNTERS(STATS_C) STATS_NCOUNTERS };
+enum stats_drop { STATS_DROPS(STATS_D) STATS_NDROPS };
+enum stats_error { STATS_ERRORS(STATS_E) STATS_NERRORS };
+#undef STATS_C
+#undef STATS_D
+#undef STATS_E
+
+/* One row of the per-window time series (windows of STATS_WINDOW_NS). */
+#define STATS_WINDOW_NS	100000000LL
+#define STATS_ROWS	36000		/* one hour; older rows are overwritten */
+struct stats_row {
+	int64_t window;			/* index since the run started */
+	struct results_window tick, rx;
+};
+
+struct stats {
+	uint64_t counter[STATS_NCOUNTERS];
+	uint64_t drop[STATS_NDROPS];
+	uint64_t error[STATS_NERRORS];
+	int64_t flows_active;
+	struct hist rx, wake, tick;
+	/* Owned by the loop thread only; read after it has stopped. */
+	struct hist win_rx, win_tick;
+	int64_t start_ns, win_end_ns;
+	struct stats_row *rows;
+	uint64_t nrows;
+};
+
+/* A merged copy, for readers. */
+struct stats_snapshot {
+	uint64_t counter[STATS_NCOUNTERS];
+	uint64_t drop[STATS_NDROPS];
+	uint64_t error[STATS_NERRORS];
+	int64_t flows_active;
+	struct hist rx, wake, tick;
+};
+
+/* What the loop threads got from the scheduler. */
+struct stats_sched {
+	const char *policy;		/* "SCHED_FIFO" or "SCHED_OTHER" */
+	int priority;
+	char why[512];			/* why not real-time, or "" */
+};
+
+int stats_init(struct stats *s, int64_t start_ns);
+void stats_free(struct stats *s);
+
+/* Writer side (the loop thread). */
+static inline void stats_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+static inline void stats_set(int64_t *v, int64_t x)
+{
+	__atomic_store_n(v, x, __ATOMIC_RELAXED);
+}
+void stats_record_rx(struct stats *s, int64_t us);
+void stats_record_tick(struct stats *s, int64_t us);
+
+/* Close the time-series window if now_ns (CLOCK_MONOTONIC) passed its end,
+ * or anyway when final (the loop is stopping). */
+void stats_roll_window(struct stats *s, int64_t now_ns, bool final);
+
+/* Reader side. */
+int stats_snapshot_init(struct stats_snapshot *snap);
+void stats_snapshot_free(struct stats_snapshot *snap);
+void stats_snapshot_take(struct stats_snapshot *snap, struct stats *const *s,
+			 int n);
+
+/* Prometheus text exposition of snap. */
+void stats_write_prometheus(const struct stats_snapshot *snap,
+			    const struct stats_sched *sched, FILE *out);
+
+/* The JSON summary (docs/formats.md percentile objects); caller frees. */
+char *stats_json(const struct stats_snapshot *snap,
+		 const struct stats_sched *sched, double duration_s);
+
+/* On exit: path (the JSON), path-derived .hgrm files per histogram and the
+ * .timeseries.csv from the loops' windows. Returns 0, or -1 with err. */
+int stats_write_files(const char *path, const struct stats_snapshot *snap,
+		      const struct stats_sched *sched, double duration_s,
+		      struct stats *const *s, int n, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,496 @@
+/*
+ * udp: the relay path. Requests from clients go to the flow's connected
+ * upstream socket (runs of consecutive datagrams of one flow leave in one
+ * sendmmsg); replies go back through the listener socket the request came
+ * in on, so the client sees them come from the address it sent to.
+ *
+ * Work per call is bounded (UDP_ROUNDS batches); a handler that hit the
+ * bound asks the loop to call it again after the timer and the other
+ * sockets had their turn, so a flood cannot starve the tick.
+ */
+#include "udp.h"
+
+#include <errno.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+#define UDP_ROUNDS	8
+/* CMSG_SPACE(struct timespec) + CMSG_SPACE(struct in6_pktinfo), with room */
+#define CTL_SIZE	128
+
+int udp_batch_init(struct udp_batch *b, int cap, int bufsize)
+{
+	memset(b, 0, sizeof(*b));
+	b->cap = cap;
+	b->bufsize = bufsize;
+	b->rx = calloc((size_t)cap, sizeof(*b->rx));
+	b->tx = calloc((size_t)cap, sizeof(*b->tx));
+	b->iov = calloc((size_t)cap, sizeof(*b->iov));
+	b->name = calloc((size_t)cap, sizeof(*b->name));
+	b->buf = calloc((size_t)cap, (size_t)bufsize);
+	b->ctl = calloc((size_t)cap, CTL_SIZE);
+	b->ts_ns = calloc((size_t)cap, sizeof(*b->ts_ns));
+	b->dst = calloc((size_t)cap, sizeof(*b->dst));
+	b->has_dst = calloc((size_t)cap, sizeof(*b->has_dst));
+	b->txctl = calloc((size_t)cap, CTL_SIZE);
+	if (!b->rx || !b->tx || !b->iov || !b->name || !b->buf || !b->ctl ||
+	    !b->ts_ns || !b->dst || !b->has_dst || !b->txctl) {
+		udp_batch_free(b);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void udp_batch_free(struct udp_batch *b)
+{
+	free(b->rx);
+	free(b->tx);
+	free(b->iov);
+	free(b->name);
+	free(b->buf);
+	free(b->ctl);
+	free(b->ts_ns);
+	free(b->dst);
+	free(b->has_dst);
+	free(b->txctl);
+	memset(b, 0, sizeof(*b));
+}
+
+static void set_buffers(int fd, int bytes)
+{
+	if (bytes <= 0)
+		return;
+	/* The FORCE variants pass the sysctl maximum when we may (root). */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof(bytes)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+}
+
+int udp_open_listener(const struct addr *a, int bufsize, char *err,
+		      size_t errlen)
+{
+	char text[ADDR_TEXT_MAX];
+	addr_format(a, text, sizeof(text));
+	int fd = socket(a->sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
+			SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: socket: %s", text, strerror(errno));
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	/* [::]:P and 0.0.0.0:P are two listeners, not one twice. A wildcard
+	 * listener must answer from the address each client used. */
+	if (a->sa.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)&a->sa;
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one,
+				   sizeof(one));
+	} else if (((const struct sockaddr_in *)&a->sa)->sin_addr.s_addr ==
+		   htonl(INADDR_ANY)) {
+		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+	}
+	set_buffers(fd, bufsize);
+	if (bind(fd, (const struct sockaddr *)&a->sa, a->salen) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot listen: %s%s", text,
+			 strerror(e), e == EADDRINUSE ? " (another program "
+			 "holds this port)" : e == EADDRNOTAVAIL ? " (no "
+			 "interface has this address)" : "");
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* A flow's socket to the upstream: connected, so the kernel filters out
+ * datagrams from anyone else and reports ICMP errors to us. */
+static int open_upstream(const struct addr *a, int bufsize)
+{
+	int fd = socket(a->sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
+			SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	set_buffers(fd, bufsize);
+	if (connect(fd, (const struct sockaddr *)&a->sa, a->salen) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* recvmmsg up to n datagrams into b; fills b->ts_ns and b->dst. Returns
+ * the count, or -1 with errno. */
+static int recv_batch(int fd, struct udp_batch *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		b->iov[i].iov_base = b->buf + (size_t)i * (size_t)b->bufsize;
+		b->iov[i].iov_len = (size_t)b->bufsize;
+		struct msghdr *m = &b->rx[i].msg_hdr;
+		m->msg_name = &b->name[i];
+		m->msg_namelen = sizeof(b->name[i]);
+		m->msg_iov = &b->iov[i];
+		m->msg_iovlen = 1;
+		m->msg_control = b->ctl + (size_t)i * CTL_SIZE;
+		m->msg_controllen = CTL_SIZE;
+		m->msg_flags = 0;
+	}
+	int r = recvmmsg(fd, b->rx, (unsigned)n, MSG_DONTWAIT, NULL);
+	for (int i = 0; i < r; i++) {
+		struct msghdr *m = &b->rx[i].msg_hdr;
+		b->ts_ns[i] = 0;
+		b->has_dst[i] = 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+			if (c->cmsg_level == SOL_SOCKET &&
+			    c->cmsg_type == SCM_TIMESTAMPNS) {
+				struct timespec ts;
+				memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+				b->ts_ns[i] = (int64_t)ts.tv_sec * 1000000000 +
+					      ts.tv_nsec;
+			} else if (c->cmsg_level == IPPROTO_IP &&
+				   c->cmsg_type == IP_PKTINFO) {
+				struct in_pktinfo pi;
+				memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+				memset(&b->dst[i], 0, sizeof(b->dst[i]));
+				memcpy(&b->dst[i], &pi.ipi_addr, 4);
+				b->has_dst[i] = 1;
+			} else if (c->cmsg_level == IPPROTO_IPV6 &&
+				   c->cmsg_type == IPV6_PKTINFO) {
+				struct in6_pktinfo pi;
+				memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+				b->dst[i] = pi.ipi6_addr;
+				b->has_dst[i] = 1;
+			}
+		}
+	}
+	return r;
+}
+
+/* sendmmsg tx[0..k) on fd. Whatever cannot be sent is counted as a drop
+ * with reason fail (or tx_full, upstream_refused). Returns bytes sent and
+ * the number of datagrams in *sent. */
+static uint64_t send_batch(struct worker *w, int fd, struct mmsghdr *tx, int k,
+			   enum stats_drop fail, uint64_t *sent)
+{
+	struct stats *s = &w->stats;
+	uint64_t bytes = 0;
+	int i = 0;
+	bool retried = false;
+	*sent = 0;
+	while (i < k) {
+		int r = sendmmsg(fd, tx + i, (unsigned)(k - i), MSG_DONTWAIT);
+		if (r > 0) {
+			for (int j = i; j < i + r; j++)
+				bytes += tx[j].msg_len;
+			*sent += (uint64_t)r;
+			i += r;
+			continue;
+		}
+		int e = errno;
+		if (e == EAGAIN || e == ENOBUFS) {
+			stats_add(&s->drop[D_tx_full], (uint64_t)(k - i));
+			break;
+		}
+		if (e == ECONNREFUSED) {
+			/* An earlier datagram met an ICMP port unreachable; the
+			 * kernel reports it on this call. Try this one once more. */
+			stats_add(&s->drop[D_upstream_refused], 1);
+			stats_add(&s->error[E_upstream_refused], 1);
+			if (!retried) {
+				retried = true;
+				continue;
+			}
+		} else {
+			stats_add(&s->drop[fail], 1);
+			stats_add(&s->error[E_send], 1);
+		}
+		i++;		/* give up on this datagram only */
+		retried = false;
+	}
+	return bytes;
+}
+
+/* tx[k] as a reply to f's client, from the address the client sent to
+ * when the listener is a wildcard. */
+static void reply_to(struct udp_batch *b, int k, struct iovec *iov,
+		     struct flow *f)
+{
+	struct msghdr *t = &b->tx[k].msg_hdr;
+	memset(t, 0, sizeof(*t));
+	t->msg_iov = iov;
+	t->msg_iovlen = 1;
+	t->msg_name = &f->client;
+	t->msg_namelen = f->client_len;
+	if (!f->has_local)
+		return;
+	char *ctl = b->txctl + (size_t)k * CTL_SIZE;
+	memset(ctl, 0, CTL_SIZE);
+	t->msg_control = ctl;
+	struct cmsghdr *c = (struct cmsghdr *)ctl;
+	if (f->client.sa.sa_family == AF_INET) {
+		struct in_pktinfo pi = { 0 };
+		memcpy(&pi.ipi_spec_dst, &f->local, 4);
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+		t->msg_controllen = CMSG_SPACE(sizeof(pi));
+	} else {
+		struct in6_pktinfo pi = { .ipi6_addr = f->local };
+		c->cmsg_level = IPPROTO_IPV6;
+		c->cmsg_type = IPV6_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+		t->msg_controllen = CMSG_SPACE(sizeof(pi));
+	}
+}
+
+/* Count the batch's datagrams and bytes, their latency and the wake-up. */
+static void account_rx(struct worker *w, int r, uint64_t *bytes)
+{
+	struct stats *s = &w->stats;
+	int64_t now = clock_ns(CLOCK_REALTIME);
+	if (w->loop.wake_ns && r > 0 && w->b.ts_ns[0]) {
+		hist_record(&s->wake, (w->loop.wake_ns - w->b.ts_ns[0]) / 1000);
+		w->loop.wake_ns = 0;
+	}
+	*bytes = 0;
+	for (int i = 0; i < r; i++) {
+		*bytes += w->b.rx[i].msg_len;
+		if (w->b.ts_ns[i])
+			stats_record_rx(s, (now - w->b.ts_ns[i]) / 1000);
+	}
+	stats_add(&s->counter[S_batches], 1);
+}
+
+static void beat(struct worker *w)
+{
+	const uint64_t *c = w->stats.counter;
+	heartbeat_beat(w->hb, clock_ns(CLOCK_MONOTONIC),
+		       __atomic_load_n(&c[S_ticks], __ATOMIC_RELAXED),
+		       __atomic_load_n(&c[S_rx_packets], __ATOMIC_RELAXED) +
+		       __atomic_load_n(&c[S_reply_packets], __ATOMIC_RELAXED));
+}
+
+/* A flow for a new client: make room if the table is full (oldest idle
+ * goes), then open its upstream socket unless the upstream is echo. */
+static struct flow *new_flow(struct worker *w, const struct flow_key *k,
+			     const struct sockaddr *client, socklen_t len,
+			     int64_t now)
+{
+	struct stats *s = &w->stats;
+	if (flow_full(&w->flows))
+		worker_close_flow(w, flow_oldest(&w->flows), S_flows_evicted);
+	struct flow *f = flow_insert(&w->flows, k, client, len, now);
+	if (w->upstream.kind != ADDR_ECHO) {
+		f->fd = open_upstream(&w->upstream, w->socket_buffer);
+		f->handler.fn = udp_on_upstream;
+		if (f->fd < 0 || loop_add(&w->loop, f->fd, &f->handler) < 0) {
+			stats_add(&s->error[E_socket], 1);
+			if (f->fd >= 0)
+				close(f->fd);
+			flow_remove(&w->flows, f);
+			return NULL;
+		}
+	}
+	stats_add(&s->counter[S_flows_created], 1);
+	stats_set(&s->flows_active, w->flows.active);
+	return f;
+}
+
+/* Send the run tx[0..k) to fd: to the upstream, or back to clients (echo). */
+static void flush(struct worker *w, int fd, bool echo, int k)
+{
+	if (!k)
+		return;
+	uint64_t sent;
+	uint64_t bytes = send_batch(w, fd, w->b.tx, k,
+				    echo ? D_reply_failed : D_upstream_error, &sent);
+	stats_add(&w->stats.counter[S_tx_packets], sent);
+	stats_add(&w->stats.counter[S_tx_bytes], bytes);
+	if (echo)
+		stats_add(&w->stats.counter[S_reply_tx_packets], sent);
+}
+
+static void relay_requests(struct worker *w, struct lsock *ls, int r)
+{
+	struct stats *s = &w->stats;
+	struct udp_batch *b = &w->b;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	int run_fd = -1, k = 0;
+	bool run_echo = false;
+	for (int i = 0; i < r; i++) {
+		struct msghdr *m = &b->rx[i].msg_hdr;
+		if (m->msg_flags & MSG_TRUNC) {
+			stats_add(&s->drop[D_oversize], 1);
+			continue;
+		}
+		struct flow_key key;
+		flow_key_make(&key, m->msg_name, ls->slot);
+		struct flow *f = flow_lookup(&w->flows, &key);
+		if (!f) {
+			if (w->drain_deadline) {
+				stats_add(&s->drop[D_draining], 1);
+				continue;
+			}
+			/* Creating a flow may evict the one the run is for. */
+			flush(w, run_fd, run_echo, k);
+			k = 0;
+			run_fd = -1;
+			f = new_flow(w, &key, m->msg_name, m->msg_namelen, now);
+			if (!f) {
+				stats_add(&s->drop[D_no_flow_socket], 1);
+				continue;
+			}
+			f->local = b->dst[i];
+			f->has_local = b->has_dst[i];
+		} else {
+			flow_touch(&w->flows, f, now);
+		}
+		bool echo = f->fd < 0;
+		int fd = echo ? ls->fd : f->fd;
+		if (fd != run_fd) {
+			flush(w, run_fd, run_echo, k);
+			k = 0;
+			run_fd = fd;
+			run_echo = echo;
+		}
+		b->iov[i].iov_len = b->rx[i].msg_len;
+		if (echo) {
+			reply_to(b, k++, &b->iov[i], f);
+		} else {
+			struct msghdr *t = &b->tx[k++].msg_hdr;
+			memset(t, 0, sizeof(*t));
+			t->msg_iov = &b->iov[i];
+			t->msg_iovlen = 1;
+			f->pending++;
+		}
+	}
+	flush(w, run_fd, run_echo, k);
+}
+
+bool udp_on_client(struct loop *l, struct loop_handler *h, uint32_t events)
+{
+	struct lsock *ls = container_of(h, struct lsock, handler);
+	struct worker *w = ls->w;
+	struct stats *s = &w->stats;
+	(void)l;
+	(void)events;
+	if (ls->fd < 0)		/* removed by a reload in this same round */
+		return false;
+	for (int round = 0; round < UDP_ROUNDS; round++) {
+		int r = recv_batch(ls->fd, &w->b, w->batch);
+		if (r < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				stats_add(&s->error[E_recv], 1);
+			return false;
+		}
+		uint64_t bytes;
+		account_rx(w, r, &bytes);
+		stats_add(&s->counter[S_rx_packets], (uint64_t)r);
+		stats_add(&s->counter[S_rx_bytes], bytes);
+		relay_requests(w, ls, r);
+		beat(w);
+		if (r < w->batch)
+			return false;
+	}
+	return true;
+}
+
+bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
+{
+	struct flow *f = container_of(h, struct flow, handler);
+	struct worker *w = container_of(l, struct worker, loop);
+	struct stats *s = &w->stats;
+	struct udp_batch *b = &w->b;
+	(void)events;
+	/* An event fetched in the same epoll_wait as the datagram whose new
+	 * flow evicted this one: the slot is closed (or already reused). */
+	if (!f->used || f->fd < 0)
+		return false;
+	for (int round = 0; round < UDP_ROUNDS; round++) {
+		int r = recv_batch(f->fd, b, w->batch);
+		if (r < 0) {
+			if (errno == ECONNREFUSED) {
+				/* ICMP port unreachable for what we sent. */
+				stats_add(&s->error[E_upstream_refused], 1);
+				stats_add(&s->drop[D_upstream_refused], 1);
+				f->pending = 0;
+				continue;
+			}
+			if (errno != EAGAIN && errno != EINTR)
+				stats_add(&s->error[E_recv], 1);
+			return false;
+		}
+		uint64_t bytes;
+		account_rx(w, r, &bytes);
+		stats_add(&s->counter[S_reply_packets], (uint64_t)r);
+		stats_add(&s->counter[S_reply_bytes], bytes);
+		int k = 0;
+		for (int i = 0; i < r; i++) {
+			if (b->rx[i].msg_hdr.msg_flags & MSG_TRUNC) {
+				stats_add(&s->drop[D_oversize], 1);
+				continue;
+			}
+			b->iov[i].iov_len = b->rx[i].msg_len;
+			reply_to(b, k++, &b->iov[i], f);
+		}
+		f->pending = f->pending > (uint32_t)r ? f->pending - (uint32_t)r : 0;
+		flow_touch(&w->flows, f, clock_ns(CLOCK_MONOTONIC));
+		uint64_t sent;
+		send_batch(w, w->ls[f->key.listener].fd, b->tx, k, D_reply_failed,
+			   &sent);
+		stats_add(&s->counter[S_reply_tx_packets], sent);
+		beat(w);
+		if (r < w->batch)
+			return false;
+	}
+	return true;
+}
+
+void udp_count_drops(struct worker *w)
+{
+	for (int i = 0; i < CONF_MAX_LISTEN; i++) {
+		struct lsock *ls = &w->ls[i];
+		uint32_t mem[SK_MEMINFO_VARS];
+		socklen_t len = sizeof(mem);
+		if (ls->fd < 0 || getsockopt(ls->fd, SOL_SOCKET, SO_MEMINFO, mem,
+					     &len) < 0 ||
+		    len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+			continue;
+		stats_add(&w->stats.drop[D_rcvbuf_overflow],
+			  mem[SK_MEMINFO_DROPS] - ls->drops);
+		ls->drops = mem[SK_MEMINFO_DROPS];
+	}
+}
+
+void udp_drain_listener(struct worker *w, int slot)
+{
+	for (int i = 0; i < 1000; i++)
+		if (!udp_on_client(&w->loop, &w->ls[slot].handler, EPOLLIN))
+			return;
+}

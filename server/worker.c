@@ -1,0 +1,366 @@
+/*
+ * worker: the loop thread. Its tick (a periodic CLOCK_MONOTONIC timerfd in
+ * the same epoll set as the sockets) expires flows, closes statistics
+ * windows, publishes the heartbeat and measures its own lateness: a tick
+ * handled late means the thread was kept from running, whatever the reason.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+#define STACK_SIZE	(4 * 1024 * 1024)	/* static TLS lives here too */
+#define STACK_PREFAULT	(256 * 1024)
+#define EXPIRE_PER_TICK	64
+
+static sem_t started_sem;
+static pthread_once_t sem_once = PTHREAD_ONCE_INIT;
+static void sem_setup(void) { sem_init(&started_sem, 0, 0); }
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void worker_close_flow(struct worker *w, struct flow *f, enum stats_counter why)
+{
+	if (f->fd >= 0) {
+		loop_del(&w->loop, f->fd, &f->handler);
+		close(f->fd);
+	}
+	flow_remove(&w->flows, f);
+	stats_add(&w->stats.counter[why], 1);
+	stats_set(&w->stats.flows_active, w->flows.active);
+}
+
+static bool any_pending(struct worker *w)
+{
+	if (w->tcp.nconns > 0)
+		return true;
+	for (struct flow *f = flow_oldest(&w->flows); f;
+	     f = flow_younger(&w->flows, f))
+		if (f->pending)
+			return true;
+	return false;
+}
+
+static bool on_tick(struct loop *l, struct loop_handler *h, uint32_t events)
+{
+	struct worker *w = container_of(h, struct worker, tick_h);
+	struct stats *s = &w->stats;
+	uint64_t exp;
+	(void)l;
+	(void)events;
+	if (read(w->tfd, &exp, sizeof(exp)) != sizeof(exp))
+		return false;
+	int64_t now = mono_ns();
+	/* Late by the time since the first expiry we had not handled. */
+	int64_t late = now - w->next_tick_ns;
+	w->next_tick_ns += (int64_t)exp * w->tick_us * 1000;
+	if (now >= s->win_end_ns)
+		udp_count_drops(w);
+	stats_roll_window(s, now, false);
+	stats_record_tick(s, late > 0 ? late / 1000 : 0);
+	stats_add(&s->counter[S_ticks], 1);
+	if (exp > 1)
+		stats_add(&s->counter[S_ticks_missed], exp - 1);
+
+	struct flow *f;
+	for (int i = 0; i < EXPIRE_PER_TICK && (f = flow_oldest(&w->flows)) &&
+	     now - f->last_ns >= w->idle_ns; i++)
+		worker_close_flow(w, f, S_flows_expired);
+
+	tcp_tick(&w->tcp);
+	heartbeat_beat(w->hb, now, s->counter[S_ticks],
+		       s->counter[S_rx_packets] + s->counter[S_reply_packets]);
+	if (w->drain_deadline && (now >= w->drain_deadline || !any_pending(w)))
+		w->stop = true;
+	return false;
+}
+
+static void remove_listener(struct worker *w, int id)
+{
+	tcp_remove_listener(&w->tcp, id);
+	for (int i = 0; i < CONF_MAX_LISTEN; i++) {
+		struct lsock *ls = &w->ls[i];
+		if (ls->fd < 0 || ls->id != id)
+			continue;
+		/* What the kernel already queued for it is relayed first. */
+		udp_drain_listener(w, i);
+		struct flow *f = flow_oldest(&w->flows), *next;
+		for (; f; f = next) {
+			next = flow_younger(&w->flows, f);
+			if (f->key.listener == i)
+				worker_close_flow(w, f, S_flows_closed);
+		}
+		loop_del(&w->loop, ls->fd, &ls->handler);
+		close(ls->fd);
+		ls->fd = -1;
+	}
+}
+
+static int add_listener(struct worker *w, int id, int fd,
+			enum addr_kind kind)
+{
+	if (kind != ADDR_UDP)
+		return tcp_add_listener(&w->tcp, id, fd, kind == ADDR_TLS ?
+					w->tls_server : NULL);
+	for (int i = 0; i < CONF_MAX_LISTEN; i++) {
+		struct lsock *ls = &w->ls[i];
+		if (ls->fd >= 0)
+			continue;
+		ls->fd = fd;
+		ls->id = id;
+		ls->slot = i;
+		ls->w = w;
+		ls->drops = 0;
+		ls->handler.fn = udp_on_client;
+		if (loop_add(&w->loop, fd, &ls->handler) < 0) {
+			ls->fd = -1;
+			return -1;
+		}
+		/* Edge-triggered: what arrived before we watched it gets no
+		 * event of its own. */
+		loop_again(&w->loop, &ls->handler);
+		return 0;
+	}
+	errno = ENOSPC;
+	return -1;
+}
+
+static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
+{
+	struct worker *w = container_of(h, struct worker, cmd_h);
+	uint64_t v;
+	(void)l;
+	(void)events;
+	if (read(w->efd, &v, sizeof(v)) != sizeof(v))
+		return false;
+	struct worker_cmd *c = __atomic_exchange_n(&w->cmd, NULL, __ATOMIC_ACQUIRE);
+	if (!c)
+		return false;
+	udp_count_drops(w);
+	for (int i = 0; i < c->nremove; i++)
+		remove_listener(w, c->remove_id[i]);
+	for (int i = 0; i < c->nadd; i++)
+		if (add_listener(w, c->add_id[i], c->add_fd[i],
+				 c->add_kind[i]) < 0)
+			close(c->add_fd[i]);
+	w->upstream = c->upstream;
+	tcp_loop_configure(&w->tcp, &c->tcp);
+	w->idle_ns = (int64_t)c->flow_idle_ms * 1000000;
+	w->drain_ns = (int64_t)c->drain_ms * 1000000;
+	if (c->drain) {
+		/* Streams: no new connections; open ones may finish. */
+		tcp_stop_listening(&w->tcp);
+		/* Relay what the kernel has queued; from now on only datagrams
+		 * of existing flows are relayed, until their replies are in or
+		 * drain_ms has passed. */
+		for (int i = 0; i < CONF_MAX_LISTEN; i++)
+			if (w->ls[i].fd >= 0)
+				udp_drain_listener(w, i);
+		int64_t now = mono_ns();
+		w->drain_deadline = now + w->drain_ns;
+		if (!w->drain_deadline)
+			w->drain_deadline = 1;
+		if (now >= w->drain_deadline || !any_pending(w))
+			w->stop = true;
+	}
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return false;
+}
+
+/* Stream latency goes where the datagrams' does. */
+static void record_tcp(void *arg, int64_t us)
+{
+	struct worker *w = arg;
+	stats_record_rx(&w->stats, us);
+}
+
+int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
+		const struct worker_streams *ws, const int *ids, const int *fds,
+		const enum addr_kind *kinds, int n, struct heartbeat_loop *hb,
+		int64_t start_ns, char *err, size_t errlen)
+{
+	memset(w, 0, sizeof(*w));
+	tcp_loop_init(&w->tcp, &w->loop, &ws->tcp, record_tcp, w);
+	w->tls_server = ws->tls_server;
+	w->index = index;
+	w->cpu = cpu;
+	w->rt_priority = c->rt_priority;
+	w->tick_us = c->tick_us;
+	w->batch = c->batch;
+	w->max_datagram = c->max_datagram;
+	w->socket_buffer = c->socket_buffer;
+	w->allow_non_rt = c->allow_non_rt;
+	w->upstream = c->upstream;
+	w->idle_ns = (int64_t)c->flow_idle_ms * 1000000;
+	w->drain_ns = (int64_t)c->drain_ms * 1000000;
+	w->hb = hb;
+	w->start_ns = start_ns;
+	w->tfd = w->efd = -1;
+	w->loop.epfd = -1;
+	for (int i = 0; i < CONF_MAX_LISTEN; i++)
+		w->ls[i].fd = -1;
+	pthread_once(&sem_once, sem_setup);
+
+	if (loop_init(&w->loop) < 0 ||
+	    (w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) < 0 ||
+	    (w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "loop %d: %s", index, strerror(errno));
+		goto fail;
+	}
+	if (flow_table_init(&w->flows, c->max_flows) < 0 ||
+	    udp_batch_init(&w->b, c->batch, c->max_datagram) < 0 ||
+	    stats_init(&w->stats, start_ns) < 0) {
+		snprintf(err, errlen, "loop %d: out of memory", index);
+		goto fail;
+	}
+	w->tick_h.fn = on_tick;
+	w->cmd_h.fn = on_command;
+	if (loop_add(&w->loop, w->tfd, &w->tick_h) < 0 ||
+	    loop_add(&w->loop, w->efd, &w->cmd_h) < 0) {
+		snprintf(err, errlen, "loop %d: epoll: %s", index, strerror(errno));
+		goto fail;
+	}
+	for (int i = 0; i < n; i++)
+		if (add_listener(w, ids[i], fds[i], kinds[i]) < 0) {
+			snprintf(err, errlen, "loop %d: epoll: %s", index,
+				 strerror(errno));
+			for (int j = i; j < n; j++)
+				close(fds[j]);
+			goto fail;
+		}
+	return 0;
+fail:
+	worker_free(w);
+	return -1;
+}
+
+void worker_free(struct worker *w)
+{
+	for (struct flow *f; w->flows.flows && (f = flow_oldest(&w->flows));)
+		worker_close_flow(w, f, S_flows_closed);
+	for (int i = 0; i < CONF_MAX_LISTEN; i++)
+		if (w->ls[i].fd >= 0) {
+			close(w->ls[i].fd);
+			w->ls[i].fd = -1;
+		}
+	if (w->tfd >= 0)
+		close(w->tfd);
+	if (w->efd >= 0)
+		close(w->efd);
+	w->tfd = w->efd = -1;
+	tcp_loop_free(&w->tcp);
+	loop_free(&w->loop);
+	flow_table_free(&w->flows);
+	udp_batch_free(&w->b);
+	/* The stats stay: the main thread writes them out after the join. */
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	char why[400];
+	if (rt_pin(w->cpu, why, sizeof(why)) < 0) {
+		snprintf(w->why, sizeof(w->why), "loop %d: %s", w->index, why);
+		w->started = -1;
+		sem_post(&started_sem);
+		return NULL;
+	}
+	if (rt_set_fifo(w->rt_priority, why, sizeof(why)) == 0) {
+		w->realtime = true;
+	} else {
+		snprintf(w->why, sizeof(w->why), "%s", why);
+		if (!w->allow_non_rt) {
+			w->started = -1;
+			sem_post(&started_sem);
+			return NULL;
+		}
+	}
+	rt_prefault_stack(STACK_PREFAULT);
+	w->hb->cpu = w->cpu;
+	w->hb->pid = gettid();
+
+	int64_t tick = (int64_t)w->tick_us * 1000;
+	w->next_tick_ns = mono_ns() + tick;
+	struct itimerspec its = {
+		.it_value = { w->next_tick_ns / 1000000000, w->next_tick_ns % 1000000000 },
+		.it_interval = { tick / 1000000000, tick % 1000000000 },
+	};
+	if (timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+		snprintf(w->why, sizeof(w->why), "loop %d: timerfd: %s",
+			 w->index, strerror(errno));
+		w->started = -1;
+		sem_post(&started_sem);
+		return NULL;
+	}
+	w->started = 1;
+	sem_post(&started_sem);
+
+	while (!w->stop) {
+		int n = loop_run_once(&w->loop, 1000);
+		if (n < 0) {
+			stats_add(&w->stats.error[E_recv], 1);
+			break;
+		}
+		stats_add(&w->stats.counter[S_wakeups], n > 0);
+	}
+	udp_count_drops(w);
+	stats_roll_window(&w->stats, mono_ns(), true);
+	return NULL;
+}
+
+int worker_start(struct worker *w)
+{
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, STACK_SIZE);
+	int e = pthread_create(&w->thread, &attr, worker_main, w);
+	pthread_attr_destroy(&attr);
+	if (e) {
+		snprintf(w->why, sizeof(w->why), "loop %d: cannot start a "
+			 "thread: %s", w->index, strerror(e));
+		return -1;
+	}
+	while (sem_wait(&started_sem) < 0 && errno == EINTR)
+		;
+	if (w->started < 0) {
+		pthread_join(w->thread, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+int worker_command(struct worker *w, struct worker_cmd *cmd, int timeout_ms)
+{
+	cmd->done = 0;
+	__atomic_store_n(&w->cmd, cmd, __ATOMIC_RELEASE);
+	uint64_t one = 1;
+	if (write(w->efd, &one, sizeof(one)) != sizeof(one))
+		return -1;
+	struct timespec ms = { 0, 1000000 };
+	for (int i = 0; i < timeout_ms; i++) {
+		if (__atomic_load_n(&cmd->done, __ATOMIC_ACQUIRE))
+			return 0;
+		nanosleep(&ms, NULL);
+	}
+	return __atomic_load_n(&cmd->done, __ATOMIC_ACQUIRE) ? 0 : -1;
+}
+
+void worker_join(struct worker *w)
+{
+	pthread_join(w->thread, NULL);
+	worker_free(w);
+}

@@ -1,0 +1,113 @@
+/*
+ * worker: one loop thread per configured CPU: pinned, SCHED_FIFO, memory
+ * locked, stack pre-faulted; it owns one SO_REUSEPORT socket per listener,
+ * its flow table, its statistics and a timerfd tick. The main thread talks
+ * to it only through worker_command (a mailbox and an eventfd), never by
+ * touching its state.
+ */
+#ifndef RELAY_WORKER_H
+#define RELAY_WORKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "addr.h"
+#include "conf.h"
+#include "flow.h"
+#include "heartbeat.h"
+#include "loop.h"
+#include "stats.h"
+#include "tcp.h"
+#include "udp.h"
+
+/* A listener socket of one loop. */
+struct lsock {
+	struct loop_handler handler;
+	struct worker *w;
+	int fd;			/* -1: slot unused */
+	int id;			/* the listener's id, stable across reloads */
+	int slot;
+	uint32_t drops;		/* the socket's drop count last seen */
+};
+
+/* What a reload or drain asks of a loop. */
+struct worker_cmd {
+	bool drain;		/* stop listening, wait for replies, exit */
+	int nremove;
+	int remove_id[CONF_MAX_LISTEN];
+	int nadd;
+	int add_id[CONF_MAX_LISTEN];
+	int add_fd[CONF_MAX_LISTEN];	/* ownership passes to the loop */
+	enum addr_kind add_kind[CONF_MAX_LISTEN];
+	struct addr upstream;
+	struct tcp_settings tcp;
+	int flow_idle_ms;
+	int drain_ms;
+	int done;		/* set by the loop when applied */
+};
+
+/* What the stream listeners of every loop share. */
+struct worker_streams {
+	struct tcp_settings tcp;
+	struct tls *tls_server;		/* for tls:// listeners */
+};
+
+struct worker {
+	int index, cpu;
+	pthread_t thread;
+	/* Settings fixed at start-up. */
+	int rt_priority, tick_us, batch, max_datagram, socket_buffer;
+	bool allow_non_rt;
+	/* Settings a reload may change (only through a command). */
+	struct addr upstream;
+	int64_t idle_ns, drain_ns;
+
+	struct loop loop;
+	struct loop_handler tick_h, cmd_h;
+	int tfd, efd;
+	struct lsock ls[CONF_MAX_LISTEN];
+	struct flow_table flows;
+	struct udp_batch b;
+	struct tcp_loop tcp;		/* tcp:// and tls:// listeners */
+	struct tls *tls_server;
+	struct stats stats;
+	struct heartbeat_loop *hb;
+	int64_t start_ns, next_tick_ns;	/* CLOCK_MONOTONIC */
+	int64_t drain_deadline;		/* 0: not draining */
+	bool stop;
+	struct worker_cmd *cmd;		/* mailbox, swapped atomically */
+
+	/* Start-up result, read by the main thread after worker_start. */
+	int started;			/* 1 ok, -1 failed */
+	bool realtime;
+	char why[512];			/* why not real-time / why it failed */
+};
+
+/* Prepare w (allocations, timerfd, eventfd) for the given settings, with
+ * listener sockets ids[i]/fds[i] of kinds[i] (ownership passes to w).
+ * Returns 0, or -1 with err filled. */
+int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
+		const struct worker_streams *ws, const int *ids, const int *fds,
+		const enum addr_kind *kinds, int n, struct heartbeat_loop *hb,
+		int64_t start_ns, char *err, size_t errlen);
+
+/* Start the thread and wait until it has set itself up. Returns 0 when it
+ * runs (real-time or, if allowed, not: see w->realtime and w->why), -1 when
+ * it could not start (w->why says why; the thread has exited). */
+int worker_start(struct worker *w);
+
+/* Hand cmd to the loop and wait (up to timeout_ms) until it is applied.
+ * Returns 0, or -1 on timeout. */
+int worker_command(struct worker *w, struct worker_cmd *cmd, int timeout_ms);
+
+/* Wait for the thread to end (after a drain command) and free w. */
+void worker_join(struct worker *w);
+
+/* Free a worker that was initialised but never started. */
+void worker_free(struct worker *w);
+
+/* Close f (its upstream socket too) and count why. */
+void worker_close_flow(struct worker *w, struct flow *f, enum stats_counter why);
+
+#endif

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# relay under ThreadSanitizer: two loop threads relaying, the admin thread
+# reading their statistics, reloads adding and removing listeners, a drain.
+# Any data race report fails the test. Runs in the release pass only (it
+# builds its own TSan binary).
+# timeout: 300
+. "$(dirname "$0")/../lib.sh"
+. "$FIXTURES/relay/relay.sh"
+[ "${VARIANT:-release}" = release ] || skip "runs once, in the release pass"
+cd "$top"
+make --no-print-directory -j"$(nproc)" VARIANT=tsan build/tsan/bin/relay \
+	>"$TEST_TMP/build.log" 2>&1 || { tail -n 30 "$TEST_TMP/build.log"; fail "TSan build"; }
+RELAY=$top/build/tsan/bin/relay
+export TSAN_OPTIONS="halt_on_error=1 exitcode=66 report_signal_unsafe=0"
+
+start_upstream up
+pA=$(free_udp_port)
+pB=$(free_udp_port)
+cpus=0
+[ "$(nproc)" -ge 2 ] && cpus=0-1
+conf=$TEST_TMP/r.ini
+printf '[relay]\nlisten = udp://127.0.0.1:%s\nupstream = udp://127.0.0.1:%s\ncpus = %s\nallow_non_rt = yes\ntick_us = 200\n' \
+	$pA $up_PORT $cpus >"$conf"
+start_relay --config "$conf" --stats-file "$TEST_TMP/r.json"
+for round in 1 2 3; do
+	pings=()
+	for i in 1 2 3 4; do
+		udptool ping --to 127.0.0.1:$pA --count 20 >/dev/null &
+		pings+=($!)
+	done
+	for i in 1 2 3 4 5; do
+		curl -sf "http://127.0.0.1:$ADMIN_PORT/metrics" >/dev/null
+		curl -sf "http://127.0.0.1:$ADMIN_PORT/stats" >/dev/null
+	done
+	printf 'listen = udp://127.0.0.1:%s\n' $pB >>"$conf"
+	kill -HUP "$RELAY_PID"
+	for pid in "${pings[@]}"; do
+		wait "$pid" || fail "round $round: a client lost replies"
+	done
+	wait_for 5 udptool ping --to 127.0.0.1:$pB --count 2 || fail "round $round: added listener"
+	sed -i "/:$pB\$/d" "$conf"
+	kill -HUP "$RELAY_PID"
+	sleep 0.3
+done
+udptool ping --to 127.0.0.1:$pA --count 5 || fail "after the reloads"
+kill -TERM "$RELAY_PID"
+wait "$RELAY_PID"
+rc=$?
+if grep -q "ThreadSanitizer" "$TEST_TMP/relay.log" || [ $rc -ne 0 ]; then
+	sed -n '/WARNING: ThreadSanitizer/,/SUMMARY/p' "$TEST_TMP/relay.log" | head -n 60
+	fail "relay under TSan exited $rc"
+fi
+pass "no data race reported"
