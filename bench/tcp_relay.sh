@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# relay's TCP path against haproxy (mode tcp) and nginx stream, in one run
+# on the same loopback path: wrk -t1 -c50 (CPU 0) through each relay (CPU 1,
+# one worker/thread/loop) to one nginx HTTP upstream (CPU 0), for plain TCP
+# and for TLS terminated by the relay (TLS 1.3, ECDSA P-256, keep-alive),
+# plus wrk straight to the upstream as the baseline. relay's loop runs
+# SCHED_FIFO 50; haproxy and nginx get the same (chrt) where allowed, so
+# the scheduler favours none of them. Median of RUNS runs, the peers
+# interleaved within each run.
+# Also each relay's CPU time per request (all its threads and processes),
+# the figure least disturbed by other load on the machine.
+# Targets, for plain and for TLS: relay's requests per second at least
+# haproxy's, and relay's added p99 latency (p99 through it minus p99
+# direct) at most haproxy's.
+# Prints a table and the ratios, writes build/bench/tcp_relay.json; exits 1
+# if a target is missed, 2 if a tool is missing or a run failed.
+set -u
+cd "$(dirname "$0")/.."
+top=$(pwd)
+out=$top/build/bench
+mkdir -p "$out"
+[ "$(nproc)" -ge 2 ] || { echo "tcp_relay: needs 2 CPUs"; exit 2; }
+for t in wrk nginx haproxy openssl taskset chrt; do
+	command -v "$t" >/dev/null || { echo "tcp_relay: $t missing (mk/deps bench tcp)"; exit 2; }
+done
+stream_mod=/usr/lib/nginx/modules/ngx_stream_module.so
+[ -f "$stream_mod" ] || { echo "tcp_relay: nginx stream module missing (libnginx-mod-stream)"; exit 2; }
+relay=$top/build/release/bin/relay
+[ -x "$relay" ] || { echo "tcp_relay: build relay first (make)"; exit 2; }
+
+S=${TCP_BENCH_SECONDS:-3}
+RUNS=${TCP_BENCH_RUNS:-5}
+CONNS=${TCP_BENCH_CONNS:-50}
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+die() { echo "tcp_relay: $*"; exit 2; }
+
+port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_port() {
+	local i
+	for i in $(seq 100); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 1)" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+"$top/tests/fixtures/tls/make-certs.sh" "$tmp/certs" || die "cannot make certificates"
+cert=$tmp/certs/server.pem
+key=$tmp/certs/server.key
+cat "$cert" "$key" >"$tmp/certs/combined.pem"
+up=$(port)
+mkdir -p "$tmp/up" "$tmp/ngx"
+
+cat >"$tmp/up/nginx.conf" <<CONF
+user root;
+worker_processes 1;
+daemon off;
+pid $tmp/up/nginx.pid;
+error_log $tmp/up/error.log;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	keepalive_requests 100000000;
+	client_body_temp_path $tmp/up;
+	proxy_temp_path $tmp/up;
+	fastcgi_temp_path $tmp/up;
+	uwsgi_temp_path $tmp/up;
+	scgi_temp_path $tmp/up;
+	server { listen 127.0.0.1:$up; location / { return 200 "ok\n"; } }
+}
+CONF
+taskset -c 0 nginx -p "$tmp/up" -c "$tmp/up/nginx.conf" -e "$tmp/up/error.log" &
+pids+=($!)
+
+# The peers' scheduling class: relay's (SCHED_FIFO 50) when we may.
+fifo=(chrt -f 50)
+"${fifo[@]}" true 2>/dev/null || fifo=()
+sched=${fifo[*]:-SCHED_OTHER (no permission for SCHED_FIFO)}
+
+declare -A P
+for peer in relay haproxy nginx; do
+	P[$peer.plain]=$(port)
+	P[$peer.tls]=$(port)
+done
+
+taskset -c 1 "$relay" --cpus 1 --allow-non-rt --admin 127.0.0.1:0 \
+	--listen "tcp://127.0.0.1:${P[relay.plain]}" \
+	--listen "tls://127.0.0.1:${P[relay.tls]}" --cert "$cert" --key "$key" \
+	--upstream "tcp://127.0.0.1:$up" --max-conns 1000 >"$tmp/relay.log" 2>&1 &
+pids+=($!)
+declare -A PID
+PID[relay]=$!
+
+cat >"$tmp/haproxy.cfg" <<CONF
+global
+	nbthread 1
+	maxconn 1000
+	ssl-default-bind-options ssl-min-ver TLSv1.2
+defaults
+	mode tcp
+	timeout connect 5s
+	timeout client 60s
+	timeout server 60s
+frontend plain
+	bind 127.0.0.1:${P[haproxy.plain]}
+	default_backend up
+frontend tls
+	bind 127.0.0.1:${P[haproxy.tls]} ssl crt $tmp/certs/combined.pem
+	default_backend up
+backend up
+	server s1 127.0.0.1:$up
+CONF
+taskset -c 1 "${fifo[@]}" haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
+pids+=($!)
+PID[haproxy]=$!
+
+cat >"$tmp/ngx/nginx.conf" <<CONF
+load_module $stream_mod;
+user root;
+worker_processes 1;
+daemon off;
+pid $tmp/ngx/nginx.pid;
+error_log $tmp/ngx/error.log;
+events { worker_connections 4096; }
+stream {
+	server { listen 127.0.0.1:${P[nginx.plain]}; proxy_pass 127.0.0.1:$up; }
+	server {
+		listen 127.0.0.1:${P[nginx.tls]} ssl;
+		ssl_certificate $cert;
+		ssl_certificate_key $key;
+		ssl_protocols TLSv1.2 TLSv1.3;
+		proxy_pass 127.0.0.1:$up;
+	}
+}
+CONF
+taskset -c 1 "${fifo[@]}" nginx -p "$tmp/ngx" -c "$tmp/ngx/nginx.conf" -e "$tmp/ngx/error.log" &
+pids+=($!)
+PID[nginx]=$!
+
+wait_port "$up" || die "upstream nginx did not start"
+for k in "${!P[@]}"; do
+	wait_port "${P[$k]}" || { cat "$tmp"/*.log 2>/dev/null; die "$k did not start"; }
+done
+
+# wrk_run URL -> "RPS P99_US" (fails on socket errors or non-2xx)
+wrk_run() {
+	local o
+	o=$(taskset -c 0 wrk -t1 -c"$CONNS" -d"${S}s" --latency "$1" 2>&1) || { echo "$o" >&2; return 1; }
+	if grep -q 'Socket errors\|Non-2xx' <<<"$o"; then
+		echo "$o" >&2
+		return 1
+	fi
+	awk '/Requests\/sec/ { rps = $2 }
+	     $1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
+	                   f = u == "s" ? 1e6 : u == "ms" ? 1e3 : 1; p99 = v * f }
+	     END { printf "%.0f %.0f\n", rps, p99 }' <<<"$o"
+}
+
+# CPU ticks used so far by PEER's process and its children (nginx workers).
+cpu_ticks() {
+	local p procs=${PID[$1]} sum=0
+	procs+=" $(pgrep -P "${PID[$1]}" | tr '\n' ' ')"
+	for p in $procs; do
+		sum=$((sum + $(cat /proc/"$p"/task/*/stat 2>/dev/null |
+			awk '{ s += $14 + $15 } END { print s + 0 }')))
+	done
+	echo $sum
+}
+
+url() {	# url PEER MODE
+	local scheme=http
+	[ "$2" = tls ] && scheme=https
+	if [ "$1" = direct ]; then echo "http://127.0.0.1:$up/"; else echo "$scheme://127.0.0.1:${P[$1.$2]}/"; fi
+}
+
+hz=$(getconf CLK_TCK)
+declare -A RPS P99 CPU
+for run in $(seq "$RUNS"); do
+	for mode in plain tls; do
+		for peer in direct relay haproxy nginx; do
+			[ $peer = direct ] || c0=$(cpu_ticks $peer)
+			r=$(wrk_run "$(url $peer $mode)") || die "wrk through $peer ($mode) failed"
+			RPS[$mode.$peer]+="${r% *} "
+			P99[$mode.$peer]+="${r#* } "
+			[ $peer = direct ] && continue
+			CPU[$mode.$peer]+="$(awk -v t=$(( $(cpu_ticks $peer) - c0 )) -v hz="$hz" \
+				-v n="${r% *}" -v s="$S" 'BEGIN { printf "%.2f", t / hz * 1e6 / (n * s) }') "
+		done
+	done
+done
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+echo "wrk -t1 -c$CONNS -d${S}s on CPU 0; relays on CPU 1 (peers: $sched); median of $RUNS"
+status=0
+json="{\"seconds\": $S, \"runs\": $RUNS, \"connections\": $CONNS"
+printf '%-6s %-8s %10s %10s %14s %12s\n' mode peer rps p99_us added_p99_us cpu_us_req
+for mode in plain tls; do
+	d99=$(median "${P99[$mode.direct]}")
+	json+=", \"$mode\": {"
+	sep=""
+	for peer in direct relay haproxy nginx; do
+		rps=$(median "${RPS[$mode.$peer]}")
+		p99=$(median "${P99[$mode.$peer]}")
+		added=$((p99 - d99))
+		cpu=-
+		[ $peer = direct ] || cpu=$(median "${CPU[$mode.$peer]}")
+		declare "R_$peer=$rps" "A_$peer=$added" "C_$peer=$cpu"
+		printf '%-6s %-8s %10s %10s %14s %12s\n' "$mode" "$peer" "$rps" "$p99" "$added" "$cpu"
+		json+="$sep\"$peer\": {\"rps\": $rps, \"p99_us\": $p99, \"added_p99_us\": $added"
+		[ $peer = direct ] || json+=", \"cpu_us_per_request\": $cpu"
+		json+="}"
+		sep=", "
+	done
+	rr=$(awk -v a="$R_relay" -v b="$R_haproxy" 'BEGIN { printf "%.2f", a / b }')
+	rn=$(awk -v a="$R_relay" -v b="$R_nginx" 'BEGIN { printf "%.2f", a / b }')
+	# Added latency can be at or under zero; compare the values themselves.
+	ar=$(awk -v a="$A_relay" -v b="$A_haproxy" 'BEGIN { r = b > 0 ? a / b : (a <= b ? 0 : 99); printf "%.2f", r }')
+	echo "$mode: relay/haproxy rps ${rr}x (target >= 1), relay/nginx rps ${rn}x;" \
+		"added p99 relay ${A_relay} us vs haproxy ${A_haproxy} us (ratio $ar, target <= 1)," \
+		"nginx ${A_nginx} us; CPU per request relay ${C_relay} us, haproxy ${C_haproxy} us," \
+		"nginx ${C_nginx} us"
+	json+=", \"rps_ratio_haproxy\": $rr, \"rps_ratio_nginx\": $rn, \"added_p99_ratio_haproxy\": $ar}"
+	[ "$R_relay" -ge "$R_haproxy" ] || { echo "$mode: MISSED: relay rps below haproxy's"; status=1; }
+	[ "$A_relay" -le "$A_haproxy" ] || { echo "$mode: MISSED: relay adds more p99 than haproxy"; status=1; }
+done
+echo "$json}" >"$out/tcp_relay.json"
+exit $status

@@ -1,0 +1,818 @@
+/*
+ * tcp: connections. Each side of a connection knows what its blocked read
+ * (or handshake) and its blocked write (or connect) wait for; an event
+ * clears what it satisfies and the connection then does all it can: the
+ * handshakes, the connect, then both directions, each a bounded number of
+ * rounds of "write what is buffered, read what fits". What it could not do
+ * becomes the interest set, changed with epoll_ctl only when it differs.
+ *
+ * A closed connection stays allocated for two ticks: events for its other
+ * socket may already sit in the batch the loop is working through.
+ */
+#include "tcp.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stats.h"
+#include "tls.h"
+
+#define ROUNDS		8	/* write+read rounds per direction per call */
+#define ACCEPTS		32	/* accepts per call */
+#define EXPIRE_PER_TICK	64
+#define BACKOFF_NS	100000000LL	/* out of descriptors: accept again after */
+#define BACKLOG		4096
+
+struct tcp_side {
+	struct loop_handler h;
+	struct tcp_conn *c;
+	struct sock s;
+	uint32_t events;	/* what epoll watches now */
+	uint32_t rd_wait;	/* the blocked read or handshake waits for these */
+	uint32_t wr_wait;	/* the blocked write or connect waits for these */
+	bool ready;		/* connected, handshake done */
+	bool connecting;	/* upstream: connect() in progress */
+	bool eof;		/* its stream ended */
+	bool shut;		/* ours to it ended */
+	uint32_t head, tail;	/* buf[head..tail): read from it, for the other */
+	uint32_t retry;		/* a blocked write must offer this many again */
+	int64_t in_ns;		/* receive time of the burst not yet written */
+	char *buf;
+};
+
+enum { L_NONE, L_HANDSHAKE, L_CONNECT, L_RELAY };
+
+struct tcp_conn {
+	struct tcp_side cl, up;
+	struct tcp_loop *t;
+	int slot;		/* listener */
+	uint32_t cap;		/* bytes per buffer */
+	int list;
+	int64_t since_ns;	/* phase start or last activity, coarse clock */
+	struct tcp_conn *prev, *next;
+	bool dead;
+};
+
+#define NAMES(name, help) #name,
+#define HELPS(name, help) help,
+static const char *const close_names[] = { TCP_CLOSES(NAMES) };
+static const char *const close_helps[] = { TCP_CLOSES(HELPS) };
+static const char *const lc_names[] = { TCP_LCOUNTERS(NAMES) };
+static const char *const lc_helps[] = { TCP_LCOUNTERS(HELPS) };
+static const char *const uc_names[] = { TCP_UCOUNTERS(NAMES) };
+static const char *const uc_helps[] = { TCP_UCOUNTERS(HELPS) };
+#undef NAMES
+#undef HELPS
+
+const char *tcp_close_name(enum tcp_close c) { return close_names[c]; }
+const char *tcp_close_help(enum tcp_close c) { return close_helps[c]; }
+const char *tcp_lcounter_name(enum tcp_lcounter c) { return lc_names[c]; }
+const char *tcp_lcounter_help(enum tcp_lcounter c) { return lc_helps[c]; }
+const char *tcp_ucounter_name(enum tcp_ucounter c) { return uc_names[c]; }
+const char *tcp_ucounter_help(enum tcp_ucounter c) { return uc_helps[c]; }
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Deadlines are coarse (milliseconds at best); the coarse clock is cheap
+ * enough to read on every burst. */
+static int64_t coarse_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+static struct tcp_list *list_of(struct tcp_loop *t, int which)
+{
+	switch (which) {
+	case L_HANDSHAKE: return &t->handshaking;
+	case L_CONNECT: return &t->connecting;
+	case L_RELAY: return &t->relaying;
+	default: return NULL;
+	}
+}
+
+static void list_unlink(struct tcp_conn *c)
+{
+	struct tcp_list *l = list_of(c->t, c->list);
+	if (!l)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		l->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		l->tail = c->prev;
+	c->prev = c->next = NULL;
+	c->list = L_NONE;
+}
+
+/* Put c at the end of list which: every list has one timeout, so appending
+ * as time goes keeps each in deadline order. */
+static void list_append(struct tcp_conn *c, int which)
+{
+	list_unlink(c);
+	struct tcp_list *l = list_of(c->t, which);
+	c->list = which;
+	c->since_ns = coarse_ns();
+	c->prev = l->tail;
+	if (l->tail)
+		l->tail->next = c;
+	else
+		l->head = c;
+	l->tail = c;
+}
+
+static void set_nodelay(int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* ---- listeners ---- */
+
+static void listener_pause(struct tcp_listener *ls, enum tcp_lcounter why)
+{
+	struct tcp_loop *t = ls->t;
+	ls->paused = true;
+	loop_mod(t->loop, ls->fd, &ls->h, 0);
+	stats_add(&t->stats.l[ls - t->ls][why], 1);
+}
+
+/* Accept again where paused; connections the kernel queued meanwhile are
+ * reported at once by the epoll_ctl. */
+static void listeners_resume(struct tcp_loop *t)
+{
+	if (t->resume_ns || t->nconns >= t->set.max_conns)
+		return;
+	for (int i = 0; i < TCP_MAX_LISTEN; i++) {
+		struct tcp_listener *ls = &t->ls[i];
+		if (ls->fd >= 0 && ls->paused) {
+			ls->paused = false;
+			loop_mod(t->loop, ls->fd, &ls->h, EPOLLIN);
+		}
+	}
+}
+
+/* ---- connections ---- */
+
+static void conn_close(struct tcp_conn *c, enum tcp_close why)
+{
+	struct tcp_loop *t = c->t;
+	/* What cannot be delivered is not passed off as a clean end. */
+	bool abort = why == TCP_CLOSE_client_reset ||
+		     why == TCP_CLOSE_upstream_reset ||
+		     why == TCP_CLOSE_stalled;
+	struct tcp_side *sides[2] = { &c->cl, &c->up };
+	for (int i = 0; i < 2; i++) {
+		struct tcp_side *x = sides[i];
+		if (x->s.fd < 0)
+			continue;
+		loop_del(t->loop, x->s.fd, &x->h);
+		x->s.ops->close(&x->s, abort);
+	}
+	list_unlink(c);
+	stats_add(&t->stats.closed[c->slot][why], 1);
+	stats_set(&t->stats.active[c->slot], t->stats.active[c->slot] - 1);
+	t->nconns--;
+	c->dead = true;
+	c->next = t->dying;
+	t->dying = c;
+	listeners_resume(t);
+}
+
+static void record(struct tcp_conn *c, struct tcp_side *src)
+{
+	int64_t us = (clock_ns(CLOCK_REALTIME) - src->in_ns) / 1000;
+	src->in_ns = 0;
+	c->t->record(c->t->record_arg, us < 0 ? 0 : us);
+}
+
+/* Move src's bytes to dst: rounds of "write what is buffered, read what
+ * fits", then pass src's end of stream on once all it sent is out. Sets
+ * *more when it stopped with work left. Returns 0, or -1 with *why. */
+static int pump(struct tcp_conn *c, struct tcp_side *src, struct tcp_side *dst,
+		bool *more, enum tcp_close *why)
+{
+	struct tcp_stats *st = &c->t->stats;
+	bool from_client = src == &c->cl;
+	uint64_t *rx = from_client ? &st->l[c->slot][TCP_L_rx_bytes] :
+		       &st->u[TCP_U_rx_bytes];
+	uint64_t *tx = from_client ? &st->u[TCP_U_tx_bytes] :
+		       &st->l[c->slot][TCP_L_tx_bytes];
+	enum tcp_close src_fail = from_client ? TCP_CLOSE_client_reset :
+				  TCP_CLOSE_upstream_reset;
+	enum tcp_close dst_fail = from_client ? TCP_CLOSE_upstream_reset :
+				  TCP_CLOSE_client_reset;
+	bool active = false;
+	size_t n;
+	for (int round = 0; round < ROUNDS; round++) {
+		bool moved = false;
+		if (dst->ready && !dst->wr_wait && src->tail > src->head) {
+			size_t len = src->retry ? src->retry : src->tail - src->head;
+			enum sock_rc rc = dst->s.ops->write(&dst->s,
+					src->buf + src->head, len, &n);
+			if (rc == SOCK_ERROR)
+				return *why = dst_fail, -1;
+			src->retry = rc == SOCK_AGAIN ? (uint32_t)len : 0;
+			if (rc == SOCK_OK) {
+				if (src->in_ns)
+					record(c, src);
+				src->head += (uint32_t)n;
+				if (src->head == src->tail)
+					src->head = src->tail = 0;
+				stats_add(tx, n);
+				moved = true;
+			}
+			dst->wr_wait = dst->s.want;
+		}
+		if (src->ready && !src->eof && !src->rd_wait) {
+			/* Room at the end only; a blocked TLS write may see its
+			 * bytes move (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER). */
+			if (src->tail == c->cap && src->head > 0) {
+				memmove(src->buf, src->buf + src->head,
+					src->tail - src->head);
+				src->tail -= src->head;
+				src->head = 0;
+			}
+			if (src->tail == c->cap)
+				goto rounds_done;
+			enum sock_rc rc = src->s.ops->read(&src->s,
+					src->buf + src->tail, c->cap - src->tail, &n);
+			if (rc == SOCK_ERROR)
+				return *why = src_fail, -1;
+			if (rc == SOCK_OK) {
+				if (src->head == src->tail)
+					src->in_ns = src->s.rx_ns ? src->s.rx_ns :
+						clock_ns(CLOCK_REALTIME);
+				src->tail += (uint32_t)n;
+				stats_add(rx, n);
+				moved = true;
+			} else if (rc == SOCK_EOF) {
+				src->eof = true;
+				moved = true;
+			}
+			src->rd_wait = src->s.want;
+		}
+rounds_done:
+		if (!moved)
+			break;
+		active = true;
+	}
+	if (active && c->list == L_RELAY)
+		list_append(c, L_RELAY);
+	if (src->eof && src->head == src->tail && dst->ready && !dst->shut &&
+	    !dst->wr_wait) {
+		enum sock_rc rc = dst->s.ops->shutdown(&dst->s);
+		if (rc == SOCK_ERROR)
+			return *why = dst_fail, -1;
+		dst->shut = rc == SOCK_OK;
+		dst->wr_wait = dst->s.want;
+	}
+	/* Anything still possible without an event is done on the next
+	 * round of the loop, after the other handlers had their turn. */
+	bool can_write = dst->ready && !dst->wr_wait &&
+		(src->tail > src->head || (src->eof && !dst->shut));
+	bool can_read = src->ready && !src->eof && !src->rd_wait &&
+		(src->tail < c->cap || src->head > 0);
+	if (can_write || can_read)
+		*more = true;
+	return 0;
+}
+
+/* Watch x for what its blocked operations wait for; reading only while
+ * its buffer has room. */
+static void interest(struct tcp_conn *c, struct tcp_side *x)
+{
+	uint32_t ev = x->wr_wait;
+	if (!x->ready || (!x->eof && (x->tail < c->cap || x->head > 0)))
+		ev |= x->rd_wait;
+	if (ev != x->events && loop_mod(c->t->loop, x->s.fd, &x->h, ev) == 0)
+		x->events = ev;
+}
+
+static bool on_event(struct loop *l, struct loop_handler *h, uint32_t events);
+
+/* Open the upstream socket and start connecting. Returns 0, or -1 when the
+ * connection was closed. */
+static int start_connect(struct tcp_conn *c)
+{
+	struct tcp_loop *t = c->t;
+	const struct addr *a = &t->set.upstream;
+	list_append(c, L_CONNECT);
+	stats_add(&t->stats.u[TCP_U_connects], 1);
+	int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+			SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		stats_add(&t->stats.u[TCP_U_no_socket], 1);
+		conn_close(c, TCP_CLOSE_connect_failed);
+		return -1;
+	}
+	set_nodelay(fd);
+	if (a->kind == ADDR_TLS) {
+		/* ALPN passthrough: offer the upstream what the client chose. */
+		const unsigned char *proto = NULL;
+		unsigned len = 0;
+		if (c->cl.s.ssl)
+			tls_alpn_chosen(c->cl.s.ssl, &proto, &len);
+		struct ssl_st *ssl = tls_connect(t->set.upstream_tls,
+						 t->set.upstream_host, proto, len);
+		if (!ssl || sock_init_tls(&c->up.s, fd, ssl) < 0) {
+			if (ssl)
+				tls_ssl_free(ssl);
+			close(fd);
+			stats_add(&t->stats.u[TCP_U_no_socket], 1);
+			conn_close(c, TCP_CLOSE_connect_failed);
+			return -1;
+		}
+	} else {
+		sock_init_plain(&c->up.s, fd);
+	}
+	c->up.h.fn = on_event;
+	c->up.events = 0;
+	if (loop_add_events(t->loop, fd, &c->up.h, 0) < 0) {
+		conn_close(c, TCP_CLOSE_connect_failed);
+		return -1;
+	}
+	if (connect(fd, (const struct sockaddr *)&a->sa, a->salen) == 0)
+		return 0;
+	if (errno != EINPROGRESS) {
+		conn_close(c, TCP_CLOSE_connect_failed);
+		return -1;
+	}
+	c->up.connecting = true;
+	c->up.wr_wait = EPOLLOUT;
+	return 0;
+}
+
+/* Do all that can be done now. Returns true when work is left (the loop
+ * calls again), false when waiting for events or closed. */
+static bool conn_run(struct tcp_conn *c)
+{
+	struct tcp_loop *t = c->t;
+	enum sock_rc rc;
+	if (!c->cl.ready && !c->cl.rd_wait) {
+		rc = c->cl.s.ops->handshake(&c->cl.s);
+		c->cl.rd_wait = c->cl.s.want;
+		if (rc == SOCK_ERROR) {
+			stats_add(&t->stats.hs_failed[c->slot][c->cl.s.fail], 1);
+			conn_close(c, TCP_CLOSE_handshake);
+			return false;
+		}
+		if (rc == SOCK_OK) {
+			c->cl.ready = true;
+			if (start_connect(c) < 0)
+				return false;
+		}
+	}
+	if (c->up.connecting && !c->up.wr_wait) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+		getsockopt(c->up.s.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+		if (err) {
+			conn_close(c, TCP_CLOSE_connect_failed);
+			return false;
+		}
+		c->up.connecting = false;
+	}
+	if (c->up.s.fd >= 0 && !c->up.connecting && !c->up.ready &&
+	    !c->up.rd_wait) {
+		rc = c->up.s.ops->handshake(&c->up.s);
+		c->up.rd_wait = c->up.s.want;
+		if (rc == SOCK_ERROR) {
+			stats_add(&t->stats.u_hs_failed[c->up.s.fail], 1);
+			conn_close(c, TCP_CLOSE_upstream_tls);
+			return false;
+		}
+		if (rc == SOCK_OK) {
+			c->up.ready = true;
+			stats_add(&t->stats.u[TCP_U_connected], 1);
+			list_append(c, L_RELAY);
+		}
+	}
+	bool more = false;
+	enum tcp_close why;
+	if (pump(c, &c->cl, &c->up, &more, &why) < 0 ||
+	    pump(c, &c->up, &c->cl, &more, &why) < 0) {
+		conn_close(c, why);
+		return false;
+	}
+	if (c->cl.eof && c->up.eof && c->cl.shut && c->up.shut) {
+		conn_close(c, TCP_CLOSE_done);
+		return false;
+	}
+	interest(c, &c->cl);
+	if (c->up.s.fd >= 0)
+		interest(c, &c->up);
+	return more;
+}
+
+static bool on_event(struct loop *l, struct loop_handler *h, uint32_t events)
+{
+	struct tcp_side *x = container_of(h, struct tcp_side, h);
+	struct tcp_conn *c = x->c;
+	(void)l;
+	if (c->dead)
+		return false;
+	/* An error or hang-up is for the next operation to report. */
+	if (events & (EPOLLERR | EPOLLHUP))
+		x->rd_wait = x->wr_wait = 0;
+	if (events & x->rd_wait)
+		x->rd_wait = 0;
+	if (events & x->wr_wait)
+		x->wr_wait = 0;
+	return conn_run(c);
+}
+
+static void conn_new(struct tcp_loop *t, int slot, int fd)
+{
+	struct tcp_listener *ls = &t->ls[slot];
+	uint32_t cap = (uint32_t)t->set.buffer;
+	/* The buffers need no zeroing: only what was read is ever sent. */
+	struct tcp_conn *c = malloc(sizeof(*c) + 2 * (size_t)cap);
+	struct ssl_st *ssl = NULL;
+	if (c)
+		memset(c, 0, sizeof(*c));
+	if (c && ls->tls) {
+		ssl = tls_accept(ls->tls);
+		if (ssl && sock_init_tls(&c->cl.s, fd, ssl) < 0) {
+			tls_ssl_free(ssl);
+			ssl = NULL;
+		}
+	}
+	if (!c || (ls->tls && !ssl)) {
+		free(c);
+		close(fd);
+		stats_add(&t->stats.l[slot][TCP_L_accept_errors], 1);
+		return;
+	}
+	if (!ls->tls)
+		sock_init_plain(&c->cl.s, fd);
+	set_nodelay(fd);
+	c->t = t;
+	c->slot = slot;
+	c->cap = cap;
+	c->cl.buf = (char *)(c + 1);
+	c->up.buf = c->cl.buf + cap;
+	c->cl.c = c->up.c = c;
+	c->cl.h.fn = c->up.h.fn = on_event;
+	c->up.s.fd = -1;
+	t->nconns++;
+	stats_add(&t->stats.l[slot][TCP_L_accepted], 1);
+	stats_set(&t->stats.active[slot], t->stats.active[slot] + 1);
+	if (loop_add_events(t->loop, fd, &c->cl.h, 0) < 0) {
+		conn_close(c, TCP_CLOSE_client_reset);
+		return;
+	}
+	if (ls->tls) {
+		list_append(c, L_HANDSHAKE);
+	} else {
+		c->cl.ready = true;
+		if (start_connect(c) < 0)
+			return;
+	}
+	/* The client may have sent already; edge-triggered epoll would not
+	 * say so. */
+	if (conn_run(c))
+		loop_again(t->loop, &c->cl.h);
+}
+
+static bool on_accept(struct loop *l, struct loop_handler *h, uint32_t events)
+{
+	struct tcp_listener *ls = container_of(h, struct tcp_listener, h);
+	struct tcp_loop *t = ls->t;
+	int slot = (int)(ls - t->ls);
+	(void)l;
+	(void)events;
+	for (int i = 0; i < ACCEPTS; i++) {
+		if (ls->paused || ls->fd < 0)
+			return false;
+		if (t->nconns >= t->set.max_conns) {
+			listener_pause(ls, TCP_L_paused_limit);
+			return false;
+		}
+		int fd = accept4(ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			conn_new(t, slot, fd);
+			continue;
+		}
+		switch (errno) {
+		case EAGAIN:
+			return false;
+		case EINTR:
+		case ECONNABORTED:
+		case EPROTO:
+			continue;	/* that one client gave up; next */
+		case EMFILE:
+		case ENFILE:
+		case ENOBUFS:
+		case ENOMEM:
+			/* Level-triggered thinking would retry at once and
+			 * spin; wait for descriptors to come back instead. */
+			listener_pause(ls, TCP_L_paused_no_fd);
+			t->resume_ns = coarse_ns() + BACKOFF_NS;
+			return false;
+		default:
+			stats_add(&t->stats.l[slot][TCP_L_accept_errors], 1);
+			return false;
+		}
+	}
+	return true;
+}
+
+int tcp_open_listener(const struct addr *a, char *err, size_t errlen)
+{
+	char text[ADDR_TEXT_MAX];
+	addr_format(a, text, sizeof(text));
+	int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+			SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: socket: %s", text, strerror(errno));
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (a->sa.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&a->sa, a->salen) < 0 ||
+	    listen(fd, BACKLOG) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot listen: %s%s", text,
+			 strerror(e), e == EADDRINUSE ? " (another program "
+			 "holds this port)" : e == EADDRNOTAVAIL ? " (no "
+			 "interface has this address)" : "");
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+void tcp_loop_init(struct tcp_loop *t, struct loop *l,
+		   const struct tcp_settings *set,
+		   void (*rec)(void *arg, int64_t us), void *arg)
+{
+	memset(t, 0, sizeof(*t));
+	t->loop = l;
+	t->set = *set;
+	t->record = rec;
+	t->record_arg = arg;
+	for (int i = 0; i < TCP_MAX_LISTEN; i++) {
+		t->ls[i].fd = -1;
+		t->stats.id[i] = -1;
+	}
+}
+
+void tcp_loop_configure(struct tcp_loop *t, const struct tcp_settings *set)
+{
+	t->set = *set;
+	listeners_resume(t);
+}
+
+int tcp_listener_slot(const struct tcp_loop *t, int id)
+{
+	for (int i = 0; i < TCP_MAX_LISTEN; i++)
+		if (t->ls[i].fd >= 0 && t->ls[i].id == id)
+			return i;
+	return -1;
+}
+
+int tcp_add_listener(struct tcp_loop *t, int id, int fd, struct tls *tls)
+{
+	for (int i = 0; i < TCP_MAX_LISTEN; i++) {
+		struct tcp_listener *ls = &t->ls[i];
+		if (ls->fd >= 0)
+			continue;
+		ls->h.fn = on_accept;
+		ls->t = t;
+		ls->id = id;
+		ls->tls = tls;
+		ls->paused = false;
+		/* A new listener in this slot starts its counts afresh. */
+		memset(t->stats.l[i], 0, sizeof(t->stats.l[i]));
+		memset(t->stats.closed[i], 0, sizeof(t->stats.closed[i]));
+		memset(t->stats.hs_failed[i], 0, sizeof(t->stats.hs_failed[i]));
+		stats_set(&t->stats.active[i], 0);
+		__atomic_store_n(&t->stats.id[i], id, __ATOMIC_RELEASE);
+		/* Connections already queued are reported by the add itself. */
+		if (loop_add_events(t->loop, fd, &ls->h, EPOLLIN) < 0)
+			return -1;
+		ls->fd = fd;
+		return 0;
+	}
+	errno = ENOSPC;
+	return -1;
+}
+
+/* Close the connections of listener slot (-1: all). */
+static void close_conns(struct tcp_loop *t, int slot)
+{
+	struct tcp_list *lists[3] = { &t->handshaking, &t->connecting,
+				      &t->relaying };
+	for (int i = 0; i < 3; i++) {
+		struct tcp_conn *c = lists[i]->head, *next;
+		for (; c; c = next) {
+			next = c->next;
+			if (slot < 0 || c->slot == slot)
+				conn_close(c, TCP_CLOSE_shutdown);
+		}
+	}
+}
+
+void tcp_stop_listening(struct tcp_loop *t)
+{
+	for (int i = 0; i < TCP_MAX_LISTEN; i++) {
+		struct tcp_listener *ls = &t->ls[i];
+		if (ls->fd < 0)
+			continue;
+		loop_del(t->loop, ls->fd, &ls->h);
+		close(ls->fd);
+		ls->fd = -1;
+	}
+}
+
+void tcp_remove_listener(struct tcp_loop *t, int id)
+{
+	int slot = tcp_listener_slot(t, id);
+	if (slot < 0)
+		return;
+	struct tcp_listener *ls = &t->ls[slot];
+	loop_del(t->loop, ls->fd, &ls->h);
+	close(ls->fd);
+	ls->fd = -1;
+	close_conns(t, slot);
+}
+
+static void free_list(struct tcp_conn *c)
+{
+	while (c) {
+		struct tcp_conn *next = c->next;
+		free(c);
+		c = next;
+	}
+}
+
+void tcp_loop_free(struct tcp_loop *t)
+{
+	for (int i = 0; i < TCP_MAX_LISTEN; i++)
+		if (t->ls[i].fd >= 0)
+			tcp_remove_listener(t, t->ls[i].id);
+	close_conns(t, -1);
+	free_list(t->dying);
+	free_list(t->dead);
+	t->dying = t->dead = NULL;
+}
+
+/* Close, oldest first, what has been in list l longer than ms. */
+static void expire(struct tcp_loop *t, struct tcp_list *l, int ms, int64_t now,
+		   int *budget)
+{
+	int64_t limit = (int64_t)ms * 1000000;
+	struct tcp_conn *c;
+	while (*budget > 0 && (c = l->head) && now - c->since_ns >= limit) {
+		(*budget)--;
+		enum tcp_close why;
+		if (c->list == L_HANDSHAKE) {
+			stats_add(&t->stats.hs_failed[c->slot][SOCK_FAIL_timeout], 1);
+			why = TCP_CLOSE_handshake;
+		} else if (c->list == L_CONNECT) {
+			bool tls = c->up.s.fd >= 0 && !c->up.connecting;
+			if (tls)
+				stats_add(&t->stats.u_hs_failed[SOCK_FAIL_timeout], 1);
+			why = tls ? TCP_CLOSE_upstream_tls : TCP_CLOSE_connect_timeout;
+		} else {
+			bool pending = c->cl.tail > c->cl.head ||
+				       c->up.tail > c->up.head;
+			why = pending ? TCP_CLOSE_stalled : TCP_CLOSE_idle;
+		}
+		conn_close(c, why);
+	}
+}
+
+void tcp_tick(struct tcp_loop *t)
+{
+	/* Events of the last batch that named these are long handled. */
+	free_list(t->dead);
+	t->dead = t->dying;
+	t->dying = NULL;
+
+	int64_t now = coarse_ns();
+	int budget = EXPIRE_PER_TICK;
+	expire(t, &t->handshaking, t->set.handshake_ms, now, &budget);
+	expire(t, &t->connecting, t->set.connect_ms, now, &budget);
+	expire(t, &t->relaying, t->set.idle_ms, now, &budget);
+	if (t->resume_ns && now >= t->resume_ns) {
+		t->resume_ns = 0;
+		listeners_resume(t);
+	}
+}
+
+void tcp_stats_listener(struct tcp_totals *out, const struct tcp_stats *const *s,
+			int n, int id)
+{
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < TCP_MAX_LISTEN; j++) {
+			if (__atomic_load_n(&s[i]->id[j], __ATOMIC_ACQUIRE) != id)
+				continue;
+			for (int k = 0; k < TCP_NLCOUNTERS; k++)
+				out->l[k] += __atomic_load_n(&s[i]->l[j][k],
+							     __ATOMIC_RELAXED);
+			for (int k = 0; k < TCP_NCLOSES; k++)
+				out->closed[k] += __atomic_load_n(
+					&s[i]->closed[j][k], __ATOMIC_RELAXED);
+			for (int k = 0; k < SOCK_NFAILS; k++)
+				out->hs_failed[k] += __atomic_load_n(
+					&s[i]->hs_failed[j][k], __ATOMIC_RELAXED);
+			out->active += __atomic_load_n(&s[i]->active[j],
+						       __ATOMIC_RELAXED);
+		}
+}
+
+void tcp_stats_upstream(uint64_t u[TCP_NUCOUNTERS], uint64_t hs[SOCK_NFAILS],
+			const struct tcp_stats *const *s, int n)
+{
+	memset(u, 0, sizeof(uint64_t) * TCP_NUCOUNTERS);
+	memset(hs, 0, sizeof(uint64_t) * SOCK_NFAILS);
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < TCP_NUCOUNTERS; k++)
+			u[k] += __atomic_load_n(&s[i]->u[k], __ATOMIC_RELAXED);
+		for (int k = 0; k < SOCK_NFAILS; k++)
+			hs[k] += __atomic_load_n(&s[i]->u_hs_failed[k],
+						 __ATOMIC_RELAXED);
+	}
+}
+
+void tcp_write_prometheus(FILE *out, const struct tcp_stats *const *s, int n,
+			  const struct tcp_label *labels, int nl,
+			  const char *upstream)
+{
+	struct tcp_totals *tot = calloc((size_t)(nl ? nl : 1), sizeof(*tot));
+	if (!tot)
+		return;
+	for (int i = 0; i < nl; i++)
+		tcp_stats_listener(&tot[i], s, n, labels[i].id);
+	for (int k = 0; k < TCP_NLCOUNTERS; k++) {
+		fprintf(out, "# HELP relay_tcp_%s_total %s\n"
+			"# TYPE relay_tcp_%s_total counter\n", lc_names[k],
+			lc_helps[k], lc_names[k]);
+		for (int i = 0; i < nl; i++)
+			fprintf(out, "relay_tcp_%s_total{listener=\"%s\"} %llu\n",
+				lc_names[k], labels[i].text,
+				(unsigned long long)tot[i].l[k]);
+	}
+	fprintf(out, "# HELP relay_tcp_active_connections Connections open now\n"
+		"# TYPE relay_tcp_active_connections gauge\n");
+	for (int i = 0; i < nl; i++)
+		fprintf(out, "relay_tcp_active_connections{listener=\"%s\"} %lld\n",
+			labels[i].text, (long long)tot[i].active);
+	fprintf(out, "# HELP relay_tcp_closed_total Connections closed, by "
+		"reason\n# TYPE relay_tcp_closed_total counter\n");
+	for (int i = 0; i < nl; i++)
+		for (int k = 0; k < TCP_NCLOSES; k++)
+			fprintf(out, "relay_tcp_closed_total{listener=\"%s\","
+				"reason=\"%s\"} %llu\n", labels[i].text,
+				close_names[k],
+				(unsigned long long)tot[i].closed[k]);
+	fprintf(out, "# HELP relay_tcp_handshake_failures_total Client TLS "
+		"handshakes that failed, by reason\n"
+		"# TYPE relay_tcp_handshake_failures_total counter\n");
+	for (int i = 0; i < nl; i++)
+		for (int k = 1; k < SOCK_NFAILS; k++)
+			fprintf(out, "relay_tcp_handshake_failures_total{listener="
+				"\"%s\",reason=\"%s\"} %llu\n", labels[i].text,
+				sock_fail_name(k),
+				(unsigned long long)tot[i].hs_failed[k]);
+	free(tot);
+	if (!upstream)
+		return;
+	uint64_t u[TCP_NUCOUNTERS], hs[SOCK_NFAILS];
+	tcp_stats_upstream(u, hs, s, n);
+	for (int k = 0; k < TCP_NUCOUNTERS; k++)
+		fprintf(out, "# HELP relay_tcp_upstream_%s_total %s\n"
+			"# TYPE relay_tcp_upstream_%s_total counter\n"
+			"relay_tcp_upstream_%s_total{upstream=\"%s\"} %llu\n",
+			uc_names[k], uc_helps[k], uc_names[k], uc_names[k],
+			upstream, (unsigned long long)u[k]);
+	fprintf(out, "# HELP relay_tcp_upstream_handshake_failures_total TLS "
+		"handshakes with the upstream that failed, by reason\n"
+		"# TYPE relay_tcp_upstream_handshake_failures_total counter\n");
+	for (int k = 1; k < SOCK_NFAILS; k++)
+		fprintf(out, "relay_tcp_upstream_handshake_failures_total{upstream="
+			"\"%s\",reason=\"%s\"} %llu\n", upstream,
+			sock_fail_name(k), (unsigned long long)hs[k]);
+}
