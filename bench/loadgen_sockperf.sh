@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# loadgen against sockperf, in one run on the same loopback path: each
+# client pinned to CPU 0, its echo server (sockperf server for sockperf,
+# loadgen echo for loadgen: sockperf only answers its own framing) pinned
+# to CPU 1, 64-byte UDP datagrams. Median of RUNS runs.
+#  1. highest sustained rate per core: the highest step of a rate ladder
+#     (LADDER_STEP, 2*LADDER_STEP, ...) at which the client sends its full
+#     rate and at least 99.9 % of the datagrams come back: sockperf
+#     under-load --reply-every 1 against loadgen sweep (both send, read and
+#     match every reply);
+#  2. low-load round trip at 1000 msg/s: sockperf ping-pong --full-rtt p50
+#     against loadgen's p50 from the actual send time (the same definition)
+#     and from the intended send time;
+#  3. loadgen's schedule error (actual minus intended send) p99 at 1000
+#     and at 20000 pps.
+# Targets: loadgen rate >= sockperf rate; loadgen p50 within 10 % of
+# sockperf's; schedule error p99 < 20 us.
+# Prints a table, writes build/bench/loadgen_sockperf.json; exits 1 if a
+# target is missed, 2 if a tool is missing or a run failed.
+set -u
+cd "$(dirname "$0")/.."
+top=$(pwd)
+out=$top/build/bench
+mkdir -p "$out"
+[ "$(nproc)" -ge 2 ] || { echo "loadgen_sockperf: needs 2 CPUs"; exit 2; }
+command -v sockperf >/dev/null || { echo "loadgen_sockperf: sockperf missing (mk/deps bench)"; exit 2; }
+loadgen=$top/build/release/bin/loadgen
+[ -x "$loadgen" ] || { echo "loadgen_sockperf: build loadgen first (make)"; exit 2; }
+
+S=${LOADGEN_BENCH_SECONDS:-2}
+LADDER_STEP=${LOADGEN_BENCH_LADDER_STEP:-20000}
+LADDER_STEPS=${LOADGEN_BENCH_LADDER_STEPS:-10}
+RUNS=${LOADGEN_BENCH_RUNS:-3}
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+die() { echo "loadgen_sockperf: $*" >&2; exit 2; }
+
+port() {
+	python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+bound() { ss -Huln "sport = :$1" | grep -q .; }
+wait_bound() {
+	local i
+	for i in $(seq 50); do bound "$1" && return 0; sleep 0.1; done
+	die "nothing listens on UDP port $1"
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+jget() {
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+sp_port=$(port)
+# sockperf gets the 4 MB socket buffers loadgen sets for itself
+SPBUF=--buffer-size=4194304
+taskset -c 1 sockperf server -i 127.0.0.1 -p "$sp_port" $SPBUF >"$tmp/sp_server.log" 2>&1 &
+pids+=($!)
+lg_port=$(port)
+taskset -c 1 "$loadgen" echo --listen "udp://127.0.0.1:$lg_port" 2>"$tmp/lg_echo.log" &
+pids+=($!)
+wait_bound "$sp_port"
+wait_bound "$lg_port"
+target=udp://127.0.0.1:$lg_port
+
+# loadgen_run NAME ARGS...: one pinned loadgen run, JSON in $tmp/NAME.json
+loadgen_run() {
+	local name=$1
+	shift
+	"$loadgen" --target "$target" --cpus 0 --no-progress --json "$tmp/$name.json" \
+		"$@" >"$tmp/$name.txt" 2>&1 || die "loadgen $* failed: $(tail -n 3 "$tmp/$name.txt")"
+}
+
+for run in $(seq "$RUNS"); do
+	# 1: highest sustained rate per core
+	best=0
+	for step in $(seq "$LADDER_STEPS"); do
+		r=$((step * LADDER_STEP))
+		taskset -c 0 sockperf ul -i 127.0.0.1 -p "$sp_port" --mps "$r" -m 64 \
+			--reply-every 1 $SPBUF -t "$S" >"$tmp/ul.txt" 2>&1 || die "sockperf ul failed"
+		line=$(grep 'Valid Duration' "$tmp/ul.txt")
+		dropped=$(sed -n 's/.*# dropped messages = \([0-9]*\);.*/\1/p' "$tmp/ul.txt")
+		ok=$(echo "$line" | sed 's/.*RunTime=\([0-9.]*\) sec; SentMessages=\([0-9]*\); ReceivedMessages=\([0-9]*\).*/\1 \2 \3/' |
+			awk -v r="$r" -v d="${dropped:-0}" '{ print ($2 / $1 >= 0.99 * r && d <= 0.001 * $2) }')
+		[ "$ok" = 1 ] && best=$r
+	done
+	echo "$best" >>"$tmp/sp_rate"
+	"$loadgen" sweep --target "$target" --cpus 0 --from "$LADDER_STEP" \
+		--to $((LADDER_STEPS * LADDER_STEP)) --steps "$LADDER_STEPS" \
+		--duration "$S" --slo max=10s --pause 200 --size 64 \
+		--json "$tmp/sweep.json" >"$tmp/sweep.txt" 2>&1 || die "loadgen sweep failed: $(tail -n 3 "$tmp/sweep.txt")"
+	jget "$tmp/sweep.json" "int(j['best']['target_rate']) if j['best'] else 0" >>"$tmp/lg_rate"
+
+	# 2: low-load round trip
+	taskset -c 0 sockperf pp -i 127.0.0.1 -p "$sp_port" --mps 1000 -m 64 \
+		--full-rtt $SPBUF -t "$S" >"$tmp/pp.txt" 2>&1 || die "sockperf pp failed"
+	sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' "$tmp/pp.txt" >>"$tmp/sp_p50"
+	sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p' "$tmp/pp.txt" >>"$tmp/sp_p99"
+	loadgen_run low --rate 1000 --duration "$S" --size 64
+	jget "$tmp/low.json" "j['latency_us']['uncorrected']['p50']" >>"$tmp/lg_p50"
+	jget "$tmp/low.json" "j['latency_us']['uncorrected']['p99']" >>"$tmp/lg_p99"
+	jget "$tmp/low.json" "j['latency_us']['corrected']['p50']" >>"$tmp/lg_cp50"
+	jget "$tmp/low.json" "j['schedule_error_us']['p99']" >>"$tmp/se_low"
+
+	# 3: schedule error at a moderate rate
+	loadgen_run mid --rate 20000 --duration "$S" --size 64
+	jget "$tmp/mid.json" "j['schedule_error_us']['p99']" >>"$tmp/se_mid"
+	jget "$tmp/mid.json" "j['achieved_rate']" >>"$tmp/mid_rate"
+done
+for f in sp_rate lg_rate sp_p50 sp_p99 lg_p50 lg_p99 lg_cp50 se_low se_mid mid_rate; do
+	[ -s "$tmp/$f" ] || die "no value for $f (see the tool output)"
+	eval "$f=$(median <"$tmp/$f")"
+done
+
+verdict() { if [ "$1" = 1 ]; then echo ok; else echo MISSED; fi; }
+ok_rate=$(awk -v a="$lg_rate" -v b="$sp_rate" 'BEGIN { print (a >= b) }')
+ok_lat=$(awk -v a="$lg_p50" -v b="$sp_p50" 'BEGIN { print (a <= 1.1 * b) }')
+ok_se=$(awk -v a="$se_low" -v b="$se_mid" 'BEGIN { print (a < 20 && b < 20) }')
+
+printf '\nloadgen vs sockperf, loopback UDP, 64 B, client CPU 0, server CPU 1, median of %s\n' "$RUNS"
+printf '%-44s %12s %12s  %s\n' "" sockperf loadgen target
+printf '%-44s %12.0f %12.0f  %s\n' "highest sustained rate, one core (msg/s)" "$sp_rate" "$lg_rate" "$(verdict "$ok_rate")"
+printf '%-44s %12.1f %12.1f  %s\n' "round trip p50 at 1000 msg/s (us)" "$sp_p50" "$lg_p50" "$(verdict "$ok_lat")"
+printf '%-44s %12.1f %12.1f\n' "round trip p99 at 1000 msg/s (us)" "$sp_p99" "$lg_p99"
+printf '%-44s %12s %12.1f\n' "  loadgen p50 from the intended time (us)" "-" "$lg_cp50"
+printf '%-44s %12s %12.1f  %s\n' "schedule error p99 at 1000 pps (us)" "-" "$se_low" "$(verdict "$ok_se")"
+printf '%-44s %12s %12.1f\n' "schedule error p99 at 20000 pps (us)" "-" "$se_mid"
+
+python3 - "$out/loadgen_sockperf.json" <<PY
+import json, sys
+json.dump({
+    "runs": $RUNS, "seconds": $S, "size": 64,
+    "sockperf": {"max_rate": $sp_rate, "rtt_p50_us": $sp_p50, "rtt_p99_us": $sp_p99},
+    "ladder_step": $LADDER_STEP, "ladder_steps": $LADDER_STEPS,
+    "loadgen": {"max_rate": $lg_rate,
+                "rtt_p50_us": $lg_p50, "rtt_p99_us": $lg_p99,
+                "corrected_p50_us": $lg_cp50,
+                "schedule_error_p99_us": {"1000": $se_low, "20000": $se_mid},
+                "achieved_at_20000": $mid_rate},
+    "targets_met": {"rate": bool($ok_rate), "latency": bool($ok_lat),
+                    "schedule_error": bool($ok_se)},
+}, open(sys.argv[1], "w"), indent=2)
+PY
+[ "$ok_rate$ok_lat$ok_se" = 111 ]

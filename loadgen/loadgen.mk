@@ -1,0 +1,2 @@
+# loadgen/: the open-loop load generator (libevent, one loop per thread).
+$(eval $(call program,loadgen,loadgen))

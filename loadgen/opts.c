@@ -1,0 +1,510 @@
+/* opts: getopt_long over loadgen's flags, with checked number parsing. */
+#include "opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+#include "wire.h"
+
+/* Above this a single thread cannot pace: one wake-up per 64-packet
+ * sendmmsg every 32 us at best on loopback. */
+#define MAX_PPS_PER_THREAD 2000000.0
+
+void opts_usage(FILE *out)
+{
+	fputs(
+"usage: loadgen --target udp://ADDR:PORT|tcp://ADDR:PORT --rate PPS [options]\n"
+"       loadgen sweep --target URL --from R1 --to R2 --steps N\n"
+"                     --slo p99=1ms [options]\n"
+"       loadgen sweep --quota --rate PPS --from Q1% --to Q2% --steps N --slo ...\n"
+"       loadgen echo --listen udp://ADDR:PORT\n"
+"\n"
+"Open-loop load: every datagram (or TCP message) has an intended send time\n"
+"on a fixed schedule; latency is measured from it (corrected for\n"
+"coordinated omission) and from the actual send time (uncorrected).\n"
+"\n"
+"  --target URL          where to send (udp://1.2.3.4:5, udp://[::1]:5, or\n"
+"                        tcp://...: fixed-size messages on connections);\n"
+"                        the target must echo what it gets back\n"
+"  --rate PPS            packets per second, all threads (20000, 20k, 1.5M)\n"
+"  --duration SECONDS    how long to send (30, 30s, 500ms; default 10)\n"
+"  --threads N           sender threads, one event loop each (default 1)\n"
+"  --flows N             UDP sockets or TCP connections, spread over the\n"
+"                        threads (default: one per thread)\n"
+"  --size BYTES          datagram payload, 40..65507 (default 64)\n"
+"  --cpus LIST           pin the threads to these CPUs (0, 0-3, 0,2)\n"
+"  --cpu-quota PERCENT   run under a CPU bandwidth quota (20% of one CPU;\n"
+"                        200% = two CPUs) in a cgroup made for the run\n"
+"  --quota-period-us N   the quota's period (default 100000)\n"
+"  --quota-period TIME   the same as a time (100ms)\n"
+"  --cgroup PATH|SLICE   use this existing cgroup (or a new child of this\n"
+"                        systemd slice) instead of making one\n"
+"  --quota-scope SCOPE   process (default) or threads: only the sender\n"
+"                        threads go under the quota\n"
+"  --timeout MS          a reply later than this is late; after the last\n"
+"                        send, wait this long for replies (default 2000)\n"
+"  --no-probe            do not check the target answers before the run\n"
+"  --timer MODE          timerfd (default: microsecond pacing) or epoll\n"
+"                        (1 ms epoll_wait timeouts; no timerfd in loadgen's\n"
+"                        own epoll set, see loadgen(1) on RT kernels)\n"
+"  --json FILE           write every counter and percentile as JSON\n"
+"  --hgrm FILE           write the corrected latency distribution (HdrHistogram\n"
+"                        percentile format, ms) and FILE.uncorrected.hgrm\n"
+"  --timeseries FILE     write count, p50, p99, max per window as CSV\n"
+"  --window MS           the time series window (default 100)\n"
+"  --no-progress         no live progress line (shown only on a terminal)\n"
+"  -h, --help            this text\n"
+"\n"
+"sweep: one run per step from --from to --to (rates, or with --quota\n"
+"quota percentages at a fixed --rate); prints each step, the highest rate\n"
+"(lowest quota) meeting every --slo (p50 p90 p99 p99.9 p99.99 max =\n"
+"VALUE[us|ms|s], comma separated) and writes --json and --csv FILE.\n"
+"  --pause MS            idle time between steps (default 500)\n"
+"\n"
+"echo: a small UDP echo server for tests and benchmarks.\n"
+"\n"
+"exit: 0 done, 64 bad usage, 69 target or resource unavailable, 70 internal\n"
+"failure, 71 the system refused (cgroup permission), 130 interrupted\n"
+"(results so far are printed and written).\n", out);
+}
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A finite number followed by an optional suffix from the list. */
+static int number(const char *s, double *v, const char **suffix)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || errno || !isfinite(*v) || *v < 0)
+		return -1;
+	*suffix = end;
+	return 0;
+}
+
+int opts_parse_rate(const char *s, double *rate)
+{
+	const char *suf;
+	if (number(s, rate, &suf) < 0)
+		return -1;
+	if (strcmp(suf, "k") == 0 || strcmp(suf, "K") == 0)
+		*rate *= 1e3;
+	else if (strcmp(suf, "M") == 0 || strcmp(suf, "m") == 0)
+		*rate *= 1e6;
+	else if (*suf)
+		return -1;
+	return *rate > 0 ? 0 : -1;
+}
+
+int opts_parse_time_us(const char *s, int64_t *us)
+{
+	const char *suf;
+	double v;
+	if (number(s, &v, &suf) < 0)
+		return -1;
+	double mult;
+	if (!*suf || strcmp(suf, "s") == 0)
+		mult = 1e6;
+	else if (strcmp(suf, "ms") == 0)
+		mult = 1e3;
+	else if (strcmp(suf, "us") == 0)
+		mult = 1;
+	else if (strcmp(suf, "m") == 0)
+		mult = 60e6;
+	else
+		return -1;
+	if (v * mult > 1e15)
+		return -1;
+	*us = llround(v * mult);
+	return 0;
+}
+
+/* Latency values default to microseconds, unlike durations. */
+static int latency_us(const char *s, int64_t *us)
+{
+	const char *suf;
+	double v;
+	if (number(s, &v, &suf) < 0)
+		return -1;
+	if (!*suf)
+		suf = "us";
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%.17g%s", v, suf);
+	return opts_parse_time_us(buf, us);
+}
+
+/* A time in milliseconds: a bare number, or one with a unit. */
+static int millis(const char *s, int64_t *ms)
+{
+	const char *suf;
+	double v;
+	int64_t us;
+	if (number(s, &v, &suf) < 0)
+		return -1;
+	if (!*suf) {
+		*ms = llround(v);
+		return v > 1e12 ? -1 : 0;
+	}
+	if (opts_parse_time_us(s, &us) < 0)
+		return -1;
+	*ms = us / 1000;
+	return 0;
+}
+
+static const struct { const char *in, *name; double pct; } slo_names[] = {
+	{ "p50", "p50", 50 }, { "p90", "p90", 90 }, { "p99", "p99", 99 },
+	{ "p99.9", "p99_9", 99.9 }, { "p99_9", "p99_9", 99.9 },
+	{ "p99.99", "p99_99", 99.99 }, { "p99_99", "p99_99", 99.99 },
+	{ "max", "max", 100 },
+};
+
+int opts_parse_slo(const char *s, struct opts_slo *slo, int max)
+{
+	int n = 0;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq || n == max)
+			return -1;
+		*eq = 0;
+		size_t i;
+		for (i = 0; i < sizeof(slo_names) / sizeof(slo_names[0]); i++)
+			if (strcmp(tok, slo_names[i].in) == 0)
+				break;
+		if (i == sizeof(slo_names) / sizeof(slo_names[0]) ||
+		    latency_us(eq + 1, &slo[n].us) < 0)
+			return -1;
+		snprintf(slo[n].name, sizeof(slo[n].name), "%s",
+			 slo_names[i].name);
+		slo[n].pct = slo_names[i].pct;
+		n++;
+	}
+	return n ? n : -1;
+}
+
+static int count(const char *s, int lo, int hi, int *v)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(s, &end, 10);
+	if (end == s || *end || errno || x < lo || x > hi)
+		return -1;
+	*v = (int)x;
+	return 0;
+}
+
+static int percent(const char *s, double *v)
+{
+	const char *suf;
+	if (number(s, v, &suf) < 0 || (*suf && strcmp(suf, "%") != 0))
+		return -1;
+	return *v > 0 ? 0 : -1;
+}
+
+enum {
+	O_TARGET = 256, O_RATE, O_DURATION, O_THREADS, O_FLOWS, O_SIZE, O_CPUS,
+	O_QUOTA, O_PERIOD_US, O_PERIOD, O_CGROUP, O_SCOPE, O_TIMEOUT,
+	O_NOPROBE, O_JSON, O_HGRM, O_TS, O_WINDOW, O_NOPROGRESS, O_FROM,
+	O_TO, O_STEPS, O_SLO, O_QUOTA_SWEEP, O_CSV, O_PAUSE, O_LISTEN, O_TIMER,
+};
+
+static const struct option longopts[] = {
+	{ "target", required_argument, NULL, O_TARGET },
+	{ "rate", required_argument, NULL, O_RATE },
+	{ "duration", required_argument, NULL, O_DURATION },
+	{ "threads", required_argument, NULL, O_THREADS },
+	{ "flows", required_argument, NULL, O_FLOWS },
+	{ "size", required_argument, NULL, O_SIZE },
+	{ "cpus", required_argument, NULL, O_CPUS },
+	{ "cpu-quota", required_argument, NULL, O_QUOTA },
+	{ "quota-period-us", required_argument, NULL, O_PERIOD_US },
+	{ "quota-period", required_argument, NULL, O_PERIOD },
+	{ "cgroup", required_argument, NULL, O_CGROUP },
+	{ "quota-scope", required_argument, NULL, O_SCOPE },
+	{ "timeout", required_argument, NULL, O_TIMEOUT },
+	{ "no-probe", no_argument, NULL, O_NOPROBE },
+	{ "json", required_argument, NULL, O_JSON },
+	{ "hgrm", required_argument, NULL, O_HGRM },
+	{ "timeseries", required_argument, NULL, O_TS },
+	{ "window", required_argument, NULL, O_WINDOW },
+	{ "no-progress", no_argument, NULL, O_NOPROGRESS },
+	{ "from", required_argument, NULL, O_FROM },
+	{ "to", required_argument, NULL, O_TO },
+	{ "steps", required_argument, NULL, O_STEPS },
+	{ "slo", required_argument, NULL, O_SLO },
+	{ "quota", no_argument, NULL, O_QUOTA_SWEEP },
+	{ "csv", required_argument, NULL, O_CSV },
+	{ "pause", required_argument, NULL, O_PAUSE },
+	{ "listen", required_argument, NULL, O_LISTEN },
+	{ "timer", required_argument, NULL, O_TIMER },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void defaults(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->duration_s = 10;
+	o->threads = 1;
+	o->size = 64;
+	o->quota_pct = -1;
+	o->period_us = 100000;
+	o->window_ms = 100;
+	o->timeout_ms = 2000;
+	o->probe = true;
+	o->progress = -1;
+	o->pause_ms = 500;
+}
+
+/* One flag's value into o. Returns 0 or -1 with err filled. */
+static int apply(struct opts *o, int c, const char *v, const char *flag,
+		 char *err, size_t errlen)
+{
+	int64_t us;
+	char why[256];
+	switch (c) {
+	case O_TARGET:
+		if (addr_parse(&o->target, v, 0, why, sizeof(why)) < 0)
+			return bad(err, errlen, "--target: %s", why);
+		if (o->target.kind != ADDR_UDP && o->target.kind != ADDR_TCP)
+			return bad(err, errlen, "--target '%s': say udp:// or "
+				   "tcp://", v);
+		snprintf(o->target_text, sizeof(o->target_text), "%s", v);
+		return 0;
+	case O_LISTEN:
+		if (addr_parse(&o->listen, v, 0, why, sizeof(why)) < 0)
+			return bad(err, errlen, "--listen: %s", why);
+		if (o->listen.kind != ADDR_UDP)
+			return bad(err, errlen, "--listen '%s': echo serves "
+				   "udp:// only", v);
+		return 0;
+	case O_RATE:
+		if (opts_parse_rate(v, &o->rate) < 0)
+			return bad(err, errlen, "--rate '%s' is not a rate "
+				   "(packets per second: 20000, 20k, 1.5M)", v);
+		return 0;
+	case O_DURATION:
+		if (opts_parse_time_us(v, &us) < 0 || us < 1000)
+			return bad(err, errlen, "--duration '%s' is not a "
+				   "duration of at least 1 ms (30, 30s, 500ms)", v);
+		o->duration_s = (double)us / 1e6;
+		return 0;
+	case O_THREADS:
+		if (count(v, 1, OPTS_MAX_THREADS, &o->threads) < 0)
+			return bad(err, errlen, "--threads '%s' is not a "
+				   "number from 1 to %d", v, OPTS_MAX_THREADS);
+		return 0;
+	case O_FLOWS:
+		if (count(v, 1, 4096, &o->flows) < 0)
+			return bad(err, errlen, "--flows '%s' is not a number "
+				   "from 1 to 4096", v);
+		return 0;
+	case O_SIZE:
+		if (count(v, WIRE_HDR_LEN, WIRE_MAX_LEN, &o->size) < 0)
+			return bad(err, errlen, "--size '%s' is not a payload "
+				   "size from %d to %d bytes", v, WIRE_HDR_LEN,
+				   WIRE_MAX_LEN);
+		return 0;
+	case O_CPUS:
+		o->ncpus = rt_parse_cpus(v, o->cpus, OPTS_MAX_CPUS, why,
+					 sizeof(why));
+		if (o->ncpus < 0)
+			return bad(err, errlen, "--cpus: %s", why);
+		return 0;
+	case O_QUOTA:
+		if (percent(v, &o->quota_pct) < 0)
+			return bad(err, errlen, "--cpu-quota '%s' is not a "
+				   "percentage of one CPU (20%%, 150%%)", v);
+		return 0;
+	case O_PERIOD_US:
+	case O_PERIOD:
+		if ((c == O_PERIOD ? opts_parse_time_us(v, &us)
+				   : latency_us(v, &us)) < 0 ||
+		    us < 1000 || us > 1000000)
+			return bad(err, errlen, "%s '%s' is not a period from "
+				   "1000 us to 1 s", flag, v);
+		o->period_us = us;
+		return 0;
+	case O_CGROUP:
+		o->cgroup = v;
+		return 0;
+	case O_SCOPE:
+		if (strcmp(v, "process") && strcmp(v, "threads"))
+			return bad(err, errlen, "--quota-scope '%s': say "
+				   "process or threads", v);
+		o->quota_threads = strcmp(v, "threads") == 0;
+		return 0;
+	case O_TIMEOUT:
+	case O_WINDOW:
+	case O_PAUSE: {
+		int64_t ms;
+		if (millis(v, &ms) < 0 || (c != O_PAUSE && ms < 1))
+			return bad(err, errlen, "%s '%s' is not a time in ms "
+				   "(or with a unit: 2s, 500ms)", flag, v);
+		*(c == O_TIMEOUT ? &o->timeout_ms
+		  : c == O_WINDOW ? &o->window_ms : &o->pause_ms) = ms;
+		return 0;
+	}
+	case O_TIMER:
+		if (strcmp(v, "timerfd") && strcmp(v, "epoll"))
+			return bad(err, errlen, "--timer '%s': say timerfd or "
+				   "epoll", v);
+		o->epoll_timer = strcmp(v, "epoll") == 0;
+		return 0;
+	case O_NOPROBE:
+		o->probe = false;
+		return 0;
+	case O_NOPROGRESS:
+		o->progress = 0;
+		return 0;
+	case O_JSON:
+		o->json = v;
+		return 0;
+	case O_HGRM:
+		o->hgrm = v;
+		return 0;
+	case O_TS:
+		o->timeseries = v;
+		return 0;
+	case O_CSV:
+		o->csv = v;
+		return 0;
+	case O_QUOTA_SWEEP:
+		o->sweep = OPTS_SWEEP_QUOTA;
+		return 0;
+	case O_FROM:
+	case O_TO: {
+		double *dst = c == O_FROM ? &o->from : &o->to;
+		if (opts_parse_rate(v, dst) < 0 && percent(v, dst) < 0)
+			return bad(err, errlen, "%s '%s' is not a rate or a "
+				   "quota percentage", flag, v);
+		return 0;
+	}
+	case O_STEPS:
+		if (count(v, 1, 1000, &o->steps) < 0)
+			return bad(err, errlen, "--steps '%s' is not a number "
+				   "from 1 to 1000", v);
+		return 0;
+	case O_SLO:
+		o->nslo = opts_parse_slo(v, o->slo, OPTS_MAX_SLO);
+		if (o->nslo < 0)
+			return bad(err, errlen, "--slo '%s' is not a list of "
+				   "PERCENTILE=LATENCY (p99=1ms,max=20ms; "
+				   "percentiles p50 p90 p99 p99.9 p99.99 max)", v);
+		return 0;
+	default:
+		return bad(err, errlen, "unknown option %s", flag);
+	}
+}
+
+/* Checks across flags, once all are known. */
+static int check(struct opts *o, char *err, size_t errlen)
+{
+	if (o->mode == OPTS_ECHO) {
+		if (!addr_port(&o->listen))
+			return bad(err, errlen, "echo needs --listen "
+				   "udp://ADDR:PORT");
+		return 0;
+	}
+	if (!o->target_text[0])
+		return bad(err, errlen, "--target udp://ADDR:PORT is required");
+	if (!o->flows)
+		o->flows = o->threads;
+	if (o->flows < o->threads)
+		return bad(err, errlen, "--flows %d is fewer than --threads %d: "
+			   "every thread needs at least one flow", o->flows,
+			   o->threads);
+	if (o->mode == OPTS_SWEEP) {
+		if (!o->steps || !o->nslo || o->from <= 0 || o->to <= 0)
+			return bad(err, errlen, "sweep needs --from, --to, "
+				   "--steps and --slo");
+		if (o->sweep == OPTS_SWEEP_QUOTA && o->rate <= 0)
+			return bad(err, errlen, "a quota sweep needs --rate");
+		if (o->sweep == OPTS_SWEEP_QUOTA && o->quota_pct >= 0)
+			return bad(err, errlen, "a quota sweep sets the quota "
+				   "itself: drop --cpu-quota");
+		if (o->hgrm || o->timeseries)
+			return bad(err, errlen, "sweep writes --json and --csv; "
+				   "--hgrm and --timeseries are for single runs");
+		double top = o->sweep == OPTS_SWEEP_RATE
+			     ? fmax(o->from, o->to) : o->rate;
+		if (top / o->threads > MAX_PPS_PER_THREAD)
+			return bad(err, errlen, "rate %.0f pps needs at least "
+				   "%d threads (at most %.0f pps per thread)",
+				   top, (int)ceil(top / MAX_PPS_PER_THREAD),
+				   MAX_PPS_PER_THREAD);
+		return 0;
+	}
+	if (o->rate <= 0)
+		return bad(err, errlen, "--rate PPS is required");
+	if (o->rate / o->threads > MAX_PPS_PER_THREAD)
+		return bad(err, errlen, "--rate %.0f is impossible with %d "
+			   "thread%s: one thread paces at most %.0f pps; use "
+			   "--threads %d or more", o->rate, o->threads,
+			   o->threads == 1 ? "" : "s", MAX_PPS_PER_THREAD,
+			   (int)ceil(o->rate / MAX_PPS_PER_THREAD));
+	if (o->rate * o->duration_s < o->threads)
+		return bad(err, errlen, "--rate %.17g for %.17g s is fewer "
+			   "packets than --threads %d", o->rate, o->duration_s,
+			   o->threads);
+	if (o->rate * o->duration_s > 1e11)
+		return bad(err, errlen, "--rate times --duration is over 1e11 "
+			   "packets");
+	return 0;
+}
+
+int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	defaults(o);
+	int first = 1;
+	if (argc > 1 && strcmp(argv[1], "sweep") == 0) {
+		o->mode = OPTS_SWEEP;
+		first = 2;
+	} else if (argc > 1 && strcmp(argv[1], "echo") == 0) {
+		o->mode = OPTS_ECHO;
+		first = 2;
+	}
+	optind = first;
+	opterr = 0;
+	int c, li = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
+		char flag[64];
+		if (c >= O_TARGET)
+			snprintf(flag, sizeof(flag), "--%s", longopts[li].name);
+		else
+			snprintf(flag, sizeof(flag), "%s", argv[optind - 1]);
+		if (c == 'h') {
+			o->mode = OPTS_HELP;
+			return 0;
+		}
+		if (c == '?')
+			return bad(err, errlen, "unknown option '%s' (see "
+				   "loadgen --help)", flag);
+		if (c == ':')
+			return bad(err, errlen, "option '%s' needs a value",
+				   flag);
+		if (apply(o, c, optarg, flag, err, errlen) < 0)
+			return -1;
+	}
+	if (optind < argc)
+		return bad(err, errlen, "unexpected argument '%s' (see "
+			   "loadgen --help)", argv[optind]);
+	return check(o, err, errlen);
+}

@@ -1,0 +1,78 @@
+/*
+ * opts: loadgen's command line, for a single run and for a sweep, parsed
+ * into one struct with every default filled in. Every error names the flag
+ * and the bad value and says what would be right.
+ */
+#ifndef LOADGEN_OPTS_H
+#define LOADGEN_OPTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addr.h"
+
+#define OPTS_MAX_CPUS	256
+#define OPTS_MAX_SLO	8
+#define OPTS_MAX_THREADS 256
+
+enum opts_mode { OPTS_RUN, OPTS_SWEEP, OPTS_ECHO, OPTS_HELP };
+enum opts_sweep { OPTS_SWEEP_RATE, OPTS_SWEEP_QUOTA };
+
+/* One service level objective: percentile pct (100 for max) at most us. */
+struct opts_slo {
+	char name[16];		/* "p99", "p99_9", "max" */
+	double pct;
+	int64_t us;
+};
+
+struct opts {
+	enum opts_mode mode;
+	struct addr target;
+	char target_text[ADDR_TEXT_MAX];
+	double rate;		/* packets per second, all threads */
+	double duration_s;
+	int threads, flows;
+	int size;		/* datagram payload bytes */
+	int cpus[OPTS_MAX_CPUS];
+	int ncpus;		/* 0: not pinned */
+	double quota_pct;	/* < 0: no quota; 100 = one CPU */
+	int64_t period_us;
+	const char *cgroup;	/* existing cgroup or slice; NULL: create */
+	bool quota_threads;	/* quota on the sender threads only */
+	const char *json, *hgrm, *timeseries, *csv;
+	int64_t window_ms;
+	int64_t timeout_ms;	/* a reply later than this is late; drain time */
+	bool probe;
+	bool epoll_timer;	/* pace with epoll_wait timeouts, not a timerfd */
+	int progress;		/* -1 auto (tty), 0 off */
+	/* sweep */
+	enum opts_sweep sweep;
+	double from, to;	/* rates, or quota percentages */
+	int steps;
+	struct opts_slo slo[OPTS_MAX_SLO];
+	int nslo;
+	int64_t pause_ms;
+	/* echo */
+	struct addr listen;
+};
+
+/* Parse argv ("loadgen [sweep|echo] FLAGS"). Returns 0, or -1 with err
+ * filled (the caller exits 64). */
+int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen);
+
+/* Print the usage text. */
+void opts_usage(FILE *out);
+
+/* Parse "20000", "20k", "1.5M" (per second). Returns 0 or -1. */
+int opts_parse_rate(const char *s, double *rate);
+
+/* Parse "30", "30s", "500ms", "250us", "2m" into microseconds. Returns 0
+ * or -1. */
+int opts_parse_time_us(const char *s, int64_t *us);
+
+/* Parse "p99=1ms,max=20ms". Returns the number of objectives or -1. */
+int opts_parse_slo(const char *s, struct opts_slo *slo, int max);
+
+#endif

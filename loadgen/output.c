@@ -1,0 +1,210 @@
+/* output: tables, JSON and result files of a run. */
+#include "output.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "results.h"
+
+const double output_pcts[6] = { 50, 90, 99, 99.9, 99.99, 100 };
+const char *const output_pct_keys[6] = {
+	"p50", "p90", "p99", "p99_9", "p99_99", "max"
+};
+
+static const char *yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+void output_table(FILE *out, const struct opts *o, const struct run_result *r)
+{
+	fprintf(out, "target %s, %d thread%s, %d flow%s, %d-byte datagrams\n",
+		o->target_text, o->threads, o->threads == 1 ? "" : "s",
+		o->flows, o->flows == 1 ? "" : "s", o->size);
+	fprintf(out, "rate: target %.0f pps, achieved %.0f pps (%+.2f%%)%s\n",
+		r->target_rate, r->achieved_rate,
+		r->target_rate > 0 ? (r->achieved_rate / r->target_rate - 1) * 100
+				   : 0.0,
+		r->rate_ok ? "" : "  ** BELOW TARGET **");
+	fprintf(out, "packets: sent %llu of %llu, received %llu, lost %llu, "
+		"duplicated %llu, reordered %llu, late %llu, foreign %llu",
+		(unsigned long long)r->sent, (unsigned long long)r->expected,
+		(unsigned long long)r->received, (unsigned long long)r->lost,
+		(unsigned long long)r->duplicated,
+		(unsigned long long)r->reordered, (unsigned long long)r->late,
+		(unsigned long long)r->foreign);
+	if (r->send_errors || r->refused)
+		fprintf(out, ", send errors %llu, refused %llu",
+			(unsigned long long)r->send_errors,
+			(unsigned long long)r->refused);
+	fprintf(out, "\n\n  Latency (us)   corrected  uncorrected\n");
+	for (int i = 0; i < 6; i++)
+		fprintf(out, "  %8.3f%%  %12lld %12lld\n", output_pcts[i],
+			(long long)hist_percentile(&r->corrected, output_pcts[i]),
+			(long long)hist_percentile(&r->uncorrected,
+						   output_pcts[i]));
+	fprintf(out, "  %9s  %12.1f %12.1f\n", "mean", hist_mean(&r->corrected),
+		hist_mean(&r->uncorrected));
+	fprintf(out, "\nschedule error (actual - intended send, us): p50 %lld, "
+		"p99 %lld, p99.9 %lld, max %lld\n",
+		(long long)hist_percentile(&r->sched_err, 50),
+		(long long)hist_percentile(&r->sched_err, 99),
+		(long long)hist_percentile(&r->sched_err, 99.9),
+		(long long)hist_max(&r->sched_err));
+	if (r->cgroup.path[0]) {
+		fprintf(out, "cgroup %s (v%d, %s): quota ", r->cgroup.path,
+			r->cgroup.version,
+			r->cgroup.threads_only ? "sender threads" : "process");
+		if (r->cgroup.quota_us < 0)
+			fprintf(out, "none");
+		else
+			fprintf(out, "%lld us per %lld us",
+				(long long)r->cgroup.quota_us,
+				(long long)r->cgroup.period_us);
+		fprintf(out, "; throttled in %llu of %llu periods, %.1f ms "
+			"in all\n",
+			(unsigned long long)r->cgroup.stat.nr_throttled,
+			(unsigned long long)r->cgroup.stat.nr_periods,
+			(double)r->cgroup.stat.throttled_us / 1000.0);
+	}
+	fprintf(out, "cpu: user %.2f s, system %.2f s; interrupted: %s\n",
+		r->cpu_user_s, r->cpu_sys_s, yes_no(r->interrupted));
+}
+
+static json_t *cgroup_json(const struct run_result *r)
+{
+	bool on = r->cgroup.path[0] != 0;
+	const struct cg_stat *st = &r->cgroup.stat;
+	return json_pack("{s:o, s:o, s:s?, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"path", on ? json_string(r->cgroup.path) : json_null(),
+		"version", on ? json_integer(r->cgroup.version) : json_null(),
+		"scope", on ? (r->cgroup.threads_only ? "threads" : "process")
+			    : NULL,
+		"quota_us", (json_int_t)(on ? r->cgroup.quota_us : -1),
+		"period_us", (json_int_t)(on ? r->cgroup.period_us : 0),
+		"nr_periods", (json_int_t)st->nr_periods,
+		"nr_throttled", (json_int_t)st->nr_throttled,
+		"throttled_us", (json_int_t)st->throttled_us,
+		"usage_us", (json_int_t)st->usage_us);
+}
+
+json_t *output_json(const struct opts *o, const struct run_result *r)
+{
+	json_t *j = json_pack(
+		"{s:s, s:s, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:i, s:i, s:i,"
+		" s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+		"tool", "loadgen",
+		"target", o->target_text,
+		"target_rate", r->target_rate,
+		"achieved_rate", r->achieved_rate,
+		"rate_ok", r->rate_ok,
+		"rate_shortfall_pct", r->target_rate > 0 && !r->rate_ok
+			? (1 - r->achieved_rate / r->target_rate) * 100 : 0.0,
+		"duration_s", r->duration_s,
+		"send_span_s", r->send_span_s,
+		"elapsed_s", r->elapsed_s,
+		"threads", o->threads,
+		"flows", o->flows,
+		"size", o->size,
+		"expected", (json_int_t)r->expected,
+		"sent", (json_int_t)r->sent,
+		"received", (json_int_t)r->received,
+		"lost", (json_int_t)r->lost,
+		"duplicated", (json_int_t)r->duplicated,
+		"reordered", (json_int_t)r->reordered,
+		"late", (json_int_t)r->late,
+		"foreign", (json_int_t)r->foreign,
+		"send_errors", (json_int_t)r->send_errors,
+		"refused", (json_int_t)r->refused,
+		"interrupted", r->interrupted);
+	json_object_set_new(j, "timeout_ms", json_integer(o->timeout_ms));
+	json_object_set_new(j, "latency_us", json_pack("{s:o, s:o}",
+		"corrected", results_percentiles(&r->corrected),
+		"uncorrected", results_percentiles(&r->uncorrected)));
+	json_object_set_new(j, "schedule_error_us",
+			    results_percentiles(&r->sched_err));
+	json_object_set_new(j, "cgroup", cgroup_json(r));
+	json_object_set_new(j, "cpu", json_pack("{s:f, s:f}",
+		"user_s", r->cpu_user_s, "sys_s", r->cpu_sys_s));
+	return j;
+}
+
+int output_write_json(const char *path, json_t *j, char *err, size_t errlen)
+{
+	if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	FILE *f = fopen(path, "a");
+	if (f) {
+		fputc('\n', f);
+		fclose(f);
+	}
+	return 0;
+}
+
+static FILE *create(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		snprintf(err, errlen, "cannot write %s: %s", path,
+			 strerror(errno));
+	return f;
+}
+
+static int finish(FILE *f, int rc, const char *path, char *err, size_t errlen)
+{
+	if (fclose(f) != 0 || rc < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void output_uncorrected_path(const char *path, char *out, size_t len)
+{
+	size_t n = strlen(path);
+	if (n > 5 && strcmp(path + n - 5, ".hgrm") == 0)
+		snprintf(out, len, "%.*s.uncorrected.hgrm", (int)(n - 5), path);
+	else
+		snprintf(out, len, "%s.uncorrected", path);
+}
+
+int output_write_series(const char *path, const struct opts *o,
+			const struct run_result *r, char *err, size_t errlen)
+{
+	char header[512];
+	snprintf(header, sizeof(header),
+		 "loadgen: corrected latency per %lld ms window (by reply time)\n"
+		 "target %s, rate %.0f pps, duration %.3f s, threads %d",
+		 (long long)o->window_ms, o->target_text, r->target_rate,
+		 r->duration_s, o->threads);
+	FILE *f = create(path, err, errlen);
+	if (!f)
+		return -1;
+	return finish(f, series_write_csv(&r->series, f, header,
+					  r->series_end_ns),
+		      path, err, errlen);
+}
+
+int output_files(const struct opts *o, const struct run_result *r, char *err,
+		 size_t errlen)
+{
+	int rc = 0;
+	if (o->json) {
+		json_t *j = output_json(o, r);
+		rc |= output_write_json(o->json, j, err, errlen);
+		json_decref(j);
+	}
+	if (o->hgrm) {
+		char un[4096];
+		output_uncorrected_path(o->hgrm, un, sizeof(un));
+		rc |= results_write_hgrm(&r->corrected, o->hgrm, err, errlen);
+		rc |= results_write_hgrm(&r->uncorrected, un, err, errlen);
+	}
+	if (o->timeseries && r->has_series)
+		rc |= output_write_series(o->timeseries, o, r, err, errlen);
+	return rc;
+}

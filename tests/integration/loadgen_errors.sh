@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Bad input gets a clear error and a distinct exit status, and nothing is
+# lost: malformed flags (64), a target that refuses or does not answer
+# (69), an impossible rate for the thread count (64, saying what is
+# possible), no permission for cgroups (71, naming the file), a cgroup path
+# that is not one (69), replies that are not ours (counted, ignored).
+# timeout: 120
+. "$(dirname "$0")/../lib.sh"
+. "$FIXTURES/loadgen/lib.sh"
+
+# expect STATUS TEXT ARGS...: loadgen ARGS exits STATUS and says TEXT.
+expect() {
+	local want=$1 text=$2 status=0
+	shift 2
+	"$LOADGEN" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" || status=$?
+	[ "$status" = "$want" ] || fail "loadgen $* exited $status, not $want: $(cat "$TEST_TMP/err")"
+	grep -qF -- "$text" "$TEST_TMP/err" || fail "loadgen $* did not say '$text': $(cat "$TEST_TMP/err")"
+	echo "ok $want: $(head -n 1 "$TEST_TMP/err")"
+}
+
+port=$(free_udp_port)
+t=udp://127.0.0.1:$port
+expect 64 "--rate PPS is required" --target "$t"
+expect 64 "'10q' is not a rate" --target "$t" --rate 10q
+expect 64 "unknown option '--speed'" --target "$t" --speed 10
+expect 64 "is not a duration" --target "$t" --rate 10 --duration soon
+expect 64 "use --threads 3 or more" --target "$t" --rate 5M
+expect 64 "--target" --target "udp://127.0.0.1" --rate 10
+"$LOADGEN" --help | grep -q -- "--cpu-quota PERCENT" || fail "--help"
+
+# nothing listens on the port: ICMP port unreachable
+expect 69 "refuses: nothing listens there" --target "$t" --rate 100 --duration 1
+expect 69 "no reply came back" --target "$t" --rate 100 --duration 1 --no-probe
+grep -q "refused" "$TEST_TMP/out" || fail "refused datagrams not counted"
+
+# something listens but never answers
+python3 -c 'import socket, time, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", int(sys.argv[1])))
+open(sys.argv[2], "w").write("ready")
+time.sleep(60)' "$port" "$TEST_TMP/silent.ready" &
+bg_pids+=($!)
+wait_for 10 test -s "$TEST_TMP/silent.ready" || fail "silent server did not start"
+expect 69 "no answer from $t within 500 ms" --target "$t" --rate 100 --timeout 500
+kill "${bg_pids[-1]}"
+
+# a cgroup that is not one
+expect 69 "is not a cgroup directory" --target "$t" --rate 10 \
+	--cgroup /no/such/cgroup --cpu-quota 10%
+
+# no permission: an unprivileged user asks for a quota
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	status=0
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$LOADGEN" \
+		--target "$t" --rate 10 --duration 1 --cpu-quota 10% \
+		>/dev/null 2>"$TEST_TMP/err" || status=$?
+	[ "$status" = 71 ] || fail "unprivileged quota exited $status: $(cat "$TEST_TMP/err")"
+	grep -q "Permission denied; run as root" "$TEST_TMP/err" || fail "$(cat "$TEST_TMP/err")"
+	grep -q "/sys/fs/cgroup/" "$TEST_TMP/err" || fail "error does not name the file"
+	echo "ok 71: $(cat "$TEST_TMP/err")"
+fi
+
+# replies that are not ours: an echo that also sends junk
+python3 -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", int(sys.argv[1])))
+open(sys.argv[2], "w").write("ready")
+s.settimeout(20)
+while True:
+    d, a = s.recvfrom(2048)
+    s.sendto(d, a)
+    s.sendto(b"not a loadgen reply", a)' "$port" "$TEST_TMP/junk.ready" &
+bg_pids+=($!)
+wait_for 10 test -s "$TEST_TMP/junk.ready" || fail "junk server did not start"
+"$LOADGEN" --target "$t" --rate 500 --duration 1 --json "$TEST_TMP/f.json" \
+	>/dev/null || fail "loadgen with junk replies exited $?"
+check_py "$TEST_TMP/f.json" "j['received'] == 500 and j['foreign'] >= 500" \
+	"foreign replies not counted apart"
+check_py "$TEST_TMP/f.json" "j['latency_us']['corrected']['count'] == 500" \
+	"foreign replies reached the histogram"
+pass "errors and exit statuses"
