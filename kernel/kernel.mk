@@ -1,0 +1,27 @@
+# kernel/: the stock and patched Debian kernels, the QEMU harness and the
+# epoll selftests and benchmarks that gate them. See kernel/README.md.
+#
+#   make kernels            build (or take from the cache) stock + patched 6.12
+#   make kernel-6.1         the same for the 6.1 line (no PREEMPT_RT)
+#   make kernel-selftests   boot both 6.12 kernels, run the epoll selftests and
+#                           benchmarks (KERNEL_LINE=6.1 for the other line)
+#   make kernel-followup    evaluate the ep_poll_callback wakeup follow-up patch
+
+KERNEL_LINE ?= 6.12
+
+.PHONY: kernels kernel-6.1 kernel-selftests kernel-followup
+kernels:
+	@mk/deps kernel
+	@kernel/build --line 6.12
+
+kernel-6.1:
+	@mk/deps kernel
+	@kernel/build --line 6.1
+
+kernel-selftests:
+	@mk/deps kernel
+	@kernel/selftests/run --line $(KERNEL_LINE)
+
+kernel-followup:
+	@mk/deps kernel
+	@kernel/selftests/followup
