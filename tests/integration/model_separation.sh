@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The userspace model separates the lock kinds: with the producers throttled
+# by cpu.max 5000/100000, the writer-preferring rwlock (stock kernel) makes the
+# RT consumer wait out the quota at least 5 times over 50 ms in 3 s, the PI
+# mutex (patched kernel) never over 20 ms, and the plain mutex (no PI) stalls
+# like the rwlock: PI, not exclusivity, is what helps.
+# timeout: 90
+. "$(dirname "$0")/../lib.sh"
+
+need_root "a cgroup with a CPU quota and a SCHED_FIFO consumer"
+if ! grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+   ! awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { found = 1 } END { exit !found }' /proc/mounts; then
+	skip "no cgroup cpu controller (neither cgroup v2 cpu nor a v1 cpu hierarchy)"
+fi
+
+epmodel=$BUILD/bin/epmodel
+[ -x "$epmodel" ] || fail "$epmodel is not built"
+out=$TEST_TMP/model
+
+"$epmodel" --duration 3 --out "$out" >"$TEST_TMP/stdout" 2>"$TEST_TMP/stderr" &
+pid=$!
+# epmodel removes its cgroup on exit and on SIGINT/SIGTERM; only a SIGKILL
+# leaves it behind, and then it is named after the pid.
+cleanup() {
+	kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	find /sys/fs/cgroup -maxdepth 8 -depth -type d -path "*/relay-model-$pid*" \
+		-exec rmdir {} \; 2>/dev/null
+}
+trap cleanup EXIT
+wait "$pid"
+status=$?
+cat "$TEST_TMP/stdout"
+case $status in
+0) ;;
+71) skip "$(tail -n 1 "$TEST_TMP/stderr" | sed 's/^epmodel: //')" ;;
+*) cat "$TEST_TMP/stderr"; fail "epmodel exited $status" ;;
+esac
+
+leftover=$(find /sys/fs/cgroup -maxdepth 8 -type d -name "relay-model-$pid" 2>/dev/null)
+[ -z "$leftover" ] || fail "epmodel left its cgroup behind: $leftover"
+for f in summary.json {rwlock,pi_mutex,mutex}.{hgrm,timeseries.csv,events.csv}; do
+	[ -s "$out/$f" ] || fail "no $f"
+done
+
+python3 - "$out/summary.json" <<'PY' || fail "the lock kinds did not separate"
+import json, sys
+s = json.load(open(sys.argv[1]))
+rw, pi, mx = s["rwlock"], s["pi_mutex"], s["mutex"]
+print(f"rwlock: {rw['waits_over_50ms']} waits over 50 ms (max {rw['wait_us']['max'] / 1000:.1f} ms); "
+      f"mutex: {mx['waits_over_50ms']} (max {mx['wait_us']['max'] / 1000:.1f} ms); "
+      f"pi_mutex: max {pi['wait_us']['max'] / 1000:.3f} ms, {pi['waits']} waits")
+bad = []
+if rw["waits_over_50ms"] < 5:
+    bad.append("rwlock: fewer than 5 waits over 50 ms")
+if mx["waits_over_50ms"] < 5:
+    bad.append("mutex: fewer than 5 waits over 50 ms")
+if pi["wait_us"]["max"] > 20000:
+    bad.append("pi_mutex: a wait over 20 ms")
+# A consumer ticking every 1 ms for 3 s that never waits long: ~3000 waits.
+if pi["waits"] < 2000:
+    bad.append("pi_mutex: the consumer got the lock fewer than 2000 times")
+for b in bad:
+    print("FAIL:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+pass "rwlock and mutex stall for a quota period, the PI mutex does not"
