@@ -1,0 +1,563 @@
+/*
+ * demo-scenario: one run of the demo on the running kernel (a QEMU guest, or
+ * this host). relay runs SCHED_FIFO on one CPU with its timerfd tick in the
+ * epoll set; loadgen sends through it at a constant rate from a cgroup with
+ * a tight cpu.max on the same CPU; a watchdog on another CPU lifts the quota
+ * when the relay stops making progress and records the stall. An RT ticker
+ * on the other CPU (ticker.h) wakes the relay and measures how long its own
+ * datagrams wait: the RT waker the fix is about. Freeze probes (probe.h)
+ * tell the host's pauses of the guest apart from the kernel's.
+ *
+ * Everything lands in --out: scenario.json (parameters, kernel, stalls,
+ * cgroup counters, how each process ended), events.csv (stalls, quota lifts
+ * and restores), cpu.stat (the kernel's own), and the files relay and loadgen
+ * write (relay.json, loadgen.json, *.hgrm, *.timeseries.csv, *.log).
+ *
+ * Exit status: 0 the run completed; 1 it ran but something went wrong on
+ * the way (listed under "problems" in scenario.json); 64 bad command line;
+ * 69 relay or loadgen did not start; 70 internal failure (cannot write the
+ * results); 71 the system refused (cgroup, RT priority).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "hist.h"
+#include "probe.h"
+#include "results.h"
+#include "spawn.h"
+#include "ticker.h"
+#include "watchdog.h"
+
+/* The freeze probes (probe.h): above every thread of the scenario, a
+ * wake-up every 5 ms (few enough not to change how the senders are
+ * preempted), a wake-up 5 ms late or more is a freeze. */
+#define PROBE_PRIO 90
+#define PROBE_US 5000
+#define PROBE_MIN_LATE_NS (5 * 1000000LL)
+
+struct params {
+	int duration_s;
+	int rate_pps;
+	int senders;
+	int64_t quota_us, period_us;
+	int tick_us;
+	int cpu, watchdog_cpu;
+	int relay_prio, watchdog_prio;
+	int ticker_us, ticker_prio, ticker_cpu;
+	int stall_ms, poll_ms, lift_ms;
+	int late_ms;
+	int port;
+	int grace_s;
+	const char *relay, *loadgen, *out, *run_dir;
+};
+
+static const struct params defaults = {
+	.duration_s = 30, .rate_pps = 2000, .senders = 2,
+	.quota_us = 1000, .period_us = 10000, .tick_us = 1000,
+	.cpu = 1, .watchdog_cpu = 0, .relay_prio = 50, .watchdog_prio = 60,
+	.ticker_us = 10000, .ticker_prio = 40, .ticker_cpu = 0, .late_ms = 50,
+	.stall_ms = 200, .poll_ms = 10, .lift_ms = 1000, .port = 7700,
+	.grace_s = 15, .run_dir = "/tmp",
+};
+
+static void usage(FILE *f)
+{
+	const struct params *d = &defaults;
+	fprintf(f,
+"usage: demo-scenario --relay PATH --loadgen PATH --out DIR [options]\n"
+"  --duration S        how long loadgen sends (%d)\n"
+"  --rate PPS          packets per second, all senders together (%d)\n"
+"  --senders N         loadgen sender threads, all in the quota (%d)\n"
+"  --quota-us N        the senders' cpu.max quota per period (%lld)\n"
+"  --period-us N       the quota period (%lld)\n"
+"  --tick-us N         relay timerfd tick in its epoll set (%d)\n"
+"  --cpu N             the CPU of relay, the senders and the quota writer (%d)\n"
+"  --watchdog-cpu N    the CPU the watchdog polls from (%d)\n"
+"  --relay-prio N      relay's SCHED_FIFO priority (%d)\n"
+"  --watchdog-prio N   the watchdog's, above the relay's (%d)\n"
+"  --ticker-us N       an RT client pings the relay this often; 0: none (%d)\n"
+"  --ticker-prio N     its SCHED_FIFO priority (%d)\n"
+"  --ticker-cpu N      its CPU; -1: the relay's (--cpu) (%d)\n"
+"  --late-ms N         RT datagrams slower than this are counted as late (%d)\n"
+"  --stall-ms N        no relay progress this long is a stall (%d)\n"
+"  --poll-ms N         heartbeat poll interval (%d)\n"
+"  --lift-ms N         give the quota back if a stall outlives a lift by this (%d)\n"
+"  --port N            relay's UDP port on 127.0.0.1 (%d)\n"
+"  --grace S           hard limit past --duration for everything to end (%d)\n"
+"  --run-dir DIR       where the relay's heartbeat file goes (%s)\n",
+		d->duration_s, d->rate_pps, d->senders, (long long)d->quota_us,
+		(long long)d->period_us, d->tick_us, d->cpu, d->watchdog_cpu,
+		d->relay_prio, d->watchdog_prio, d->ticker_us, d->ticker_prio, d->ticker_cpu, d->late_ms,
+		d->stall_ms, d->poll_ms,
+		d->lift_ms, d->port, d->grace_s, d->run_dir);
+}
+
+static int parse(int argc, char **argv, struct params *p)
+{
+	static const struct option opts[] = {
+		{ "duration", 1, 0, 'd' }, { "rate", 1, 0, 'r' },
+		{ "senders", 1, 0, 's' }, { "quota-us", 1, 0, 'q' },
+		{ "period-us", 1, 0, 'P' }, { "tick-us", 1, 0, 't' },
+		{ "cpu", 1, 0, 'c' }, { "watchdog-cpu", 1, 0, 'w' },
+		{ "relay-prio", 1, 0, 'R' }, { "watchdog-prio", 1, 0, 'W' },
+		{ "ticker-us", 1, 0, 'T' }, { "ticker-prio", 1, 0, 'Y' },
+		{ "ticker-cpu", 1, 0, 'C' }, { "late-ms", 1, 0, 'M' },
+		{ "stall-ms", 1, 0, 'S' }, { "poll-ms", 1, 0, 'p' },
+		{ "lift-ms", 1, 0, 'L' }, { "port", 1, 0, 'o' },
+		{ "grace", 1, 0, 'g' }, { "run-dir", 1, 0, 'D' },
+		{ "relay", 1, 0, 'x' }, { "loadgen", 1, 0, 'l' },
+		{ "out", 1, 0, 'O' }, { "help", 0, 0, 'h' }, { 0 } };
+	struct { int ch; int *i; int64_t *l; int min, max; } nums[] = {
+		{ 'd', &p->duration_s, 0, 1, 3600 }, { 'r', &p->rate_pps, 0, 1, 1000000 },
+		{ 's', &p->senders, 0, 1, 64 }, { 'q', 0, &p->quota_us, 1000, 1000000 },
+		{ 'P', 0, &p->period_us, 1000, 1000000 }, { 't', &p->tick_us, 0, 10, 1000000 },
+		{ 'c', &p->cpu, 0, 0, 1023 }, { 'w', &p->watchdog_cpu, 0, 0, 1023 },
+		{ 'R', &p->relay_prio, 0, 1, 98 }, { 'W', &p->watchdog_prio, 0, 2, 99 },
+		{ 'T', &p->ticker_us, 0, 0, 1000000 }, { 'Y', &p->ticker_prio, 0, 1, 98 },
+		{ 'C', &p->ticker_cpu, 0, -1, 1023 }, { 'M', &p->late_ms, 0, 1, 600000 },
+		{ 'S', &p->stall_ms, 0, 2, 600000 }, { 'p', &p->poll_ms, 0, 1, 1000 },
+		{ 'L', &p->lift_ms, 0, 1, 600000 }, { 'o', &p->port, 0, 1, 65535 },
+		{ 'g', &p->grace_s, 0, 1, 3600 } };
+	int ch;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'x': p->relay = optarg; continue;
+		case 'l': p->loadgen = optarg; continue;
+		case 'O': p->out = optarg; continue;
+		case 'D': p->run_dir = optarg; continue;
+		case 'h': usage(stdout); exit(0);
+		case '?': usage(stderr); return -1;
+		}
+		for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+			if (nums[i].ch != ch)
+				continue;
+			char *end;
+			errno = 0;
+			long long v = strtoll(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < nums[i].min || v > nums[i].max) {
+				const struct option *o = opts;
+				while (o->val != ch)
+					o++;
+				fprintf(stderr, "demo-scenario: --%s '%s': expected a whole number in %d..%d\n",
+					o->name, optarg, nums[i].min, nums[i].max);
+				return -1;
+			}
+			if (nums[i].i)
+				*nums[i].i = (int)v;
+			else
+				*nums[i].l = v;
+		}
+	}
+	if (optind < argc || !p->relay || !p->loadgen || !p->out) {
+		fprintf(stderr, "demo-scenario: --relay, --loadgen and --out are required\n");
+		usage(stderr);
+		return -1;
+	}
+	if (p->ticker_cpu < 0)
+		p->ticker_cpu = p->cpu;
+	if (p->watchdog_prio <= p->relay_prio || p->cpu == p->watchdog_cpu) {
+		fprintf(stderr, "demo-scenario: the watchdog needs a priority above the relay's "
+			"and a CPU of its own (--watchdog-prio, --watchdog-cpu)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* What the run needs to hand around; one per process. */
+struct run {
+	struct params p;
+	struct cg cg;
+	struct child relay, loadgen;
+	struct ticker ticker;
+	struct probe probe[2];	/* freeze probes: the watchdog's CPU, the relay's */
+	int64_t t0_ns, stop_ns, deadline_ns;
+	json_t *problems;
+	char beat_path[512];
+	char cg_path[4096];	/* kept for the results: cg_close clears r->cg */
+	bool loadgen_interrupted;	/* we ended it at the run's end */
+};
+
+static void problem(struct run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void problem(struct run *r, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "demo-scenario: %s\n", buf);
+	json_array_append_new(r->problems, json_string(buf));
+}
+
+static void path(char *buf, size_t len, const char *dir, const char *file)
+{
+	snprintf(buf, len, "%s/%s", dir, file);
+}
+
+/* The relay is ready when its heartbeat file exists and advances. */
+static bool relay_ready(struct run *r, int within_ms)
+{
+	struct beat b;
+	char err[256];
+	uint64_t first = 0, now;
+	int64_t ns;
+	bool mapped = false;
+	struct timespec step = { 0, 20 * 1000 * 1000 };
+	for (int waited = 0; waited < within_ms; waited += 20) {
+		if (child_poll(&r->relay))
+			break;
+		if (!mapped && beat_open(&b, r->beat_path, err, sizeof(err)) == 0) {
+			mapped = true;
+			beat_read(&b, &first, &ns);
+		} else if (mapped) {
+			beat_read(&b, &now, &ns);
+			if (now != first) {
+				beat_close(&b);
+				return true;
+			}
+		}
+		nanosleep(&step, NULL);
+	}
+	if (mapped)
+		beat_close(&b);
+	return false;
+}
+
+static int start_relay(struct run *r)
+{
+	const struct params *p = &r->p;
+	char listen[64], cpu[16], prio[16], tick[16], stats[512], log[512], err[256];
+	snprintf(listen, sizeof(listen), "udp://127.0.0.1:%d", p->port);
+	snprintf(cpu, sizeof(cpu), "%d", p->cpu);
+	snprintf(prio, sizeof(prio), "%d", p->relay_prio);
+	snprintf(tick, sizeof(tick), "%d", p->tick_us);
+	path(stats, sizeof(stats), p->out, "relay.json");
+	path(log, sizeof(log), p->out, "relay.log");
+	snprintf(r->beat_path, sizeof(r->beat_path), "%s/relay-demo-%d.heartbeat",
+		 p->run_dir, (int)getpid());
+	char *argv[] = { (char *)p->relay, "--listen", listen, "--upstream", "echo",
+		"--cpus", cpu, "--rt-priority", prio, "--tick-us", tick,
+		"--stats-file", stats, "--heartbeat", r->beat_path, "--admin", "off",
+		/* A handful of sender sockets: keeps the descriptor need
+		 * within a guest's default limit. */
+		"--max-flows", "64", NULL };
+	if (child_start(&r->relay, "relay", argv, log, err, sizeof(err)) < 0) {
+		problem(r, "%s", err);
+		return -1;
+	}
+	if (relay_ready(r, 10000)) {
+		fprintf(stderr, "demo-scenario: relay ready after %.2f s\n",
+			(double)(wd_now_ns() - r->t0_ns) / 1e9);
+	} else {
+		char how[64];
+		child_stop(&r->relay, SIGTERM, 2000);
+		child_describe(&r->relay, how, sizeof(how));
+		problem(r, "relay did not start making progress within 10 s (%s; see relay.log)", how);
+		return -1;
+	}
+	return 0;
+}
+
+static int start_loadgen(struct run *r)
+{
+	const struct params *p = &r->p;
+	char target[64], rate[16], dur[16], cpu[16], threads[16];
+	char json[512], hgrm[512], ts[512], log[512], err[256];
+	snprintf(target, sizeof(target), "udp://127.0.0.1:%d", p->port);
+	snprintf(rate, sizeof(rate), "%d", p->rate_pps);
+	snprintf(dur, sizeof(dur), "%d", p->duration_s);
+	snprintf(cpu, sizeof(cpu), "%d", p->cpu);
+	snprintf(threads, sizeof(threads), "%d", p->senders);
+	path(json, sizeof(json), p->out, "loadgen.json");
+	path(hgrm, sizeof(hgrm), p->out, "loadgen.hgrm");
+	path(ts, sizeof(ts), p->out, "loadgen.timeseries.csv");
+	path(log, sizeof(log), p->out, "loadgen.log");
+	char *argv[] = { (char *)p->loadgen, "--target", target, "--rate", rate,
+		"--duration", dur, "--threads", threads, "--cpus", cpu,
+		"--cgroup", r->cg.path, "--json", json, "--hgrm", hgrm,
+		"--timeseries", ts, NULL };
+	if (child_start(&r->loadgen, "loadgen", argv, log, err, sizeof(err)) < 0) {
+		problem(r, "%s", err);
+		return -1;
+	}
+	fprintf(stderr, "demo-scenario: loadgen sending %d pps for %d s from %d threads in %s\n",
+		p->rate_pps, p->duration_s, p->senders, r->cg.path);
+	/* Its own --duration ends it, plus its start-up and its 2 s wait for
+	 * late replies when it kept up. */
+	r->stop_ns = wd_now_ns() + (int64_t)(p->duration_s + 3) * 1000000000;
+	return 0;
+}
+
+/* Poll until loadgen is done, but never leave a stall open unless the hard
+ * deadline has come; and stop early when the relay died. */
+static bool keep_going(struct watchdog *w, void *arg)
+{
+	struct run *r = arg;
+	int64_t now = wd_now_ns();
+	if (now >= r->deadline_ns)
+		return false;
+	/* Stalls are watched for while the senders are in their cgroup. */
+	w->armed = !child_poll(&r->loadgen);
+	if (child_poll(&r->relay))
+		return false;
+	/* A sender held back by its quota falls behind its schedule and would
+	 * send on past the run's length; the run has a fixed length instead.
+	 * SIGINT makes loadgen write what it has (exit 130). */
+	if (!r->loadgen_interrupted && !child_poll(&r->loadgen) &&
+	    now >= r->stop_ns) {
+		kill(r->loadgen.pid, SIGINT);
+		r->loadgen_interrupted = true;
+		fprintf(stderr, "demo-scenario: %d s are up: stopping loadgen\n", r->p.duration_s);
+	}
+	return !child_poll(&r->loadgen) || w->stuck;
+}
+
+/* loadgen ended well: by itself with 0, or with 130 after our SIGINT. */
+static bool loadgen_ok(const struct run *r)
+{
+	return child_ok(&r->loadgen) ||
+	       (r->loadgen_interrupted && r->loadgen.done && !r->loadgen.killed &&
+		WIFEXITED(r->loadgen.status) && WEXITSTATUS(r->loadgen.status) == 130);
+}
+
+static void copy_file(struct run *r, const char *from, const char *to)
+{
+	FILE *in = fopen(from, "r"), *out = in ? fopen(to, "w") : NULL;
+	char buf[4096];
+	size_t n;
+	while (out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, n, out);
+	if (!in || !out || ferror(in) || fclose(out) != 0)
+		problem(r, "cannot copy %s to %s", from, to);
+	if (in)
+		fclose(in);
+}
+
+static json_t *params_json(const struct params *p)
+{
+	json_t *o = json_pack("{s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
+		"duration_s", p->duration_s, "rate_pps", p->rate_pps,
+		"senders", p->senders, "quota_us", (json_int_t)p->quota_us,
+		"period_us", (json_int_t)p->period_us, "tick_us", p->tick_us,
+		"cpu", p->cpu, "watchdog_cpu", p->watchdog_cpu,
+		"relay_prio", p->relay_prio, "watchdog_prio", p->watchdog_prio,
+		"stall_ms", p->stall_ms, "poll_ms", p->poll_ms, "lift_ms", p->lift_ms,
+		"port", p->port, "grace_s", p->grace_s);
+	json_object_set_new(o, "ticker_us", json_integer(p->ticker_us));
+	json_object_set_new(o, "ticker_prio", json_integer(p->ticker_prio));
+	json_object_set_new(o, "ticker_cpu", json_integer(p->ticker_cpu));
+	json_object_set_new(o, "late_ms", json_integer(p->late_ms));
+	return o;
+}
+
+static json_t *stall_json(const struct wd_stall *s)
+{
+	bool ended = s->end_s >= 0;
+	double last = ended ? s->end_s : s->restore_s;
+	json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:b, s:s}",
+		"start_s", s->start_s, "detected_s", s->detected_s,
+		"lift_s", s->lift_s, "restore_s", s->restore_s,
+		"length_ms", (last - s->start_s) * 1000, "ended", ended,
+		"cleared", s->cleared, "relay_stack", s->stack);
+	json_object_set_new(o, "end_s", ended ? json_real(s->end_s) : json_null());
+	json_object_set_new(o, "after_lift_ms", ended && s->lift_s >= 0 ?
+			    json_real((s->end_s - s->lift_s) * 1000) : json_null());
+	return o;
+}
+
+/* The RT ticker's own view: send to echo of its datagrams (ticker.h). */
+static json_t *ticker_json(struct run *r)
+{
+	const struct ticker *t = &r->ticker;
+	json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:I, s:i, s:I}",
+		"enabled", r->p.ticker_us > 0, "sent", (json_int_t)t->sent,
+		"send_errors", (json_int_t)t->send_errors, "echoes", (json_int_t)t->echoes,
+		"foreign", (json_int_t)t->foreign, "late_ms", r->p.late_ms,
+		"late", (json_int_t)t->over);
+	/* A late sample during which the guest (or a vCPU) did not run is the
+	 * host's doing: explained when, without the frozen time, it would not
+	 * have been late. */
+	const struct probe *pr[2] = { &r->probe[0], &r->probe[1] };
+	int64_t explained = 0;
+	for (int i = 0; i < t->nlate; i++) {
+		int64_t lat = t->late[i].rx_ns - t->late[i].sent_ns;
+		int64_t frozen = probe_frozen_ns(pr, 2, t->late[i].sent_ns, t->late[i].rx_ns);
+		if (lat - frozen <= (int64_t)r->p.late_ms * 1000000)
+			explained++;
+	}
+	json_object_set_new(o, "late_in_guest_freeze", json_integer(explained));
+	json_object_set_new(o, "late_unexplained", json_integer((json_int_t)t->over - explained));
+	json_t *fr = json_array();
+	for (int i = 0; i < 2; i++) {
+		const struct probe *p = &r->probe[i];
+		json_array_append_new(fr, json_pack("{s:i, s:I, s:I, s:f, s:f, s:I}",
+			"cpu", p->cpu, "wakes", (json_int_t)p->wakes, "freezes", (json_int_t)(p->nev + p->lost),
+			"max_ms", (double)p->max_late_ns / 1e6, "total_ms", (double)p->total_ns / 1e6,
+			"min_ms", (json_int_t)(p->min_late_ns / 1000000)));
+	}
+	json_object_set_new(o, "freeze_probes", fr);
+	json_object_set_new(o, "latency_us", t->lat.counts && hist_count(&t->lat) ?
+			    results_percentiles(&t->lat) : json_null());
+	if (t->lat.counts) {
+		char file[512], err[256];
+		path(file, sizeof(file), r->p.out, "ticker.hgrm");
+		if (results_write_hgrm(&t->lat, file, err, sizeof(err)) < 0)
+			problem(r, "%s", err);
+	}
+	return o;
+}
+
+static int write_results(struct run *r, const struct watchdog *w, bool have_stat,
+			 const struct cg_stat *st)
+{
+	struct utsname u;
+	uname(&u);
+	char relay_how[96], loadgen_how[96], out[512];
+	child_describe(&r->relay, relay_how, sizeof(relay_how));
+	child_describe(&r->loadgen, loadgen_how, sizeof(loadgen_how));
+	json_t *stalls = json_array();
+	for (int i = 0; i < w->nstalls; i++)
+		json_array_append_new(stalls, stall_json(&w->stalls[i]));
+	json_t *cg = json_pack("{s:i, s:s}", "version", r->cg.version, "path", r->cg_path);
+	if (have_stat) {
+		json_object_set_new(cg, "nr_periods", json_integer((json_int_t)st->nr_periods));
+		json_object_set_new(cg, "nr_throttled", json_integer((json_int_t)st->nr_throttled));
+		json_object_set_new(cg, "throttled_us", json_integer((json_int_t)st->throttled_us));
+	}
+	json_t *doc = json_pack("{s:o, s:s, s:s, s:s, s:f, s:s, s:o, s:{s:I, s:f}, s:o, s:{s:s, s:s}, s:b, s:o, s:o}",
+		"params", params_json(&r->p), "kernel", u.release,
+		"kernel_version", u.version, "machine", u.machine,
+		"elapsed_s", (double)(wd_now_ns() - r->t0_ns) / 1e9,
+		"time_base", "seconds since the relay started (relay.timeseries.csv)",
+		"stalls", stalls,
+		"watchdog", "polls", (json_int_t)w->polls, "max_poll_late_ms", w->max_poll_gap_ms,
+		"cgroup", cg,
+		"processes", "relay", relay_how, "loadgen", loadgen_how,
+		"loadgen_stopped_at_end", r->loadgen_interrupted,
+		"ticker", ticker_json(r),
+		"problems", json_incref(r->problems));
+	path(out, sizeof(out), r->p.out, "scenario.json");
+	int rc = json_dump_file(doc, out, JSON_INDENT(1) | JSON_REAL_PRECISION(7));
+	json_decref(doc);
+	if (rc < 0)
+		fprintf(stderr, "demo-scenario: cannot write %s\n", out);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { .p = defaults };
+	if (parse(argc, argv, &r.p) < 0)
+		return EX_USAGE;
+	const struct params *p = &r.p;
+	char err[512], file[512];
+	if (mkdir(p->out, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "demo-scenario: cannot create %s: %s\n", p->out, strerror(errno));
+		return EX_CANTCREAT;
+	}
+	path(file, sizeof(file), p->out, "events.csv");
+	FILE *events = fopen(file, "w");
+	if (!events) {
+		fprintf(stderr, "demo-scenario: cannot write %s: %s\n", file, strerror(errno));
+		return EX_SOFTWARE;
+	}
+	if (cg_open(&r.cg, NULL, "demo", false, err, sizeof(err)) < 0) {
+		fprintf(stderr, "demo-scenario: %s\n", err);
+		cg_close(&r.cg);
+		return EX_OSERR;
+	}
+	snprintf(r.cg_path, sizeof(r.cg_path), "%s", r.cg.path);
+	struct wd_config cfg = { .poll_ms = p->poll_ms, .stall_ms = p->stall_ms,
+		.lift_ms = p->lift_ms, .poll_cpu = p->watchdog_cpu, .writer_cpu = p->cpu,
+		.prio = p->watchdog_prio, .quota_us = p->quota_us, .period_us = p->period_us };
+	static struct watchdog w;	/* large: the stall records */
+	r.t0_ns = wd_now_ns();
+	r.deadline_ns = r.t0_ns + (int64_t)(p->duration_s + p->grace_s) * 1000000000;
+	if (wd_init(&w, &cfg, &r.cg, events, err, sizeof(err)) < 0 ||
+	    wd_apply_quota(&w, err, sizeof(err)) < 0) {
+		fprintf(stderr, "demo-scenario: %s\n", err);
+		wd_close(&w);
+		cg_close(&r.cg);
+		fclose(events);
+		return EX_OSERR;
+	}
+	r.problems = json_array();
+	int status = 0;
+	bool ran = false;
+	if (start_relay(&r) < 0) {
+		status = EX_UNAVAILABLE;
+	} else if (probe_start(&r.probe[0], p->watchdog_cpu, PROBE_PRIO, PROBE_US,
+			       PROBE_MIN_LATE_NS, err, sizeof(err)) < 0 ||
+		   probe_start(&r.probe[1], p->cpu, PROBE_PRIO, PROBE_US,
+			       PROBE_MIN_LATE_NS, err, sizeof(err)) < 0) {
+		problem(&r, "%s", err);
+		status = EX_OSERR;
+	} else if (p->ticker_us > 0 &&
+		   ticker_start(&r.ticker, p->port, p->ticker_cpu, p->ticker_prio, p->ticker_us,
+				(int64_t)p->late_ms * 1000, err, sizeof(err)) < 0) {
+		problem(&r, "%s", err);
+		status = EX_OSERR;
+	} else if (start_loadgen(&r) < 0) {
+		status = EX_UNAVAILABLE;
+	} else {
+		ran = true;
+		if (wd_run(&w, r.beat_path, keep_going, &r, err, sizeof(err)) < 0) {
+			problem(&r, "%s", err);
+			status = EX_OSERR;
+		}
+	}
+
+	/* loadgen is gone: nothing is throttled any more, the ticker can stop. */
+	ticker_stop(&r.ticker);
+	probe_stop(&r.probe[0]);
+	probe_stop(&r.probe[1]);
+
+	/* The counters first: they must cover the whole run and nothing after. */
+	struct cg_stat st;
+	bool have_stat = cg_read_stat(&r.cg, &st) == 0;
+	char from[4200];
+	snprintf(from, sizeof(from), "%s/cpu.stat", r.cg.path);
+	path(file, sizeof(file), p->out, "cpu.stat");
+	copy_file(&r, from, file);
+	wd_close(&w);
+	if (w.problem[0])
+		problem(&r, "watchdog: %s", w.problem);
+	if (ran && child_poll(&r.relay))
+		problem(&r, "relay ended before the run did");
+	if (!child_wait(&r.loadgen, 0) && r.loadgen.pid > 0 && child_stop(&r.loadgen, SIGINT, 3000))
+		problem(&r, "loadgen had to be killed");
+	if (child_stop(&r.relay, SIGTERM, 5000))
+		problem(&r, "relay had to be killed");
+	if (r.loadgen.pid > 0 && !loadgen_ok(&r))
+		problem(&r, "loadgen did not exit cleanly (see loadgen.log)");
+	if (r.relay.pid > 0 && !child_ok(&r.relay))
+		problem(&r, "relay did not exit cleanly (see relay.log)");
+	cg_close(&r.cg);
+	unlink(r.beat_path);
+	fprintf(stderr, "demo-scenario: done after %.1f s: %d stalls, relay %s\n",
+		(double)(wd_now_ns() - r.t0_ns) / 1e9, w.nstalls,
+		child_ok(&r.relay) ? "exited cleanly" : "did not exit cleanly");
+	fclose(events);
+	int wrote = write_results(&r, &w, have_stat, &st);
+	ticker_free(&r.ticker);
+	probe_free(&r.probe[0]);
+	probe_free(&r.probe[1]);
+	if (status == 0 && json_array_size(r.problems) > 0)
+		status = 1;
+	json_decref(r.problems);
+	return wrote < 0 ? EX_SOFTWARE : status;
+}

@@ -1,0 +1,175 @@
+#include "ticker.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+#define MAGIC 0x726c7974696b6572ULL	/* "rlytiker": not one of loadgen's */
+
+struct payload {
+	uint64_t magic;
+	int64_t sent_ns;	/* CLOCK_REALTIME, the clock of SO_TIMESTAMPNS */
+	char pad[16];
+};
+
+struct start {
+	struct ticker *t;
+	sem_t ready;
+	int rc;
+};
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Read every echo waiting on the socket; one sample each. */
+static void drain(struct ticker *t)
+{
+	for (;;) {
+		struct payload p;
+		char ctl[CMSG_SPACE(sizeof(struct timespec))];
+		struct iovec iov = { &p, sizeof(p) };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+		ssize_t n = recvmsg(t->fd, &m, MSG_DONTWAIT);
+		if (n < 0)
+			return;
+		int64_t rx_ns = 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+				struct timespec ts;
+				memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+				rx_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+			}
+		}
+		if (n != (ssize_t)sizeof(p) || p.magic != MAGIC) {
+			t->foreign++;
+			continue;
+		}
+		if (!rx_ns)
+			rx_ns = realtime_ns();
+		int64_t us = (rx_ns - p.sent_ns) / 1000;
+		if (us < 0)
+			us = 0;
+		hist_record(&t->lat, us);
+		t->echoes++;
+		if (us > t->over_us) {
+			t->over++;
+			if (t->nlate < t->late_cap)
+				t->late[t->nlate++] = (struct ticker_late){ p.sent_ns, rx_ns };
+		}
+	}
+}
+
+static void *ticker_main(void *arg)
+{
+	struct start *s = arg;
+	struct ticker *t = s->t;
+	char why[200];
+	if (rt_pin(t->cpu, why, sizeof(why)) < 0 || rt_set_fifo(t->prio, why, sizeof(why)) < 0) {
+		snprintf(t->err, sizeof(t->err), "rt ticker: %s", why);
+		s->rc = -1;
+		sem_post(&s->ready);
+		return NULL;
+	}
+	s->rc = 0;
+	sem_post(&s->ready);	/* s is gone after this */
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		next.tv_nsec += (long)t->period_us * 1000;
+		while (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		struct payload p = { .magic = MAGIC, .sent_ns = realtime_ns() };
+		if (send(t->fd, &p, sizeof(p), MSG_DONTWAIT) == (ssize_t)sizeof(p))
+			t->sent++;
+		else
+			t->send_errors++;
+		drain(t);
+	}
+	/* The last echoes: the relay answers within a period when it runs. */
+	struct timespec step = { 0, 10 * 1000 * 1000 };
+	for (int i = 0; i < 20 && t->echoes < t->sent; i++) {
+		nanosleep(&step, NULL);
+		drain(t);
+	}
+	return NULL;
+}
+
+int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
+		 int64_t over_us, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	t->cpu = cpu;
+	t->prio = prio;
+	t->period_us = period_us;
+	t->over_us = over_us;
+	t->late_cap = 8192;
+	t->late = calloc((size_t)t->late_cap, sizeof(*t->late));
+	if (!t->late || hist_init_us(&t->lat) < 0) {
+		snprintf(err, errlen, "rt ticker: out of memory");
+		return -1;
+	}
+	int one = 1;
+	t->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (t->fd < 0 || setsockopt(t->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0 ||
+	    connect(t->fd, (struct sockaddr *)&to, sizeof(to)) < 0) {
+		snprintf(err, errlen, "rt ticker: socket to 127.0.0.1:%d: %s", port, strerror(errno));
+		if (t->fd >= 0)
+			close(t->fd);
+		return -1;
+	}
+	struct start s = { .t = t };
+	sem_init(&s.ready, 0, 0);
+	int rc = pthread_create(&t->thread, NULL, ticker_main, &s);
+	if (rc != 0) {
+		snprintf(err, errlen, "rt ticker: cannot start its thread: %s", strerror(rc));
+		close(t->fd);
+		return -1;
+	}
+	while (sem_wait(&s.ready) < 0 && errno == EINTR)
+		;
+	if (s.rc < 0) {
+		pthread_join(t->thread, NULL);
+		snprintf(err, errlen, "%s", t->err);
+		close(t->fd);
+		return -1;
+	}
+	t->started = true;
+	return 0;
+}
+
+void ticker_stop(struct ticker *t)
+{
+	if (!t->started)
+		return;
+	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t->thread, NULL);
+	close(t->fd);
+	t->started = false;
+}
+
+void ticker_free(struct ticker *t)
+{
+	hist_free(&t->lat);
+	free(t->late);
+	t->late = NULL;
+}

@@ -1,0 +1,56 @@
+/*
+ * ticker: a real-time client of the relay. A SCHED_FIFO thread sends the
+ * relay a datagram every period, timed by clock_nanosleep: its wake-ups are
+ * hard timers and do not wait for ksoftirqd, and its send path takes the
+ * relay's ready-list lock as an RT waker.
+ *
+ * It is the RT peer the fix is about: on the stock kernel it queues behind
+ * the throttled sender like every reader (rwlock readers get no priority
+ * inheritance); on the patched kernel it boosts the sender out of the lock.
+ * Without it the relay's only wake-ups would be the throttled senders and
+ * its timerfd, delivered by ksoftirqd (SCHED_OTHER on 6.12), which even the
+ * fix cannot hurry.
+ *
+ * It also measures what it suffers: each datagram carries its send time
+ * (CLOCK_REALTIME), the relay echoes it, and the kernel's receive timestamp
+ * of the echo (SO_TIMESTAMPNS, taken when the relay sends it back on
+ * loopback) minus the send time is one sample: how long an RT datagram
+ * waited for the RT relay. Independent of when the ticker reads the echo.
+ */
+#ifndef DEMO_TICKER_H
+#define DEMO_TICKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist.h"
+
+struct ticker {
+	int fd;
+	int cpu, prio, period_us;
+	int64_t over_us;	/* samples above this are counted in over */
+	pthread_t thread;
+	bool started;
+	int stop;		/* set to 1 to end it (atomic) */
+	uint64_t sent, send_errors, echoes, foreign, over;
+	struct hist lat;	/* send to echo, us */
+	struct ticker_late { int64_t sent_ns, rx_ns; } *late;	/* the samples over over_us */
+	int nlate, late_cap;
+	char err[256];		/* why the thread could not start */
+};
+
+/* Start the thread sending to 127.0.0.1:port from cpu at SCHED_FIFO prio;
+ * samples above over_us are counted in t->over. Returns 0, or -1 with err
+ * filled (no socket, no RT priority). */
+int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
+		 int64_t over_us, char *err, size_t errlen);
+
+/* Stop it, collect the echoes still in flight (up to 200 ms), wait for it
+ * and close its socket (safe when never started). The histogram stays
+ * until ticker_free. */
+void ticker_stop(struct ticker *t);
+void ticker_free(struct ticker *t);
+
+#endif

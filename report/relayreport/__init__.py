@@ -1,0 +1,1 @@
+"""Turn relay result directories into a terminal table, SVG plots and HTML."""

@@ -1,0 +1,91 @@
+"""Readers for the result formats in docs/formats.md."""
+import csv
+import json
+import math
+
+
+class DataError(Exception):
+    """A result file is missing or does not parse; the message names it."""
+
+
+class ToolError(Exception):
+    """A program the report needs (gnuplot) is missing or failed."""
+
+
+def read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file")
+    except (OSError, ValueError) as e:
+        raise DataError(f"{path}: {e}")
+
+
+def read_hgrm(path):
+    """The percentile distribution as [(value_ms, percentile 0..1, 1/(1-p))].
+
+    The 100 % row has no finite 1/(1-p) and is left out, as the HdrHistogram
+    plotter does; its value is the max, which the tables report anyway.
+    """
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise DataError(f"{path}: {e}")
+    if not lines or lines[0].split()[:2] != ["Value", "Percentile"]:
+        raise DataError(f"{path}: not an HdrHistogram percentile distribution")
+    for n, line in enumerate(lines[1:], 2):
+        fields = line.split()
+        if not fields or line.startswith("#"):
+            continue
+        try:
+            value, pct = float(fields[0]), float(fields[1])
+        except ValueError:
+            raise DataError(f"{path}:{n}: expected numbers, got {line!r}")
+        if len(fields) >= 4 and pct < 1.0:
+            rows.append((value, pct, float(fields[3])))
+    return rows
+
+
+def _number(text):
+    return float(text) if text.strip() else math.nan
+
+
+def read_timeseries(path):
+    """Rows of a *.timeseries.csv as dicts of floats (nan for empty fields)."""
+    rows = []
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            body = [line for line in f if not line.startswith("#")]
+    except OSError as e:
+        raise DataError(f"{path}: {e}")
+    reader = csv.DictReader(body)
+    need = {"t_s", "count", "max_us"}
+    if not reader.fieldnames or not need <= set(reader.fieldnames):
+        raise DataError(f"{path}: expected the columns {sorted(need)}")
+    for n, row in enumerate(reader, 2):
+        try:
+            rows.append({k: _number(v) for k, v in row.items() if k})
+        except ValueError:
+            raise DataError(f"{path}:{n}: expected numbers")
+    return rows
+
+
+def read_events(path):
+    """Rows of an *.events.csv: dicts with t_s, kind, duration_ms, detail."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            body = [line for line in f if not line.startswith("#")]
+    except OSError as e:
+        raise DataError(f"{path}: {e}")
+    events = []
+    for n, row in enumerate(csv.DictReader(body), 2):
+        try:
+            events.append({"t_s": float(row["t_s"]), "kind": row["kind"],
+                           "duration_ms": _number(row.get("duration_ms") or ""),
+                           "detail": row.get("detail") or ""})
+        except (KeyError, TypeError, ValueError):
+            raise DataError(f"{path}:{n}: expected t_s,kind,duration_ms,detail")
+    return events

@@ -1,0 +1,144 @@
+"""The HTML page: verdict first, then the numbers, the plots, what was run
+and the caveats. Plots are SVG files next to it (plots/)."""
+import html
+
+from .plots import _cost_rows
+
+BADGE = {"fixed": "#1e8449", "separated": "#1e8449", "not fixed": "#c0392b", "invalid": "#c0392b"}
+EXPLAIN = {
+    "distribution": {
+        "vm-demo": "Each curve is one kernel's latency distribution; the further right, the "
+                   "rarer. The bug lifts the tail: the red (stock) curve leaves the blue "
+                   "(patched) one at the percentiles where the relay waited for a throttled "
+                   "sender.",
+        "model": "Each curve is one lock variant's wait distribution; the further right, the "
+                 "rarer. A lock without priority inheritance makes the RT consumer wait out "
+                 "the throttled producer's quota period.",
+        "host": "The latency distribution of this run; the further right, the rarer.",
+    },
+    "timeline": {
+        "host": "Worst latency in each 100 ms window. Shaded: the relay made no progress (a "
+                "stall); dotted green: the watchdog lifted the sender's CPU quota, after which "
+                "the stall ends within milliseconds: the quota caused it.",
+        "model": "Worst lock wait in each window: without priority inheritance the waits come "
+                 "back every quota period.",
+    },
+    "cost": "What the spinlock costs in epoll throughput, measured by the kernel harness.",
+}
+CSS = """
+body { font: 16px/1.45 "DejaVu Sans", sans-serif; color: #222; margin: 0; background: #fafafa; }
+main { max-width: 900px; margin: 0 auto; padding: 24px 32px 48px; background: #fff; }
+h1 { font-size: 26px; margin: 0 0 12px; }
+h2 { font-size: 20px; margin: 32px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+.verdict { border-radius: 8px; padding: 14px 18px; color: #fff; }
+.verdict b { font-size: 22px; letter-spacing: 0.5px; margin-right: 10px; }
+table { border-collapse: collapse; margin: 8px 0; }
+th, td { padding: 3px 14px; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+tr.section td { font-weight: bold; text-align: left; padding-top: 10px; }
+thead th { border-bottom: 2px solid #444; }
+tbody tr:nth-child(even) { background: #f4f6f7; }
+figure { margin: 18px 0; }
+figure img { width: 100%; max-width: 820px; border: 1px solid #eee; }
+figcaption { font-size: 14px; color: #555; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; }
+dt { font-weight: bold; }
+dd { margin: 0; word-break: break-all; }
+.muted { color: #666; }
+.note { background: #fef9e7; border-left: 4px solid #9a7d0a; padding: 8px 12px; }
+"""
+
+
+def badge_colour(verdict):
+    """Green for a confirmed fix, red for a failed one, amber for a run that
+    showed nothing clear, grey for no comparison."""
+    if verdict in BADGE:
+        return BADGE[verdict]
+    return "#9a7d0a" if verdict in ("unclear", "no effect", "no separation") else "#566573"
+
+
+def _e(x):
+    return html.escape(str(x))
+
+
+def _table(view):
+    out = ["<table><thead><tr><th></th>"]
+    out += [f"<th>{_e(c.key)}</th>" for c in view.columns]
+    out.append("</tr></thead><tbody>")
+    for title, rows in view.sections:
+        out.append(f'<tr class="section"><td colspan="{len(view.columns) + 1}">{_e(title)}</td></tr>')
+        for label, cells in rows:
+            out.append(f"<tr><td>{_e(label)}</td>" + "".join(f"<td>{_e(x)}</td>" for x in cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _figures(view, plots):
+    out = []
+    for f, caption in plots:
+        text = EXPLAIN[f.split("-")[0].split(".")[0]]
+        if isinstance(text, dict):
+            text = text.get(view.kind, text["host"])
+        out.append(f'<figure><img src="plots/{_e(f)}" alt="{_e(caption)}">'
+                   f"<figcaption><b>{_e(caption)}.</b> {_e(text)}</figcaption></figure>")
+    return "\n".join(out)
+
+
+def _cost(view, plots):
+    if view.kind == "model":
+        return ""
+    rows = _cost_rows(view.cost)
+    if not rows:
+        return ("<h2 id='cost'>The cost side</h2><p>Epoll throughput: <b>not measured</b> in this run "
+                "(the kernel harness wrote no throughput results). Published figures for "
+                "the spinlock: stress-epoll lost 31-47 % on 12 x86 CPUs; "
+                "<code>perf bench epoll wait</code> changed little (110279 to 114577 ops/s).</p>")
+    body = "".join(f"<tr><td>{_e(b)}</td><td>{v['stock']:.0f}</td><td>{v['patched']:.0f}</td>"
+                   f"<td>{(v['patched'] / v['stock'] - 1) * 100:+.1f} %</td></tr>"
+                   for b, v in rows if v["stock"])
+    where = view.cost.get("version", "?")
+    return ("<h2 id='cost'>The cost side</h2>"
+            f"<p>Measured by the kernel harness (<code>make kernel-selftests</code>, linux "
+            f"{_e(where)}, {_e(view.cost.get('emulation', ''))}, {_e(view.cost.get('vcpus', '?'))} vCPUs). "
+            "Emulated throughput is noisy: read the sign and size, not the digits.</p>"
+            "<table><thead><tr><th>benchmark</th><th>stock</th>"
+            f"<th>patched</th><th>change</th></tr></thead><tbody>{body}</tbody></table>"
+            + _figures(view, [p for p in plots if p[0] == "cost.svg"]))
+
+
+def _note(view):
+    """The caveat a reader of the table must not miss, right under it."""
+    for c in view.caveats:
+        if c.startswith("The fix protects RT waiters only"):
+            return f'<p class="note"><b>Caveat.</b> {_e(c)}</p>'
+    return ""
+
+
+def render(view, plots, generated):
+    colour = badge_colour(view.verdict)
+    facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in view.facts)
+    caveats = "".join(f"<li>{_e(c)}</li>" for c in view.caveats)
+    main_plots = [p for p in plots if p[0] != "cost.svg"]
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_e(view.title)}: {_e(view.verdict)}</title>
+<style>{CSS}</style></head>
+<body><main>
+<h1>{_e(view.title)}</h1>
+<div class="verdict" style="background:{colour}"><b>{_e(view.verdict.upper())}</b>{_e(view.headline)}</div>
+<h2 id="latency">Latency and stalls</h2>
+{_table(view)}
+<p class="muted">Latencies in milliseconds. p99.99 and max come from few samples: read them as the
+size of the worst events, not as a rate.</p>
+{_note(view)}
+<h2 id="plots">Plots</h2>
+{_figures(view, main_plots)}
+{_cost(view, plots)}
+<h2 id="run">What was run</h2>
+<dl>{facts}</dl>
+<h2 id="caveats">Caveats</h2>
+<ul>{caveats}</ul>
+<p class="muted">Generated {_e(generated)} by report/render from the result files in this directory.</p>
+</main></body></html>
+"""

@@ -1,0 +1,201 @@
+"""SVG plots, drawn by gnuplot from the result files."""
+import math
+import os
+import subprocess
+
+from .files import ToolError, read_events, read_hgrm, read_timeseries
+
+# One colour per column, in column order (stock, patched / rwlock, pi_mutex,
+# mutex): red is the kernel with the bug, blue the fix.
+COLOURS = ("#c0392b", "#2471a3", "#7d8c8d")
+HEAD = ('set terminal svg size {w},{h} dynamic enhanced font "DejaVu Sans,13" '
+        'background rgb "white"\nset output "{out}"\nset border 3 lc rgb "#555555"\n'
+        'set tics nomirror\nset grid lc rgb "#dddddd" lt 1\nset key top left opaque\n')
+
+
+def _gnuplot(script, out):
+    try:
+        p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True,
+                           timeout=60)
+    except FileNotFoundError:
+        raise ToolError("gnuplot not found (install gnuplot-nox: mk/deps report)")
+    if p.returncode != 0 or not os.path.exists(out):
+        raise ToolError(f"gnuplot failed on {os.path.basename(out)}: {p.stderr.strip()}")
+
+
+def _block(name, rows):
+    body = "\n".join(" ".join(repr(float(x)) if not isinstance(x, str) else x for x in r)
+                     for r in rows)
+    return f"${name} << EOD\n{body}\nEOD\n"
+
+
+def _quoted(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def distribution(view, name, title, out):
+    """Percentile distribution of every column on one HdrHistogram-style axis."""
+    blocks, plots, top = "", [], 10.0
+    for i, c in enumerate(view.columns):
+        path = c.hgrm.get(name)
+        if not path:
+            continue
+        rows = [(x, v) for v, _, x in read_hgrm(path) if v > 0]
+        if not rows:
+            continue
+        top = max(top, rows[-1][0])
+        blocks += _block(f"d{i}", rows)
+        plots.append(f'$d{i} using 1:2 with steps lw 2.5 lc rgb "{COLOURS[i % 3]}" '
+                     f'title {_quoted(c.label)}')
+    if not plots:
+        return False
+    decades = max(2, math.ceil(math.log10(top)))
+    # Tic labels are printf formats to gnuplot: a literal % is %%.
+    tics = ", ".join(f'"{_nines(d).replace("%", "%%")}" {10 ** d}' for d in range(0, decades + 1))
+    script = HEAD.format(w=820, h=480, out=out) + blocks + f"""
+set title {_quoted(title + ': percentile distribution')}
+set logscale x
+set logscale y
+set xrange [1:{10 ** decades}]
+set xtics ({tics})
+set key below horizontal samplen 2
+set ylabel "latency (ms)"
+set format y "%g"
+"""
+    if view.signal_ms:
+        arrow, key = _signal_line(view.signal_ms)
+        script += arrow
+        plots.append(key)
+    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    return True
+
+
+def _nines(decade):
+    """Axis label for 1/(1-p) = 10^decade: 0%, 90%, 99%, 99.9%, ..."""
+    if decade < 2:
+        return ("0%", "90%")[decade]
+    return "99" + ("." + "9" * (decade - 2) if decade > 2 else "") + "%"
+
+
+def _signal_line(limit, short=False):
+    """The noise limit as a dashed line, named in the key (a label on the
+    plot would sit on the data)."""
+    name = f"{limit:.0f} ms noise limit" if short else \
+        f"{limit:.0f} ms: above is signal, below emulation noise"
+    return (f'set arrow from graph 0, first {limit} to graph 1, first {limit} nohead '
+            f'dt 2 lc rgb "#888888" lw 1.5 front\n',
+            f'NaN with lines dt 2 lc rgb "#888888" lw 1.5 title "{name}"')
+
+
+def timeline(view, col, out, ymax_ms):
+    """Relay latency over time (max per window) with stalls shaded and the
+    quota lifts marked."""
+    if not col.timeseries:
+        return False
+    rows = [(r["t_s"], r["max_us"] / 1000.0) for r in read_timeseries(col.timeseries)
+            if r["count"] > 0 and not math.isnan(r["max_us"])]
+    if not rows:
+        return False
+    events = read_events(col.events) if col.events else []
+    i = view.columns.index(col)
+    marks, lifts = "", 0
+    stalls = [e for e in events if e["kind"] == "stall"]
+    for e in stalls:
+        end = e["t_s"] + max(e["duration_ms"], 0) / 1000.0
+        marks += (f'set object rect from {e["t_s"]}, graph 0 to {end}, graph 1 '
+                  f'fc rgb "#f5b7b1" fs solid 0.6 noborder behind\n')
+    for e in events:
+        if e["kind"] == "quota_lift":
+            lifts += 1
+            marks += (f'set arrow from {e["t_s"]}, graph 0 to {e["t_s"]}, graph 1 '
+                      f'nohead lc rgb "#1e8449" lw 1 dt 3\n')
+    what, start = ("lock wait", "the start") if view.kind == "model" else \
+        ("tick lateness", "the relay started")
+    plots = [f'$ts using 1:2 with lines lw 1.5 lc rgb "{COLOURS[i % 3]}" '
+             f'title "{what}, max per 100 ms"']
+    if stalls:
+        plots.append(f'NaN with boxes fs solid 0.6 fc rgb "#f5b7b1" title "stall ({len(stalls)})"')
+    if lifts:
+        plots.append('NaN with lines lc rgb "#1e8449" dt 3 title "quota lifted"')
+    duration = max(r[0] for r in rows)
+    script = HEAD.format(w=820, h=340, out=out) + _block("ts", rows) + marks + f"""
+set title {_quoted(col.label + ': latency over time (x: s since ' + start + ')')}
+set logscale y
+set yrange [0.01:{ymax_ms * 2}]
+set xrange [0:{duration}]
+set ylabel "ms"
+set format y "%g"
+set key below horizontal samplen 2
+"""
+    if view.signal_ms:
+        arrow, key = _signal_line(view.signal_ms, short=True)
+        script += arrow
+        plots.append(key)
+    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    return True
+
+
+def cost(view, out):
+    """Throughput before/after the fix, when the kernel harness measured it."""
+    bars = _cost_rows(view.cost)
+    if not bars:
+        return False
+    rows = [(_quoted(b), v["stock"], v["patched"]) for b, v in bars]
+    script = HEAD.format(w=820, h=320, out=out) + _block("c", rows) + f"""
+set title "epoll throughput: stock vs patched (higher is better)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.9 noborder
+set yrange [0:*]
+set ylabel "patched, % of stock"
+set xtics rotate by -20
+set key outside right top vertical
+plot $c using ($2/$2*100):xtic(1) lc rgb "{COLOURS[0]}" title "stock", \\
+     $c using ($3/$2*100) lc rgb "{COLOURS[1]}" title "patched"
+"""
+    _gnuplot(script, out)
+    return True
+
+
+def _cost_rows(cost):
+    """(benchmark, {"stock": n, "patched": n}) from the cost.json of
+    kernel/selftests (make kernel-selftests): perf bench epoll wait (median
+    ops/s) and epoll-stress (events/ms) per producer thread count."""
+    kernels = (cost or {}).get("kernels") if isinstance(cost, dict) else None
+    if not isinstance(kernels, dict) or not {"stock", "patched"} <= set(kernels):
+        return []
+    rows = {}
+
+    def put(name, kernel, value):
+        if isinstance(value, (int, float)):
+            rows.setdefault(name, {})[kernel] = value
+
+    for k in ("stock", "patched"):
+        wait = kernels[k].get("perf_bench_epoll_wait") or {}
+        put("perf bench epoll wait -t 4, ops/s", k, wait.get("median_ops_per_sec"))
+        for run in (kernels[k].get("epoll_stress") or {}).get("runs", []):
+            put(f"epoll-stress {run.get('threads')} producers, events/ms", k,
+                run.get("events_per_ms"))
+    return [(n, v) for n, v in rows.items() if len(v) == 2]
+
+
+def draw_all(view, plot_dir):
+    """Every plot the view has data for: [(file name, caption)]."""
+    os.makedirs(plot_dir, exist_ok=True)
+    made = []
+    for name, title in view.distributions:
+        f = f"distribution-{name}.svg"
+        if distribution(view, name, title, os.path.join(plot_dir, f)):
+            made.append((f, f"{title}: percentile distribution"))
+    peak = 1.0
+    for c in view.columns:
+        if c.timeseries:
+            peak = max([peak] + [r["max_us"] / 1000.0 for r in read_timeseries(c.timeseries)
+                                 if not math.isnan(r["max_us"])])
+    for c in view.columns:
+        f = f"timeline-{c.key}.svg"
+        if timeline(view, c, os.path.join(plot_dir, f), peak):
+            made.append((f, f"{c.label}: latency over time"))
+    if cost(view, os.path.join(plot_dir, "cost.svg")):
+        made.append(("cost.svg", "the cost side: epoll throughput"))
+    return made

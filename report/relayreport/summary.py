@@ -1,0 +1,311 @@
+"""Build the summary.json of a demo run from its per-kernel result directories.
+
+A run directory holds one directory per kernel (stock, patched; or host for
+a run on this machine), each with boot.json (written by the host driver:
+outcome, initramfs hash, wall time) and results/ (what the scenario runner
+wrote: scenario.json, relay.json, loadgen.json, cpu.stat, ...).
+"""
+import os
+
+from .files import DataError, read_json, read_timeseries
+
+# Emulation noise reaches ~35 ms on the patched kernel under QEMU TCG; only
+# latencies above this count as signal.
+SIGNAL_MS = 50.0
+# The stock kernel shows the effect by stalls, or by a max this many times
+# the patched kernel's, or by at least EFFECT_MIN_LATE RT-ticker datagrams
+# slower than SIGNAL_MS.
+EFFECT_RATIO = 10.0
+EFFECT_MIN_LATE = 10
+# The patched kernel passes with no stall and at most this many RT-ticker
+# datagrams slower than SIGNAL_MS (emulation noise: see kernel/vm/demo/README.md).
+PATCHED_LATE_ALLOWANCE = 2
+# ... and only when the ticker measured at least this share of the datagrams
+# it was meant to send: an RT side that was not measured cannot pass.
+MIN_RT_SHARE = 0.5
+PCT_KEYS = ("p50", "p99", "p99_9", "p99_99", "max")
+KERNEL_ORDER = ("stock", "patched", "host")
+
+
+def _pcts(obj, where):
+    if not isinstance(obj, dict) or any(k not in obj for k in PCT_KEYS):
+        raise DataError(f"{where}: expected a percentile object with {', '.join(PCT_KEYS)}")
+    return {k: obj[k] for k in obj if k in PCT_KEYS + ("p90", "count", "mean")}
+
+
+def kernel_summary(kdir):
+    """The summary object of one kernel's run (outcome first: a hung guest
+    is a result with no numbers)."""
+    boot = read_json(os.path.join(kdir, "boot.json"))
+    out = {"outcome": boot.get("outcome", "no-results"),
+           "initramfs_sha256": boot.get("initramfs_sha256"),
+           "kernel_image": boot.get("kernel_image"),
+           "wall_s": boot.get("wall_s"),
+           "timeout_s": boot.get("timeout_s")}
+    res = os.path.join(kdir, "results")
+    # A guest that finished its scenario and then never sent its results
+    # hung in the harness (or after the run), not in the run: no evidence
+    # either way.
+    console = os.path.join(kdir, "console.log")
+    if out["outcome"] == "hung" and os.path.exists(console):
+        with open(console, encoding="utf-8", errors="replace") as f:
+            out["hung_after_scenario"] = "demo-scenario: done after" in f.read()
+    if not os.path.exists(os.path.join(res, "scenario.json")):
+        out.update(stalls=None, worst_stall_ms=None, relay_latency_us=None,
+                   loadgen_latency_us=None, throttled_periods=None, params=None,
+                   problems=[boot["problem"]] if boot.get("problem") else [])
+        return out
+    scen = read_json(os.path.join(res, "scenario.json"))
+    stalls = scen.get("stalls", [])
+    cg = scen.get("cgroup", {})
+    out.update(
+        kernel=scen.get("kernel"),
+        params=scen.get("params"),
+        problems=list(scen.get("problems", [])),
+        stalls=len(stalls),
+        worst_stall_ms=max((s["length_ms"] for s in stalls), default=0.0),
+        stall_ms=[s["length_ms"] for s in stalls],
+        cleared_after_lift_ms=[s["after_lift_ms"] for s in stalls if s.get("cleared")],
+        uncleared_stalls=sum(1 for s in stalls if not s.get("cleared")),
+        throttled_periods=cg.get("nr_throttled"),
+        periods=cg.get("nr_periods"),
+        throttled_us=cg.get("throttled_us"),
+        watchdog=scen.get("watchdog"),
+    )
+    # A run that failed early has no relay or loadgen results: that is
+    # reported (null numbers, the reason in problems), not an error.
+    out["relay_latency_us"] = out["loadgen_latency_us"] = None
+    # The RT waker's own view (the ticker: send to echo of its datagrams).
+    tick = scen.get("ticker") or {}
+    p = scen.get("params") or {}
+    out["rt_ticker"] = bool(tick.get("enabled"))
+    out["rt_latency_us"] = (_pcts(tick["latency_us"], "scenario.json ticker.latency_us")
+                            if tick.get("latency_us") else None)
+    # Late RT datagrams the freeze probes explain (the guest or one vCPU did
+    # not run: the host's doing, on either kernel) do not count.
+    out["rt_late_all"] = tick.get("late") if tick.get("enabled") else None
+    out["rt_late_in_guest_freeze"] = tick.get("late_in_guest_freeze")
+    out["rt_late"] = (tick.get("late_unexplained", tick.get("late"))
+                      if tick.get("enabled") else None)
+    probes = tick.get("freeze_probes") or []
+    out["guest_freezes"] = ({"count": sum(p.get("freezes", 0) for p in probes),
+                             "total_ms": round(sum(p.get("total_ms", 0) for p in probes), 1),
+                             "max_ms": round(max((p.get("max_ms", 0) for p in probes), default=0), 1),
+                             "min_ms": probes[0].get("min_ms")} if probes else None)
+    out["rt_samples"] = tick.get("echoes") if tick.get("enabled") else None
+    out["rt_expected"] = (int(p["duration_s"] * 1e6 / p["ticker_us"])
+                          if tick.get("enabled") and p.get("ticker_us") else None)
+    # The non-RT waker: the relay's timerfd, delivered by ksoftirqd
+    # (SCHED_OTHER on 6.12). 100 ms windows in which a tick was late by more
+    # than SIGNAL_MS.
+    out["timer_late_windows"] = None
+    ts_path = os.path.join(res, "relay.timeseries.csv")
+    if os.path.exists(ts_path):
+        rows = read_timeseries(ts_path)
+        out["timer_late_windows"] = sum(1 for r in rows if (r.get("max_us") or 0) > SIGNAL_MS * 1000)
+    relay_path = os.path.join(res, "relay.json")
+    if os.path.exists(relay_path):
+        relay = read_json(relay_path)
+        out["relay_latency_us"] = _pcts(relay.get("tick_lateness_us"),
+                                        relay_path + " tick_lateness_us")
+        for extra in ("rx_latency_us", "wake_latency_us"):
+            if extra in relay:
+                out["relay_" + extra] = _pcts(relay[extra], f"{relay_path} {extra}")
+        sched = relay.get("sched") or {}
+        out["relay_realtime"] = sched.get("realtime")
+        if sched.get("realtime") is False:
+            out["problems"].append(f"relay did not run real-time: {sched.get('why', '?')}")
+    else:
+        out["problems"].append("no relay.json: relay wrote no statistics")
+    lg_path = os.path.join(res, "loadgen.json")
+    if os.path.exists(lg_path):
+        lg = read_json(lg_path)
+        # The sender is throttled by design and may fall behind its
+        # schedule; its corrected latency would then measure its own
+        # backlog. Send to reply is what it saw of the relay.
+        lat = lg.get("latency_us") or {}
+        out["loadgen_latency_us"] = _pcts(lat.get("uncorrected"), lg_path + " latency_us.uncorrected")
+        if lat.get("corrected"):
+            out["loadgen_corrected_latency_us"] = _pcts(lat["corrected"],
+                                                        lg_path + " latency_us.corrected")
+        if out["throttled_periods"] is None and isinstance(lg.get("cgroup"), dict):
+            out["throttled_periods"] = lg["cgroup"].get("nr_throttled")
+            out["periods"] = lg["cgroup"].get("nr_periods")
+        if lg.get("rate_ok") is False:
+            out["problems"].append(
+                f"loadgen fell {lg.get('rate_shortfall_pct', 0):.0f} % below its rate: "
+                "the quota is too tight for it")
+    else:
+        out["problems"].append("no loadgen.json: loadgen wrote no results")
+    return out
+
+
+def _rt_key(k):
+    """The RT side's latency: the RT ticker's datagrams when it ran, else the
+    relay's timer tick lateness (which also carries the non-RT waker)."""
+    return "rt_latency_us" if k.get("rt_ticker") else "relay_latency_us"
+
+
+def _max_ms(k):
+    lat = k.get(_rt_key(k))
+    return None if lat is None else lat["max"] / 1000.0
+
+
+def shows_effect(k, other):
+    """Did this kernel's RT relay get stuck behind the throttled sender?"""
+    if k["outcome"] == "hung":
+        return True
+    if k.get("stalls"):
+        return True
+    if (k.get("rt_late") or 0) >= EFFECT_MIN_LATE:
+        return True
+    mine, theirs = _max_ms(k), _max_ms(other) if other else None
+    if mine is None or mine <= SIGNAL_MS:
+        return False
+    return theirs is None or theirs <= 0 or mine >= EFFECT_RATIO * theirs
+
+
+def is_clean(k):
+    """The fix's promise: the RT relay is never stuck (no watchdog stall) and
+    the RT ticker's datagrams are not held up beyond the noise allowance.
+    Without a ticker only stalls are judged (the relay's tick also carries
+    the non-RT timerfd path, which the fix does not cover)."""
+    if k["outcome"] != "ok" or k.get("stalls") != 0:
+        return False
+    if not k.get("rt_ticker"):
+        return True
+    if not k.get("rt_expected") or (k.get("rt_samples") or 0) < MIN_RT_SHARE * k["rt_expected"]:
+        return False
+    return (k.get("rt_late") or 0) <= PATCHED_LATE_ALLOWANCE
+
+
+def _p99_ms(k):
+    lat = k.get(_rt_key(k))
+    return None if lat is None else lat["p99"] / 1000.0
+
+
+def verdict(stock, patched):
+    """(verdict word, one-line headline, ratio of the relay p99s)."""
+    for name, k in (("stock", stock), ("patched", patched)):
+        if k.get("hung_after_scenario"):
+            return ("incomplete", f"the {name} guest finished its scenario but its results "
+                    "never came back (see its console.log): no comparison", None)
+        if k["outcome"] in ("failed", "no-results"):
+            why = (k.get("problems") or ["see its console.log"])[0]
+            return "incomplete", f"the {name} kernel's run {k['outcome']} ({why}): no comparison", None
+        if k.get("relay_realtime") is False:
+            return "incomplete", f"relay did not run real-time on the {name} kernel: no comparison", None
+    ratio = None
+    if _p99_ms(stock) and _p99_ms(patched):
+        ratio = _p99_ms(stock) / _p99_ms(patched)
+
+    def told(name, k):
+        if k["outcome"] == "hung":
+            return f"{name} kernel hung (no results within {k.get('timeout_s')} s)"
+        late = ""
+        if k.get("rt_ticker"):
+            late = (f", {k.get('rt_late')} of {k.get('rt_samples')} RT datagrams "
+                    f"over {SIGNAL_MS:.0f} ms")
+        if k["stalls"]:
+            return (f"{name} kernel stalled {k['stalls']} times "
+                    f"(worst {k['worst_stall_ms']:.0f} ms){late}")
+        if late:
+            return f"{name} kernel never stalled{late}"
+        return f"{name} kernel never stalled (max {_max_ms(k):.1f} ms)"
+
+    line = f"{told('stock', stock)}; {told('patched', patched)}"
+    if stock.get("rt_ticker") and _max_ms(stock) is not None and _max_ms(patched) is not None:
+        line += f"; worst RT datagram {_max_ms(stock):.0f} ms on stock, {_max_ms(patched):.0f} ms patched"
+    elif ratio:
+        line += f"; relay p99 latency {ratio:.0f}x lower with the fix"
+    effect, clean = shows_effect(stock, patched), is_clean(patched)
+    if effect and clean:
+        word = "fixed"
+        if _max_ms(patched) > SIGNAL_MS:
+            line += (f" (the patched max, {_max_ms(patched):.0f} ms, is above the "
+                     f"{SIGNAL_MS:.0f} ms emulation-noise limit, within the allowance of "
+                     f"{PATCHED_LATE_ALLOWANCE} such datagrams: see the caveats)")
+    elif not clean and patched.get("rt_ticker") and patched.get("stalls") == 0 and \
+            patched["outcome"] == "ok" and (patched.get("rt_samples") or 0) < \
+            MIN_RT_SHARE * (patched.get("rt_expected") or 1):
+        word = "incomplete"
+        line += (f" (the RT ticker measured only {patched.get('rt_samples')} of "
+                 f"~{patched.get('rt_expected')} datagrams on the patched kernel)")
+    elif not clean:
+        word = "not fixed"
+        if stock.get("stalls") and 0 < (patched.get("stalls") or 0) < stock["stalls"]:
+            line += (" (fewer stalls than stock, but not none: see the caveat on the "
+                     "patched 6.12 timerfd path)")
+    else:
+        word = "no effect"
+        line += " (the stock kernel did not show the effect: nothing was demonstrated)"
+    return word, line, ratio
+
+
+def rule():
+    """The verdict rule, as data: summary.json carries it next to the verdict."""
+    return {"signal_ms": SIGNAL_MS, "effect_ratio": EFFECT_RATIO,
+            "effect_min_late": EFFECT_MIN_LATE,
+            "patched_late_allowance": PATCHED_LATE_ALLOWANCE,
+            "min_rt_share": MIN_RT_SHARE,
+            "text": ("RT datagrams are counted late when over the limit even after the time "
+              "the guest or a vCPU was seen frozen is taken out; "
+              f"fixed = stock shows the effect (it hung, or stalled, or at least "
+                     f"{EFFECT_MIN_LATE} RT datagrams took over {SIGNAL_MS:.0f} ms, or its RT max "
+                     f"is over {SIGNAL_MS:.0f} ms and {EFFECT_RATIO:.0f}x the patched one's) and "
+                     f"the patched kernel none (no stall, at most {PATCHED_LATE_ALLOWANCE} RT "
+                     f"datagrams over {SIGNAL_MS:.0f} ms, at least {MIN_RT_SHARE:.0%} of them "
+                     "measured)")}
+
+
+def caveat(kernels):
+    """The non-RT waker (the relay's timerfd via ksoftirqd), measured: the
+    fix does not cover it on 6.12."""
+    out = {"what": ("100 ms windows in which the relay's timerfd tick (delivered by "
+                    f"ksoftirqd, SCHED_OTHER on 6.12) was over {SIGNAL_MS:.0f} ms late")}
+    for name, k in kernels.items():
+        out[name] = k.get("timer_late_windows")
+    return out
+
+
+def _same(values):
+    known = [v for v in values if v is not None]
+    return len(known) == len(values) and all(v == known[0] for v in known)
+
+
+def build(run_dir, run_info):
+    """The summary dict of run_dir; run_info is the driver's run.json."""
+    kernels = {}
+    for name in KERNEL_ORDER:
+        kdir = os.path.join(run_dir, name)
+        if os.path.isdir(kdir):
+            kernels[name] = kernel_summary(kdir)
+    if not kernels:
+        raise DataError(f"{run_dir}: no stock, patched or host results")
+    summary = {"kind": "vm-demo" if "host" not in kernels else "host",
+               "run_id": run_info.get("run_id"),
+               "date": run_info.get("date"),
+               "params": run_info.get("params"),
+               "initramfs_sha256": run_info.get("initramfs_sha256"),
+               "kernels": run_info.get("kernels", {}),
+               "phases": run_info.get("phases", []),
+               **kernels}
+    ran = list(kernels.values())
+    summary["honesty"] = {
+        "same_initramfs": _same([k["initramfs_sha256"] for k in ran]),
+        "same_params": _same([k["params"] for k in ran if k["outcome"] == "ok"]),
+    }
+    if "stock" in kernels and "patched" in kernels:
+        word, line, ratio = verdict(kernels["stock"], kernels["patched"])
+        if not all(summary["honesty"].values()):
+            word, line = "invalid", "the two runs did not use the same initramfs and parameters: " + line
+        summary.update(verdict=word, headline=line, ratio=ratio, rule=rule(),
+                       non_rt_waker=caveat(kernels))
+    else:
+        only = next(iter(kernels))
+        summary.update(verdict="single run",
+                       headline=f"one run on the {only} kernel, nothing to compare",
+                       ratio=None)
+    cost = os.path.join(run_dir, "cost.json")
+    summary["cost"] = read_json(cost) if os.path.exists(cost) else None
+    return summary

@@ -1,0 +1,256 @@
+"""One shape for every kind of result directory: the VM demo (stock vs
+patched), a run on this host, and the userspace model (one column per lock
+variant). The table, the plots and the page only read a View."""
+import glob
+import os
+from dataclasses import dataclass, field
+
+from .files import DataError, read_json
+from .summary import KERNEL_ORDER, PCT_KEYS, SIGNAL_MS
+
+PCT_LABELS = {"p50": "p50", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99", "max": "max"}
+MODEL_VARIANTS = (("rwlock", "rwlock (stock)"),
+                  ("pi_mutex", "PI mutex (patched)"),
+                  ("mutex", "plain mutex"))
+
+
+@dataclass
+class Column:
+    key: str
+    label: str
+    data: dict
+    hgrm: dict = field(default_factory=dict)   # distribution name -> path
+    timeseries: str = None
+    events: str = None
+
+
+@dataclass
+class View:
+    kind: str
+    title: str
+    columns: list
+    sections: list            # [(title, [(row label, [cell per column])])]
+    verdict: str
+    headline: str
+    facts: list               # [(label, text)]
+    caveats: list
+    distributions: list       # [(name, title)] for the percentile plots
+    signal_ms: float = None   # noise limit drawn on the plots
+    cost: dict = None
+
+
+def ms(us):
+    """Microseconds as a short millisecond figure."""
+    if us is None:
+        return "-"
+    v = us / 1000.0
+    for limit, digits in ((1, 3), (10, 2), (100, 1)):
+        if v < limit:
+            return f"{v:.{digits}f}"
+    return f"{v:.0f}"
+
+
+def _count(v):
+    return "-" if v is None else str(v)
+
+
+def _pct_rows(columns, key):
+    rows = []
+    for p in PCT_KEYS:
+        cells = []
+        for c in columns:
+            obj = c.data.get(key)
+            cells.append(ms(obj[p]) if obj else c.data.get("outcome", "-"))
+        rows.append((PCT_LABELS[p], cells))
+    return rows
+
+
+def _first(pattern):
+    hits = sorted(glob.glob(pattern))
+    return hits[0] if hits else None
+
+
+def _kernel_column(run_dir, key, data):
+    res = os.path.join(run_dir, key, "results")
+    hgrm = {}
+    relay = _first(os.path.join(res, "relay*tick*.hgrm"))
+    loadgen = _first(os.path.join(res, "loadgen.uncorrected.hgrm"))
+    ticker = _first(os.path.join(res, "ticker.hgrm"))
+    if ticker:
+        hgrm["rt"] = ticker
+    if relay:
+        hgrm["relay"] = relay
+    if loadgen:
+        hgrm["loadgen"] = loadgen
+    label = key + (f" ({data['kernel']})" if data.get("kernel") else "")
+    return Column(key, label, data, hgrm,
+                  _first(os.path.join(res, "relay*.timeseries.csv")),
+                  _first(os.path.join(res, "events.csv")))
+
+
+def _stall_cells(c):
+    d = c.data
+    if d.get("stalls") is None:
+        return d.get("outcome", "-")
+    return str(d["stalls"])
+
+
+def _lift_cells(c):
+    after = c.data.get("cleared_after_lift_ms")
+    if not after:
+        return "-"
+    text = f"{min(after):.0f}-{max(after):.0f}"
+    if c.data.get("uncleared_stalls"):
+        text += f" ({c.data['uncleared_stalls']} not)"
+    return text
+
+
+def _throttle_cells(c):
+    d = c.data
+    if d.get("throttled_periods") is None:
+        return "-"
+    if d.get("periods"):
+        return f"{d['throttled_periods']}/{d['periods']}"
+    return str(d["throttled_periods"])
+
+
+def demo_view(run_dir, s):
+    cols = [_kernel_column(run_dir, k, s[k]) for k in KERNEL_ORDER if k in s]
+    rt = any(c.data.get("rt_ticker") for c in cols)
+    sections = []
+    if rt:
+        sections.append(("RT ticker datagram, send to echo, ms (the RT waker the fix protects)",
+                         _pct_rows(cols, "rt_latency_us")))
+    sections += [
+        ("relay timer tick lateness, ms (non-RT waker: ksoftirqd)" if rt else
+         "relay tick lateness, ms (the RT side)", _pct_rows(cols, "relay_latency_us")),
+        ("loadgen send to reply, ms (the throttled side)", _pct_rows(cols, "loadgen_latency_us")),
+        ("stalls and throttling", [
+            ("watchdog stalls", [_stall_cells(c) for c in cols]),
+            *([(f"RT datagrams over {SIGNAL_MS:.0f} ms", [
+                "-" if c.data.get("rt_late") is None else
+                f"{c.data['rt_late']} of {c.data.get('rt_samples')}" for c in cols]),
+               ("... more during guest freezes", [
+                   _count(c.data.get("rt_late_in_guest_freeze")) for c in cols]),
+               ("guest freezes >= 5 ms (count, total ms)", [
+                   "-" if not c.data.get("guest_freezes") else
+                   f"{c.data['guest_freezes']['count']}, {c.data['guest_freezes']['total_ms']:.0f}"
+                   for c in cols])] if rt else []),
+            (f"timer ticks over {SIGNAL_MS:.0f} ms late (100 ms windows)", [
+                _count(c.data.get("timer_late_windows")) for c in cols]),
+            ("worst stall, ms", [
+                "-" if c.data.get("worst_stall_ms") is None else f"{c.data['worst_stall_ms']:.0f}"
+                for c in cols]),
+            ("ended after lift, ms", [_lift_cells(c) for c in cols]),
+            ("throttled periods", [_throttle_cells(c) for c in cols]),
+        ]),
+    ]
+    p = s.get("params") or {}
+    facts = [("run", f"{s.get('run_id', '?')} ({s.get('date', '?')})")]
+    built = s.get("kernels") or {}
+    for c in cols:
+        facts.append((f"{c.key} kernel", c.data.get("kernel") or built.get(c.key) or "?"))
+        if built.get(c.key):
+            facts.append((f"{c.key} image", built[c.key]))
+        facts.append((f"{c.key} outcome", f"{c.data.get('outcome')}, {c.data.get('wall_s', '?')} s wall"))
+        facts.append((f"{c.key} problems", "; ".join(c.data.get("problems") or []) or "none"))
+    facts.append(("initramfs sha256", s.get("initramfs_sha256") or "?"))
+    if p:
+        facts.append(("parameters", ", ".join(f"{k}={v}" for k, v in p.items())))
+    if s.get("phases"):
+        facts.append(("time per phase", ", ".join(
+            f"{ph['name'].split(':')[0]} {ph['seconds']} s" for ph in s["phases"])))
+    honesty = s.get("honesty", {})
+    facts.append(("same initramfs and parameters",
+                  "yes" if honesty and all(honesty.values()) else f"NO: {honesty}"))
+    caveats = [
+        "A busy host sometimes does not run the guest, or one of its vCPUs, for a while. "
+        "A thread above every other one on each vCPU wakes every 5 ms and records when "
+        "it woke 5 ms late or more; a late RT datagram that would not have been late "
+        "without that frozen time is listed apart and not counted, on either kernel.",
+        "QEMU software emulation (TCG) adds latency noise of up to ~35 ms on the "
+        f"patched kernel; only latencies above {SIGNAL_MS:.0f} ms count as signal.",
+        "A stall is the watchdog seeing no relay progress for "
+        f"{p.get('stall_ms', '?')} ms while it kept running itself. It then lifts the "
+        "quota to recover: without that "
+        "the stock kernel stays stuck, so stall lengths are bounded by the watchdog, "
+        "not by the kernel.",
+        "loadgen is the throttled task: it is meant to exhaust its quota, falls behind its "
+        "send schedule and is stopped at the end of the run. Its latency here is send to "
+        "reply (not corrected for the schedule, which would measure its own backlog) and "
+        "includes its own quota waits on both kernels. The fix protects the real-time "
+        "relay, not the throttled sender.",
+        "The fix protects RT waiters only. On the patched 6.12 kernel the relay's timerfd "
+        "tick is delivered by ksoftirqd (SCHED_OTHER), which can still wait for a throttled "
+        "producer: boosting a SCHED_OTHER waiter does not escape the quota. The row 'timer "
+        "ticks over 50 ms late' counts it on both kernels"
+        + (f" (this run: {_caveat_counts(s)})" if _caveat_counts(s) else "")
+        + ". The verdict judges the RT side (the RT ticker and the watchdog); without an RT "
+        "client waking the relay (--ticker-us 0) the patched kernel can stall too. Non-RT "
+        "wakers keep waiting until the task-based CFS throttling of v6.18.",
+    ]
+    rule = (s.get("rule") or {}).get("text")
+    if rule:
+        caveats.insert(0, "Verdict rule: " + rule + ".")
+    if s.get("kind") == "host":
+        title = "relay on this host: one run"
+        caveats = [c for c in caveats if c.startswith(("A stall is", "loadgen is"))]
+    else:
+        title = "PREEMPT_RT epoll ready-list fix: stock vs patched kernel"
+    return View(s.get("kind", "vm-demo"), title, cols, sections,
+                s.get("verdict", "?"), s.get("headline", ""), facts, caveats,
+                [("rt", "RT ticker datagram latency"), ("relay", "relay timer tick lateness"),
+                 ("loadgen", "loadgen send to reply")],
+                SIGNAL_MS if s.get("kind") != "host" else None, s.get("cost"))
+
+
+def _caveat_counts(s):
+    c = s.get("non_rt_waker") or {}
+    parts = [f"{k} {c[k]}" for k in KERNEL_ORDER if c.get(k) is not None]
+    return ", ".join(parts)
+
+
+def model_view(run_dir, s):
+    cols = []
+    for key, label in MODEL_VARIANTS:
+        if key not in s:
+            continue
+        hgrm = os.path.join(run_dir, f"{key}.hgrm")
+        ts = os.path.join(run_dir, f"{key}.timeseries.csv")
+        cols.append(Column(key, label, s[key],
+                           {"wait": hgrm} if os.path.exists(hgrm) else {},
+                           ts if os.path.exists(ts) else None))
+    sections = [
+        ("consumer wait for the lock, ms", _pct_rows(cols, "wait_us")),
+        ("waits", [("waits", [_count(c.data.get("waits")) for c in cols]),
+                   ("waits over 50 ms", [_count(c.data.get("waits_over_50ms")) for c in cols])]),
+    ]
+    p = s.get("params") or {}
+    facts = [("parameters", ", ".join(f"{k}={v}" for k, v in p.items()) or "?")]
+    caveats = ["The model reproduces the locking protocol in user space on the running "
+               "kernel: it shows why a reader-side rwlock without priority inheritance "
+               "stalls an RT writer, not that a particular kernel does."]
+    # The model's own verdict is a sentence; the badge says what it found,
+    # by the model's limits (a stall is a wait over 50 ms; a PI lock should
+    # never wait 20 ms).
+    rw, pi = s.get("rwlock"), s.get("pi_mutex")
+    if rw and pi:
+        separated = rw.get("waits_over_50ms", 0) > 0 and pi.get("waits_over_20ms", 0) == 0
+        word = "separated" if separated else "no separation"
+    else:
+        word = "incomplete"
+    return View("model", "Userspace model of the epoll ready-list locking", cols, sections,
+                word, str(s.get("verdict", "")), facts, caveats,
+                [("wait", "consumer lock wait")], None, None)
+
+
+def load(run_dir):
+    s = read_json(os.path.join(run_dir, "summary.json"))
+    if not isinstance(s, dict):
+        raise DataError(f"{run_dir}/summary.json: expected an object")
+    if any(k in s for k in KERNEL_ORDER):
+        return demo_view(run_dir, s)
+    if any(k in s for k, _ in MODEL_VARIANTS):
+        return model_view(run_dir, s)
+    raise DataError(f"{run_dir}/summary.json: neither a demo (stock/patched/host) "
+                    "nor a model (rwlock/pi_mutex/mutex) summary")

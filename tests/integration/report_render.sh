@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# report/summarize and report/render on fixture result directories (no VM):
+# a demo run with the effect, one whose stock guest hung, and a model run.
+# timeout: 120
+. "$(dirname "$0")/../lib.sh"
+command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
+report=$top/report
+
+# check_outputs DIR: the page, the table and every plot exist and parse.
+check_outputs() { "$report/check" "$1" || fail "$1: the report is not whole"; }
+
+# 1. The demo fixture: the stock kernel stalled, the patched one did not.
+cp -r "$FIXTURES/report/demo" "$TEST_TMP/demo"
+"$report/summarize" "$TEST_TMP/demo" || fail "summarize exited $?"
+python3 - "$TEST_TMP/demo/summary.json" <<'PY' || fail "summary.json lacks the interface names"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k in ("stock", "patched"):
+    o = s[k]
+    for name in ("stalls", "worst_stall_ms", "throttled_periods"):
+        assert name in o, (k, name)
+    for lat in ("relay_latency_us", "loadgen_latency_us"):
+        assert set(o[lat]) >= {"p50", "p99", "p99_9", "p99_99", "max"}, (k, lat)
+for name in ("initramfs_sha256", "params", "verdict"):
+    assert s.get(name), name
+assert s["stock"]["stalls"] == 9 and s["patched"]["stalls"] == 0
+assert s["verdict"] == "fixed", s["verdict"]
+assert s["honesty"] == {"same_initramfs": True, "same_params": True}, s["honesty"]
+PY
+out=$("$report/render" "$TEST_TMP/demo") || fail "render exited $?"
+echo "$out"
+grep -q '^verdict: FIXED: stock kernel stalled 9 times' <<<"$out" || fail "no verdict line"
+grep -Eq '^  max +221 +20\.8$' <<<"$out" || fail "relay max row is not 221 vs 20.8"
+grep -Eq '^  watchdog stalls +9 +0$' <<<"$out" || fail "stall row is wrong"
+grep -q "report: $TEST_TMP/demo/report.html" <<<"$out" || fail "no path of the page"
+check_outputs "$TEST_TMP/demo"
+for f in distribution-relay distribution-loadgen timeline-stock timeline-patched; do
+	[ -s "$TEST_TMP/demo/plots/$f.svg" ] || fail "plot $f.svg missing"
+done
+grep -q "not measured" "$TEST_TMP/demo/report.html" || fail "the cost side should say 'not measured'"
+
+# 1b. A real default-scenario run (RT ticker): the verdict rule from the RT
+# datagrams and the stalls, the non-RT waker caveat counted; and the same run
+# with the stock effect taken out is "no effect", with late patched RT
+# datagrams "not fixed".
+cp -r "$FIXTURES/report/demo-ticker" "$TEST_TMP/ticker"
+"$report/summarize" "$TEST_TMP/ticker" || fail "summarize (ticker) exited $?"
+python3 - "$TEST_TMP/ticker/summary.json" <<'PY' || fail "the ticker run's summary is wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+st, pa = s["stock"], s["patched"]
+assert (st["stalls"], st["rt_late"], pa["stalls"], pa["rt_late"]) == (4, 4, 0, 0), s["headline"]
+assert pa["rt_samples"] == 3418 and pa["rt_latency_us"]["max"] < 50000
+assert s["verdict"] == "fixed", s["verdict"]
+assert s["non_rt_waker"]["stock"] == 4 and s["non_rt_waker"]["patched"] == 0, s["non_rt_waker"]
+assert s["rule"]["patched_late_allowance"] == 2 and "fixed = stock" in s["rule"]["text"]
+PY
+out=$("$report/render" "$TEST_TMP/ticker") || fail "render (ticker) exited $?"
+grep -Eq '^  RT datagrams over 50 ms +4 of 3463 +0 of 3418$' <<<"$out" || fail "no RT datagram row"
+grep -q 'timer ticks over 50 ms late' <<<"$out" || fail "no non-RT waker row"
+grep -q 'ksoftirqd' "$TEST_TMP/ticker/report.html" || fail "the page lacks the ksoftirqd caveat"
+check_outputs "$TEST_TMP/ticker"
+[ -s "$TEST_TMP/ticker/plots/distribution-rt.svg" ] || fail "no RT ticker distribution plot"
+cp -r "$FIXTURES/report/demo-ticker" "$TEST_TMP/noeffect"
+python3 - "$TEST_TMP/noeffect" <<'PY'
+import json, os, sys
+p = os.path.join(sys.argv[1], "stock", "results", "scenario.json")
+s = json.load(open(p))
+s["stalls"] = []
+s["ticker"].update(late=0, late_unexplained=0)
+s["ticker"]["latency_us"]["max"] = 20000
+json.dump(s, open(p, "w"))
+p = os.path.join(sys.argv[1], "patched", "results", "scenario.json")
+s = json.load(open(p))
+json.dump(s, open(p, "w"))
+PY
+"$report/summarize" "$TEST_TMP/noeffect" || fail "summarize (no effect) exited $?"
+grep -q '"verdict": "no effect"' "$TEST_TMP/noeffect/summary.json" || fail "a stock run without the effect was not 'no effect'"
+cp -r "$FIXTURES/report/demo-ticker" "$TEST_TMP/late"
+sed -i 's/"late_unexplained": 0/"late_unexplained": 3/' "$TEST_TMP/late/patched/results/scenario.json"
+"$report/summarize" "$TEST_TMP/late" || fail "summarize (late) exited $?"
+grep -q '"verdict": "not fixed"' "$TEST_TMP/late/summary.json" || fail "3 late patched RT datagrams were not 'not fixed'"
+
+# 2. The same run with different parameters on the patched kernel: invalid.
+cp -r "$FIXTURES/report/demo" "$TEST_TMP/mixed"
+sed -i 's/"rate_pps": 2000/"rate_pps": 3000/' "$TEST_TMP/mixed/patched/results/scenario.json"
+"$report/summarize" "$TEST_TMP/mixed" || fail "summarize (mixed) exited $?"
+grep -q '"verdict": "invalid"' "$TEST_TMP/mixed/summary.json" ||
+	fail "runs with different parameters were not called invalid"
+
+# 3. A hung stock guest is a result, reported as such.
+cp -r "$FIXTURES/report/demo-hung" "$TEST_TMP/hung"
+"$report/summarize" "$TEST_TMP/hung" || fail "summarize (hung) exited $?"
+out=$("$report/render" "$TEST_TMP/hung") || fail "render (hung) exited $?"
+grep -q 'stock kernel hung (no results within 105 s)' <<<"$out" || fail "the hang is not reported"
+check_outputs "$TEST_TMP/hung"
+
+# 4. The userspace model's summary renders the same way.
+cp -r "$FIXTURES/report/model" "$TEST_TMP/model"
+out=$("$report/render" "$TEST_TMP/model") || fail "render (model) exited $?"
+grep -Eq '^verdict: SEPARATED: worst wait: rwlock' <<<"$out" || fail "model verdict missing"
+check_outputs "$TEST_TMP/model"
+
+# 5. Broken input: distinct exit statuses, a message naming the file.
+mkdir "$TEST_TMP/empty"
+"$report/render" "$TEST_TMP/empty" 2>"$TEST_TMP/err" && fail "render accepted an empty directory"
+[ $? -eq 65 ] || fail "render on an empty directory should exit 65"
+grep -q 'summary.json: no such file' "$TEST_TMP/err" || fail "the error does not name summary.json"
+"$report/render" 2>/dev/null; [ $? -eq 64 ] || fail "render without arguments should exit 64 (usage)"
+pass "summaries, tables, plots and pages from the fixtures"

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The demo's scenario runner on this host with the real relay and loadgen:
+# a stall is forced by stopping the relay (SIGSTOP), and the watchdog must
+# notice it, lift the quota, see the stall end, restore the quota and record
+# it all. Then the host mode of the demo driver end to end: results
+# directory, summary, report.
+# timeout: 240
+. "$(dirname "$0")/../lib.sh"
+need_root "cgroup quota and SCHED_FIFO"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (relay and watchdog on different ones)"
+grep -qw cpu /proc/cgroups 2>/dev/null || skip "no cpu cgroup controller"
+scenario=$BUILD/bin/demo-scenario
+[ -x "$scenario" ] || fail "$scenario not built"
+
+out=$TEST_TMP/one
+port=$(free_udp_port)
+"$scenario" --relay "$RELAY" --loadgen "$LOADGEN" --out "$out" --port "$port" \
+	--duration 4 --rate 2000 --stall-ms 150 --lift-ms 2000 --run-dir "$TEST_TMP" &
+scen=$!
+bg_pids+=("$scen")
+wait_for 10 test -s "$out/relay.log" || fail "relay did not start (scenario log: $(ls "$out"))"
+relay_pid=
+for _ in $(seq 50); do
+	relay_pid=$(pgrep -P "$scen" -x relay || true)
+	[ -n "$relay_pid" ] && break
+	sleep 0.1
+done
+[ -n "$relay_pid" ] || fail "no relay child of the scenario runner"
+sleep 1.5
+kill -STOP "$relay_pid"
+sleep 0.6
+kill -CONT "$relay_pid"
+wait "$scen"
+rc=$?
+cat "$out/events.csv"
+[ $rc -eq 0 ] || { cat "$out/relay.log" "$out/loadgen.log"; fail "scenario exited $rc"; }
+
+python3 - "$out" <<'PY' || fail "the stall was not recorded as it happened"
+import csv, json, os, sys
+out = sys.argv[1]
+s = json.load(open(os.path.join(out, "scenario.json")))
+assert s["problems"] == [], s["problems"]
+# loadgen ends by itself, or is stopped (SIGINT, 130) when it ran late.
+assert s["processes"]["relay"] == "exited 0", s["processes"]
+assert s["processes"]["loadgen"] == "exited 0" or (
+    s["processes"]["loadgen"] == "exited 130" and s["loadgen_stopped_at_end"]), s["processes"]
+st = s["stalls"]
+assert len(st) == 1, f"expected exactly the forced stall, got {st}"
+st = st[0]
+# Stopped for 0.6 s: detected after 150 ms, lifted at once, ended on SIGCONT
+# while still lifted, then the quota went back.
+assert 500 <= st["length_ms"] <= 1500, st
+assert 0.14 <= st["detected_s"] - st["start_s"] <= 0.4, st
+assert st["lift_s"] - st["detected_s"] < 0.1, st
+assert st["cleared"] and st["ended"] and st["restore_s"] >= st["end_s"], st
+assert 200 <= st["after_lift_ms"] <= 1300, st
+kinds = [r["kind"] for r in csv.DictReader(open(os.path.join(out, "events.csv")))]
+assert sorted(kinds) == ["quota_lift", "quota_restore", "stall"], kinds
+assert s["cgroup"]["nr_periods"] > 0, s["cgroup"]
+assert s["watchdog"]["polls"] > 300 and s["watchdog"]["max_poll_late_ms"] < 50, s["watchdog"]
+for f in ("relay.json", "loadgen.json", "relay.tick_lateness.hgrm", "loadgen.hgrm",
+          "relay.timeseries.csv", "cpu.stat"):
+    assert os.path.getsize(os.path.join(out, f)) > 0, f
+relay = json.load(open(os.path.join(out, "relay.json")))
+assert relay["sched"]["realtime"], relay["sched"]
+# The RT ticker (on by default) saw the stopped relay as late datagrams, and
+# the freeze probes did not take the stop for a pause of the machine.
+t = s["ticker"]
+assert t["enabled"] and t["echoes"] > 0 and t["send_errors"] == 0, t
+assert t["late"] >= 1 and t["late_unexplained"] == t["late"] - t["late_in_guest_freeze"] >= 1, t
+assert [p["cpu"] for p in t["freeze_probes"]] == [s["params"]["watchdog_cpu"], s["params"]["cpu"]], t
+assert os.path.getsize(os.path.join(out, "ticker.hgrm")) > 0
+# The relay's own record agrees: one tick at least ~0.5 s late.
+assert relay["tick_lateness_us"]["max"] >= 450000, relay["tick_lateness_us"]
+PY
+[ -z "$(ls "$TEST_TMP"/relay-demo-*.heartbeat 2>/dev/null)" ] || fail "heartbeat file left behind"
+
+# Bad flags: usage status, nothing started.
+"$scenario" --relay "$RELAY" --loadgen "$LOADGEN" --out "$TEST_TMP/x" --watchdog-prio 10 2>/dev/null
+[ $? -eq 64 ] || fail "a watchdog below the relay's priority was accepted"
+
+# The host mode of the driver: same results layout, summary and report.
+[ "$VARIANT" = release ] || { pass "scenario runner (the driver is checked in the release run)"; exit 0; }
+"$top/kernel/vm/demo/run" --host --results "$TEST_TMP/results" --duration 3 \
+	--port "$(free_udp_port)" >"$TEST_TMP/run.log" 2>&1 || { cat "$TEST_TMP/run.log"; fail "run --host failed"; }
+cat "$TEST_TMP/run.log"
+run=$(readlink -f "$TEST_TMP/results/latest")
+[ -d "$run/host/results" ] || fail "no results/latest/host"
+grep -q '^verdict: SINGLE RUN' "$TEST_TMP/run.log" || fail "no verdict line in the driver's output"
+grep -q "report: $run/report.html" "$TEST_TMP/run.log" || fail "the driver did not print the page's path"
+"$top/report/check" "$run" || fail "the host run's report is not whole"
+python3 - "$run/summary.json" <<'PY' || fail "host summary lacks the interface names"
+import json, sys
+s = json.load(open(sys.argv[1]))
+h = s["host"]
+assert h["outcome"] == "ok" and h["stalls"] == 0, h
+assert h["relay_latency_us"]["max"] > 0 and h["loadgen_latency_us"]["p50"] > 0, h
+assert s["params"]["duration_s"] == 3, s["params"]
+PY
+pass "scenario runner and the driver's host mode"
