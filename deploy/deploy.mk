@@ -1,0 +1,61 @@
+# deploy/: systemd units, the default config, the preflight check, and
+# packaging.
+#
+#   make install   binaries, relay-preflight, man pages, units, a preset
+#                  that keeps them disabled, sysusers.d and /etc/relay into
+#                  DESTDIR (PREFIX=/usr/local by default; units, presets and
+#                  sysusers.d go where systemd's pkg-config says)
+#   make deb       build/deb/relay_<version>_<arch>.deb; enables nothing
+#   make test-host only the test-host run (it is part of make test too)
+
+DEPLOY_UNITDIR := $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null)
+DEPLOY_UNITDIR := $(if $(DEPLOY_UNITDIR),$(DEPLOY_UNITDIR),/lib/systemd/system)
+DEPLOY_SYSUSERSDIR := $(shell $(PKG_CONFIG) --variable=sysusersdir systemd 2>/dev/null)
+DEPLOY_SYSUSERSDIR := $(if $(DEPLOY_SYSUSERSDIR),$(DEPLOY_SYSUSERSDIR),/usr/lib/sysusers.d)
+DEPLOY_PRESETDIR := $(shell $(PKG_CONFIG) --variable=systemdsystempresetdir systemd 2>/dev/null)
+DEPLOY_PRESETDIR := $(if $(DEPLOY_PRESETDIR),$(DEPLOY_PRESETDIR),/lib/systemd/system-preset)
+DEPLOY_UNITS := relay.service loadgen.slice loadgen@.service
+# Configuration lives in /etc whatever PREFIX is: the units name that path.
+DEPLOY_ETC := /etc/relay
+DEPLOY_MAN := $(wildcard server/relay.8 loadgen/loadgen.1)
+DEPLOY_BIN := build/release/bin
+
+.PHONY: deb test-host
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
+		$(DESTDIR)$(PREFIX)/lib/relay $(DESTDIR)$(DEPLOY_UNITDIR) \
+		$(DESTDIR)$(DEPLOY_SYSUSERSDIR) $(DESTDIR)$(DEPLOY_PRESETDIR) \
+		$(DESTDIR)$(DEPLOY_ETC)/loadgen
+	install -m 0755 $(DEPLOY_BIN)/relay $(DEPLOY_BIN)/loadgen $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 deploy/preflight $(DESTDIR)$(PREFIX)/sbin/relay-preflight
+	install -m 0755 deploy/quota-check $(DESTDIR)$(PREFIX)/lib/relay/quota-check
+	@# The units name /usr/...; point their commands at PREFIX.
+	for u in $(DEPLOY_UNITS); do \
+		sed '/^Exec/s|/usr/|$(PREFIX)/|g' deploy/$$u >$(DESTDIR)$(DEPLOY_UNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(DEPLOY_UNITDIR)/$$u || exit 1; \
+	done
+	install -m 0644 deploy/sysusers.d/relay.conf $(DESTDIR)$(DEPLOY_SYSUSERSDIR)/relay.conf
+	install -m 0644 deploy/relay.preset $(DESTDIR)$(DEPLOY_PRESETDIR)/90-relay.preset
+	@# Never overwrite a configuration an operator has edited.
+	for f in relay.conf loadgen/smoke.conf; do \
+		if [ -e $(DESTDIR)$(DEPLOY_ETC)/$$f ]; then \
+			echo "install: keeping the existing $(DESTDIR)$(DEPLOY_ETC)/$$f"; \
+		else install -m 0644 deploy/$$f $(DESTDIR)$(DEPLOY_ETC)/$$f || exit 1; fi; \
+	done
+	for m in $(DEPLOY_MAN); do \
+		s=$${m##*.}; install -d $(DESTDIR)$(PREFIX)/share/man/man$$s && \
+		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/ || exit 1; \
+	done
+	@# On a live system (no DESTDIR) make the user and tell systemd.
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemd-sysusers $(DEPLOY_SYSUSERSDIR)/relay.conf && systemctl daemon-reload; \
+	fi
+
+deb: release
+	@mk/deps deploy
+	deploy/mkdeb build/deb
+
+# tests/run builds what the test needs itself.
+test-host:
+	@mk/deps build test deploy
+	@tests/run vm/host_

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# relay-preflight on made-up hosts (a root with the /proc, /sys and /boot
+# files it reads): every way it decides the fix, the RT_GROUP_SCHED trap,
+# a missing cpu controller; then once on this machine.
+# timeout: 60
+. "$(dirname "$0")/../lib.sh"
+pf=$top/deploy/preflight
+
+# host DIR RELEASE VERSION [--rt] [--config LINES] [--v1] [--no-cpu]
+host() {
+	local d=$1 rel=$2 ver=$3; shift 3
+	rm -rf "$d"
+	mkdir -p "$d/proc/sys/kernel" "$d/sys/kernel" "$d/sys/fs/cgroup" "$d/boot"
+	echo "$rel" >"$d/proc/sys/kernel/osrelease"
+	echo "$ver" >"$d/proc/sys/kernel/version"
+	echo "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0" >"$d/proc/mounts"
+	echo "cpuset cpu io memory pids" >"$d/sys/fs/cgroup/cgroup.controllers"
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--rt) echo 1 >"$d/sys/kernel/realtime" ;;
+		--config) printf '%s\n' $2 >"$d/boot/config-$rel"; shift ;;
+		--v1) echo "cgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0" >"$d/proc/mounts"
+		      mkdir -p "$d/sys/fs/cgroup/cpu"; touch "$d/sys/fs/cgroup/cpu/cpu.cfs_quota_us" ;;
+		--no-cpu) echo "cpuset io memory pids" >"$d/sys/fs/cgroup/cgroup.controllers" ;;
+		esac
+		shift
+	done
+}
+
+# expect NAME STATUS PATTERN...: run on $TEST_TMP/h; the exit status and
+# every pattern (an extended regex on one line of the output) must match.
+expect() {
+	local name=$1 want=$2 got out; shift 2
+	out=$("$pf" --root "$TEST_TMP/h" 2>&1); got=$?
+	[ "$got" = "$want" ] || { echo "$out"; fail "$name: exit $got, expected $want"; }
+	for p in "$@"; do
+		grep -Eq -- "$p" <<<"$out" || { echo "$out"; fail "$name: no line matches '$p'"; }
+	done
+	pass "$name"
+}
+
+ok_cfg="CONFIG_PREEMPT_DYNAMIC=y CONFIG_CFS_BANDWIDTH=y # CONFIG_RT_GROUP_SCHED is not set"
+rt_cfg="CONFIG_PREEMPT_RT=y CONFIG_CFS_BANDWIDTH=y # CONFIG_RT_GROUP_SCHED is not set"
+
+host "$TEST_TMP/h" 6.1.0-50-amd64 "#1 SMP PREEMPT_DYNAMIC Debian 6.1.176-1 (2025-10-01)" --config "$ok_cfg"
+expect "Debian 6.1 non-RT" 0 '^note +PREEMPT_RT: no' \
+	"^ok +epoll ready-list fix: present; decided from Debian's package version 6.1.176-1" \
+	'^ok +RT group scheduling: CONFIG_RT_GROUP_SCHED is off' '^ok +cpu controller: available \(cgroup v2\)' \
+	'^summary: nothing stands in the way'
+
+host "$TEST_TMP/h" 6.12.43+deb12-rt-amd64 "#1 SMP PREEMPT_RT Debian 6.12.43-1~bpo12+1 (2025-09-01)" --rt --config "$rt_cfg"
+expect "Debian 6.12 RT before the backport" 1 '^ok +PREEMPT_RT: yes \(from /sys/kernel/realtime\)' \
+	"^act +epoll ready-list fix: MISSING on a PREEMPT_RT kernel; decided from Debian's package version 6.12.43-1~bpo12\+1" \
+	'what to do: run a kernel that has it'
+
+host "$TEST_TMP/h" 6.12.57+deb12-rt-amd64 "#1 SMP PREEMPT_RT Debian 6.12.57-1~bpo12+1 (2025-11-08)" --rt --config "$rt_cfg"
+expect "Debian 6.12 RT with the backport" 0 "^ok +epoll ready-list fix: present; decided from Debian's package version 6.12.57-1"
+
+host "$TEST_TMP/h" 6.12.117-relay-stock "#1 SMP PREEMPT_RT Tue Jan 1 00:00:00 UTC 2026" --config "$rt_cfg"
+expect "this project's stock build" 1 '^ok +PREEMPT_RT: yes \(from /boot/config-6.12.117-relay-stock\)' \
+	'^act +epoll ready-list fix: MISSING .*decided from the release names this project.s stock build'
+
+host "$TEST_TMP/h" 6.12.117-relay-patched "#1 SMP PREEMPT_RT Tue Jan 1 00:00:00 UTC 2026"
+expect "this project's patched build, no config" 1 '^ok +PREEMPT_RT: yes \(from uname -v\)' \
+	'^ok +epoll ready-list fix: present; decided from the release names this project.s patched build' \
+	'^unknown +RT group scheduling: cannot tell'
+
+host "$TEST_TMP/h" 6.6.60-rt46 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
+expect "a stable line with no known first fixed release" 1 \
+	'^unknown +epoll ready-list fix: unknown; tried the release 6.6.60-rt46, taken as an upstream stable release.*does not know the first fixed release'
+
+host "$TEST_TMP/h" 6.1.150-rt60 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
+expect "6.1 stable before 6.1.159" 1 '^act +epoll ready-list fix: MISSING'
+
+host "$TEST_TMP/h" 6.18.2 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
+expect "mainline 6.18" 0 '^ok +epoll ready-list fix: present; decided from the release 6.18.2'
+
+host "$TEST_TMP/h" 5.15.0-100-generic "#110-Ubuntu SMP PREEMPT_RT" --rt --config "$rt_cfg"
+expect "a distribution ABI release" 1 '^unknown +epoll ready-list fix: .*distribution ABI name'
+
+host "$TEST_TMP/h" 4.19.300-rt130 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
+expect "before the rwlock" 0 '^ok +epoll ready-list fix: not needed'
+
+host "$TEST_TMP/h" 6.12.57-rt "#1 SMP PREEMPT_RT" --rt \
+	--config "CONFIG_PREEMPT_RT=y CONFIG_CFS_BANDWIDTH=y CONFIG_RT_GROUP_SCHED=y"
+expect "RT_GROUP_SCHED with cgroup v2" 1 \
+	'^act +RT group scheduling: CONFIG_RT_GROUP_SCHED=y .* with cgroup v2: .*214/SETSCHEDULER' \
+	'what to do: boot a kernel built without CONFIG_RT_GROUP_SCHED'
+
+host "$TEST_TMP/h" 6.12.57-rt "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg" --v1
+expect "cgroup v1 with the cpu controller" 0 '^ok +cpu controller: available \(cgroup v1'
+
+host "$TEST_TMP/h" 6.12.57-rt "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg" --no-cpu
+expect "no cpu controller" 1 '^act +cpu controller: not in /sys/fs/cgroup/cgroup.controllers'
+
+host "$TEST_TMP/h" 6.12.57-rt "#1 SMP PREEMPT_RT" --rt \
+	--config "CONFIG_PREEMPT_RT=y # CONFIG_CFS_BANDWIDTH is not set # CONFIG_RT_GROUP_SCHED is not set"
+expect "no CFS bandwidth control" 1 '^act +CPU bandwidth control: CONFIG_CFS_BANDWIDTH is off'
+
+# The BTF rule, through a stand-in bpftool that prints what the real one
+# prints for a kernel whose ready list is still an rwlock.
+mkdir -p "$TEST_TMP/bin"
+cat >"$TEST_TMP/bin/bpftool" <<'FAKE'
+#!/bin/sh
+printf 'struct eventpoll {\n\tstruct mutex mtx;\n\trwlock_t lock;\n\tstruct rb_root_cached rbr;\n};\n'
+FAKE
+chmod +x "$TEST_TMP/bin/bpftool"
+host "$TEST_TMP/h" 6.12.117-relay-patched "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
+mkdir -p "$TEST_TMP/h/sys/kernel/btf" && : >"$TEST_TMP/h/sys/kernel/btf/vmlinux"
+PATH=$TEST_TMP/bin:$PATH expect "BTF outranks the release name" 1 \
+	"^act +epoll ready-list fix: MISSING .*decided from the running kernel's BTF: struct eventpoll's lock is rwlock_t"
+
+"$pf" --bogus >/dev/null 2>&1; [ $? = 64 ] || fail "an unknown argument should exit 64"
+pass "usage error"
+
+# This machine: whatever it finds, every topic gets a line and a summary.
+out=$("$pf" 2>&1); st=$?
+echo "$out"
+[ $st = 0 ] || [ $st = 1 ] || fail "on this machine: exit $st"
+for t in PREEMPT_RT "epoll ready-list fix" "RT group scheduling" "cpu controller" summary; do
+	grep -q "$t" <<<"$out" || fail "on this machine: no line about $t"
+done
+# With bpftool and BTF, the fix is read from the kernel's own types.
+if command -v bpftool >/dev/null && [ -r /sys/kernel/btf/vmlinux ]; then
+	grep -q "decided from the running kernel's BTF: struct eventpoll's lock is" <<<"$out" ||
+		fail "bpftool and /sys/kernel/btf/vmlinux are here, but the BTF was not used"
+	pass "fix decided from BTF on this machine"
+fi
+pass "on this machine"
