@@ -6,7 +6,11 @@
 #   make demo            stock vs patched PREEMPT_RT kernel under QEMU, and the report
 #   make demo-model      the userspace model of the ready-list locking (seconds)
 #   make bench           side-by-side benchmarks against peer tools
+#   make kernels         build (or take from the cache) the stock and patched kernels
+#   make kernel-selftests  boot both and run the kernel's epoll selftests
 #   make install         DESTDIR=, PREFIX= (default /usr/local)
+#   make deb             a Debian package (enables nothing)
+#   make test-host       only the systemd test host (Debian 12 guest under QEMU)
 #
 # Each component adds to this file through its own fragment (*/*.mk).
 
@@ -84,7 +88,7 @@ endef
 
 include lib/lib.mk
 include $(wildcard server/server.mk loadgen/loadgen.mk kernel/kernel.mk \
-	report/report.mk deploy/deploy.mk bench/bench.mk)
+	kernel/model/model.mk report/report.mk deploy/deploy.mk bench/bench.mk)
 include tests/tests.mk
 
 bins: $(BINS)

@@ -10,6 +10,10 @@ $(O)/tests/%: tests/unit/%.c $(PROGRAM_ARCHIVES) $(LIB_A)
 .PHONY: unit-tests
 unit-tests: $(UNIT_TESTS)
 
+# Everything any test needs, installed up front so a fresh machine needs no
+# other step (each test that needs a group also asks for it itself).
+TEST_DEPS := build test kernel report demo deploy tcp
+
 test:
-	@mk/deps build test
+	@mk/deps $(TEST_DEPS)
 	@tests/run $(T)

@@ -1,0 +1,10 @@
+# bench/: side-by-side benchmarks against peer tools, run in one go so the
+# ratios compare numbers taken on the same machine at the same time.
+# Each bench/*.sh prints its own table and writes build/bench/<name>.json.
+.PHONY: bench
+bench: release
+	@mk/deps bench
+	@mkdir -p build/bench
+	@status=0; for b in bench/*.sh; do \
+		echo "== $$b"; $$b || status=1; \
+	done; exit $$status
