@@ -31,27 +31,15 @@ S=${LOADGEN_BENCH_SECONDS:-2}
 LADDER_STEP=${LOADGEN_BENCH_LADDER_STEP:-20000}
 LADDER_STEPS=${LOADGEN_BENCH_LADDER_STEPS:-10}
 RUNS=${LOADGEN_BENCH_RUNS:-3}
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-die() { echo "loadgen_sockperf: $*" >&2; exit 2; }
+BENCH=loadgen_sockperf
+. "$(dirname "$0")/lib.sh"
 
-port() {
-	python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 bound() { ss -Huln "sport = :$1" | grep -q .; }
 wait_bound() {
 	local i
 	for i in $(seq 50); do bound "$1" && return 0; sleep 0.1; done
 	die "nothing listens on UDP port $1"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 jget() {
 	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }

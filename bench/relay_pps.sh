@@ -29,22 +29,11 @@ SECONDS_RUN=${RELAY_BENCH_SECONDS:-5}
 RUNS=${RELAY_BENCH_RUNS:-3}
 PINGS=${RELAY_BENCH_PINGS:-20000}
 SIZE=64
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+BENCH=relay_pps
+. "$(dirname "$0")/lib.sh"
 blast=$out/relay_blast
 cc -O2 -Wall -Wextra -Werror -pthread -o "$blast" bench/relay_blast.c ||
 	{ echo "relay_pps: cannot build relay_blast"; exit 2; }
-
-port() {
-	python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # start_proxy KIND LISTEN_PORT UPSTREAM_PORT: KIND on CPU 1; sets proxy_pid.
 start_proxy() {
@@ -141,8 +130,6 @@ rtt() {
 	kill $ep; wait $ep 2>/dev/null
 	return $rc
 }
-
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 kinds=(direct relay nginx socat)
 declare -A PPS BUSY OFFER P50 P99

@@ -31,20 +31,9 @@ relay=$top/build/release/bin/relay
 S=${TCP_BENCH_SECONDS:-3}
 RUNS=${TCP_BENCH_RUNS:-5}
 CONNS=${TCP_BENCH_CONNS:-50}
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-die() { echo "tcp_relay: $*"; exit 2; }
+BENCH=tcp_relay
+. "$(dirname "$0")/lib.sh"
 
-port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 wait_port() {
 	local i
 	for i in $(seq 100); do
@@ -58,7 +47,7 @@ wait_port() {
 cert=$tmp/certs/server.pem
 key=$tmp/certs/server.key
 cat "$cert" "$key" >"$tmp/certs/combined.pem"
-up=$(port)
+up=$(port tcp)
 mkdir -p "$tmp/up" "$tmp/ngx"
 
 cat >"$tmp/up/nginx.conf" <<CONF
@@ -89,8 +78,8 @@ sched=${fifo[*]:-SCHED_OTHER (no permission for SCHED_FIFO)}
 
 declare -A P
 for peer in relay haproxy nginx; do
-	P[$peer.plain]=$(port)
-	P[$peer.tls]=$(port)
+	P[$peer.plain]=$(port tcp)
+	P[$peer.tls]=$(port tcp)
 done
 
 taskset -c 1 "$relay" --cpus 1 --allow-non-rt --admin 127.0.0.1:0 \
@@ -198,22 +187,21 @@ for run in $(seq "$RUNS"); do
 		done
 	done
 done
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "wrk -t1 -c$CONNS -d${S}s on CPU 0; relays on CPU 1 (peers: $sched); median of $RUNS"
 status=0
 json="{\"seconds\": $S, \"runs\": $RUNS, \"connections\": $CONNS"
 printf '%-6s %-8s %10s %10s %14s %12s\n' mode peer rps p99_us added_p99_us cpu_us_req
 for mode in plain tls; do
-	d99=$(median "${P99[$mode.direct]}")
+	d99=$(tr " " "\n" <<<"${P99[$mode.direct]}" | grep . | median)
 	json+=", \"$mode\": {"
 	sep=""
 	for peer in direct relay haproxy nginx; do
-		rps=$(median "${RPS[$mode.$peer]}")
-		p99=$(median "${P99[$mode.$peer]}")
+		rps=$(tr " " "\n" <<<"${RPS[$mode.$peer]}" | grep . | median)
+		p99=$(tr " " "\n" <<<"${P99[$mode.$peer]}" | grep . | median)
 		added=$((p99 - d99))
 		cpu=-
-		[ $peer = direct ] || cpu=$(median "${CPU[$mode.$peer]}")
+		[ $peer = direct ] || cpu=$(tr " " "\n" <<<"${CPU[$mode.$peer]}" | grep . | median)
 		declare "R_$peer=$rps" "A_$peer=$added" "C_$peer=$cpu"
 		printf '%-6s %-8s %10s %10s %14s %12s\n' "$mode" "$peer" "$rps" "$p99" "$added" "$cpu"
 		json+="$sep\"$peer\": {\"rps\": $rps, \"p99_us\": $p99, \"added_p99_us\": $added"

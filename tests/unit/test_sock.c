@@ -4,6 +4,7 @@
  * hand, ALPN, and handshake failures by reason (garbage, wrong version,
  * untrusted, expired and misnamed certificates, a peer that goes away). */
 #include "check.h"
+#include "certs.h"
 #include "../../server/sock.h"
 #include "../../server/tls.h"
 
@@ -21,29 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static char dir[512];
-
-static const char *cert(const char *name)
-{
-	static char path[4][600];
-	static int i;
-	i = (i + 1) % 4;
-	snprintf(path[i], sizeof(path[i]), "%s/%s", dir, name);
-	return path[i];
-}
-
-static void make_certs(void)
-{
-	char cmd[5000];
-	const char *tmp = getenv("TEST_TMP");
-	snprintf(dir, sizeof(dir), "%s/sock.XXXXXX", tmp ? tmp : P_tmpdir);
-	if (!mkdtemp(dir))
-		CHECK_SKIP("cannot make a temporary directory");
-	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null 2>&1",
-		 check_fixture("tls/make-certs.sh"), dir);
-	if (system(cmd) != 0)
-		CHECK_SKIP("the openssl command cannot make test certificates");
-}
 
 /* A connected non-blocking loopback TCP pair. */
 static void tcp_pair(int *a, int *b)
@@ -415,14 +393,11 @@ static void test_tls_failures(void)
 
 int main(void)
 {
-	make_certs();
+	certs_make("sock");
 	test_plain();
 	test_plain_full();
 	test_tls();
 	test_tls_failures();
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	certs_remove();
 	return check_done();
 }

@@ -8,6 +8,7 @@
  * TLS termination (good, garbage, stalled handshake) and TLS origination
  * (verified, expired certificate). */
 #include "check.h"
+#include "certs.h"
 #include "../../server/tcp.h"
 #include "../../server/tls.h"
 
@@ -27,34 +28,11 @@
 
 #include "hist.h"
 
-static char dir[512];
 static struct loop loop;
 static struct tcp_loop t;
 static struct hist lat;
 static int relay_port;
 static int up_l = -1;		/* the upstream's listening socket */
-
-static const char *cert(const char *name)
-{
-	static char path[4][600];
-	static int i;
-	i = (i + 1) % 4;
-	snprintf(path[i], sizeof(path[i]), "%s/%s", dir, name);
-	return path[i];
-}
-
-static void make_certs(void)
-{
-	char cmd[5000];
-	const char *tmp = getenv("TEST_TMP");
-	snprintf(dir, sizeof(dir), "%s/tcp.XXXXXX", tmp ? tmp : P_tmpdir);
-	if (!mkdtemp(dir))
-		CHECK_SKIP("cannot make a temporary directory");
-	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null 2>&1",
-		 check_fixture("tls/make-certs.sh"), dir);
-	if (system(cmd) != 0)
-		CHECK_SKIP("the openssl command cannot make test certificates");
-}
 
 static void rec(void *arg, int64_t us)
 {
@@ -666,7 +644,7 @@ static void test_tls_origination(void)
 
 int main(void)
 {
-	make_certs();
+	certs_make("tcp");
 	hist_init_us(&lat);
 	test_relay();
 	test_stalled();
@@ -680,9 +658,6 @@ int main(void)
 	test_tls_termination();
 	test_tls_origination();
 	hist_free(&lat);
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	certs_remove();
 	return check_done();
 }

@@ -3,6 +3,7 @@
  * missing files, a key readable by others (warning), an expired
  * certificate (warning), ALPN lists, CA files. */
 #include "check.h"
+#include "certs.h"
 #include "../../server/tls.h"
 
 #include <stdio.h>
@@ -11,29 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[512];
-
-static const char *cert(const char *name)
-{
-	static char path[4][600];
-	static int i;
-	i = (i + 1) % 4;
-	snprintf(path[i], sizeof(path[i]), "%s/%s", dir, name);
-	return path[i];
-}
-
-static void make_certs(void)
-{
-	char cmd[5000];
-	const char *tmp = getenv("TEST_TMP");
-	snprintf(dir, sizeof(dir), "%s/tls.XXXXXX", tmp ? tmp : P_tmpdir);
-	if (!mkdtemp(dir))
-		CHECK_SKIP("cannot make a temporary directory");
-	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null 2>&1",
-		 check_fixture("tls/make-certs.sh"), dir);
-	if (system(cmd) != 0)
-		CHECK_SKIP("the openssl command cannot make test certificates");
-}
 
 static void test_good_pair(void)
 {
@@ -152,7 +130,7 @@ static void test_client(void)
 
 int main(void)
 {
-	make_certs();
+	certs_make("tls");
 	test_good_pair();
 	test_mismatch();
 	test_missing();
@@ -160,9 +138,6 @@ int main(void)
 	test_expired();
 	test_alpn();
 	test_client();
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	certs_remove();
 	return check_done();
 }
