@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct {
 	const char *prefix;
@@ -256,4 +257,38 @@ int addr_equal(const struct addr *a, const struct addr *b)
 	if (a->kind == ADDR_ECHO)
 		return 1;
 	return a->salen == b->salen && memcmp(&a->sa, &b->sa, a->salen) == 0;
+}
+
+int addr_listen_socket(const struct addr *a, int type, char *err,
+		       size_t errlen)
+{
+	char text[ADDR_TEXT_MAX];
+	int fd = socket(a->sa.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		addr_format(a, text, sizeof(text));
+		snprintf(err, errlen, "%s: socket: %s", text, strerror(errno));
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (a->sa.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	return fd;
+}
+
+int addr_bind_listener(const struct addr *a, int fd, int backlog, char *err,
+		       size_t errlen)
+{
+	if (bind(fd, (const struct sockaddr *)&a->sa, a->salen) == 0 &&
+	    (backlog <= 0 || listen(fd, backlog) == 0))
+		return fd;
+	int e = errno;
+	char text[ADDR_TEXT_MAX];
+	addr_format(a, text, sizeof(text));
+	snprintf(err, errlen, "%s: cannot listen: %s%s", text, strerror(e),
+		 e == EADDRINUSE ? " (another program holds this port)" :
+		 e == EADDRNOTAVAIL ? " (no interface has this address)" : "");
+	close(fd);
+	errno = e;
+	return -1;
 }

@@ -60,4 +60,16 @@ int addr_equal(const struct addr *a, const struct addr *b);
  * tls, 0 for echo. */
 int addr_socktype(enum addr_kind kind);
 
+/* A non-blocking, close-on-exec socket of type for a listener on a, with
+ * SO_REUSEPORT (one per loop) and, for IPv6, IPV6_V6ONLY ([::]:P and
+ * 0.0.0.0:P are two listeners). Returns the fd, or -1 with err filled. */
+int addr_listen_socket(const struct addr *a, int type, char *err,
+		       size_t errlen);
+
+/* Bind fd to a (and listen with backlog when backlog > 0). Returns fd, or
+ * closes it and returns -1 with err naming the address and the likely cause
+ * (port in use, no such local address), errno kept. */
+int addr_bind_listener(const struct addr *a, int fd, int backlog, char *err,
+		       size_t errlen);
+
 #endif

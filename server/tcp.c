@@ -535,31 +535,12 @@ static bool on_accept(struct loop *l, struct loop_handler *h, uint32_t events)
 
 int tcp_open_listener(const struct addr *a, char *err, size_t errlen)
 {
-	char text[ADDR_TEXT_MAX];
-	addr_format(a, text, sizeof(text));
-	int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
-			SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: socket: %s", text, strerror(errno));
+	int fd = addr_listen_socket(a, SOCK_STREAM, err, errlen);
+	if (fd < 0)
 		return -1;
-	}
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	if (a->sa.ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)&a->sa, a->salen) < 0 ||
-	    listen(fd, BACKLOG) < 0) {
-		int e = errno;
-		snprintf(err, errlen, "%s: cannot listen: %s%s", text,
-			 strerror(e), e == EADDRINUSE ? " (another program "
-			 "holds this port)" : e == EADDRNOTAVAIL ? " (no "
-			 "interface has this address)" : "");
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
+	return addr_bind_listener(a, fd, BACKLOG, err, errlen);
 }
 
 void tcp_loop_init(struct tcp_loop *t, struct loop *l,

@@ -79,22 +79,14 @@ static void set_buffers(int fd, int bytes)
 int udp_open_listener(const struct addr *a, int bufsize, char *err,
 		      size_t errlen)
 {
-	char text[ADDR_TEXT_MAX];
-	addr_format(a, text, sizeof(text));
-	int fd = socket(a->sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
-			SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: socket: %s", text, strerror(errno));
+	int fd = addr_listen_socket(a, SOCK_DGRAM, err, errlen);
+	if (fd < 0)
 		return -1;
-	}
 	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
-	/* [::]:P and 0.0.0.0:P are two listeners, not one twice. A wildcard
-	 * listener must answer from the address each client used. */
+	/* A wildcard listener must answer from the address each client used. */
 	if (a->sa.ss_family == AF_INET6) {
 		const struct sockaddr_in6 *s6 = (const void *)&a->sa;
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
 			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one,
 				   sizeof(one));
@@ -103,17 +95,7 @@ int udp_open_listener(const struct addr *a, int bufsize, char *err,
 		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	}
 	set_buffers(fd, bufsize);
-	if (bind(fd, (const struct sockaddr *)&a->sa, a->salen) < 0) {
-		int e = errno;
-		snprintf(err, errlen, "%s: cannot listen: %s%s", text,
-			 strerror(e), e == EADDRINUSE ? " (another program "
-			 "holds this port)" : e == EADDRNOTAVAIL ? " (no "
-			 "interface has this address)" : "");
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
+	return addr_bind_listener(a, fd, 0, err, errlen);
 }
 
 /* A flow's socket to the upstream: connected, so the kernel filters out
