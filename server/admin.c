@@ -54,6 +54,17 @@ int admin_healthy(const struct admin_view *v, char *why, size_t whylen)
 	return 1;
 }
 
+json_t *admin_json_parts(const struct admin_view *v)
+{
+	json_t *l = json_object(), *u = json_object();
+	stats_json_parts(l, u, v->stats, v->n, v->udp_labels, *v->nudp_labels,
+			 v->udp_upstreams, *v->nudp_upstreams);
+	if (v->tcp)
+		tcp_json(l, u, v->tcp, v->n, v->tcp_labels, *v->ntcp_labels,
+			 v->tcp_upstream);
+	return json_pack("{s:o, s:o}", "listeners", l, "upstreams", u);
+}
+
 /* Send what a FILE* writer produced (open_memstream) as the body. */
 static void reply_text(struct evhttp_request *req, int code, const char *type,
 		       const char *body, size_t len)
@@ -113,13 +124,19 @@ static void handle(struct evhttp_request *req, void *arg)
 		if (strcmp(path, "/metrics") == 0) {
 			type = "text/plain; version=0.0.4; charset=utf-8";
 			stats_write_prometheus(&ad->snap, v->sched, f);
+			stats_write_prometheus_parts(f, v->stats, v->n,
+						     v->udp_labels,
+						     *v->nudp_labels,
+						     v->udp_upstreams,
+						     *v->nudp_upstreams);
 			if (v->tcp && (*v->ntcp_labels || v->tcp_upstream))
 				tcp_write_prometheus(f, v->tcp, v->n,
 						     v->tcp_labels,
 						     *v->ntcp_labels,
 						     v->tcp_upstream);
 		} else if (strcmp(path, "/stats") == 0) {
-			char *json = stats_json(&ad->snap, v->sched, up);
+			char *json = stats_json(&ad->snap, v->sched, up,
+						admin_json_parts(v));
 			type = "application/json";
 			if (json)
 				fprintf(f, "%s\n", json);

@@ -3,9 +3,11 @@
  * not real-time and not pinned to the loops' CPUs. It only reads what the
  * loops publish (struct stats, the heartbeat), never their private state.
  *
- *   /metrics                 Prometheus text format (datagrams, then
+ *   /metrics                 Prometheus text format (datagrams: totals,
+ *                            then relay_udp_* per listener and upstream;
  *                            streams: relay_tcp_*)
- *   /stats                   JSON summary (docs/formats.md percentiles)
+ *   /stats                   JSON summary (docs/formats.md percentiles),
+ *                            per listener and upstream too
  *   /hgrm/rx_latency         HdrHistogram percentile distribution (ms)
  *   /hgrm/wake_latency
  *   /hgrm/tick_lateness
@@ -36,6 +38,12 @@ struct admin_view {
 	const bool *draining;
 	int64_t start_ns;	/* CLOCK_MONOTONIC */
 	int tick_us;
+	/* Datagrams: the udp:// listeners (*nudp_labels of them) and the
+	 * upstreams (*nudp_upstreams) to show. */
+	const struct stats_label *udp_labels;
+	const int *nudp_labels;
+	const struct stats_label *udp_upstreams;
+	const int *nudp_upstreams;
 	/* Streams: each loop's counters, the tcp:// and tls:// listeners to
 	 * show (*ntcp_labels of them) and the upstream's name (NULL: none). */
 	const struct tcp_stats *const *tcp;
@@ -53,6 +61,10 @@ struct admin *admin_open(struct event_base *base, const struct addr *a,
 int admin_port(const struct admin *ad);
 
 void admin_close(struct admin *ad);
+
+/* {"listeners": {...}, "upstreams": {...}}: the counts of each listener and
+ * upstream v shows, for stats_json. */
+json_t *admin_json_parts(const struct admin_view *v);
 
 /* 1 when every loop made progress within the last second (plus a tick),
  * else 0 with why filled. Also used for the systemd watchdog. */

@@ -35,6 +35,7 @@ struct flow {
 	struct in6_addr local;	/* the address the client sent to, when the
 				 * listener is a wildcard (has_local) */
 	uint8_t has_local;
+	uint8_t upstream;	/* its upstream's slot in the loop's stats */
 	int fd;			/* upstream socket, -1 for echo or unused */
 	uint32_t pending;	/* requests sent minus replies seen */
 	int64_t last_ns;	/* last activity, CLOCK_MONOTONIC */

@@ -130,6 +130,12 @@ struct relay {
 	struct tcp_label tcp_labels[CONF_MAX_LISTEN];
 	int ntcp_labels;
 	char tcp_upstream[ADDR_TEXT_MAX];
+	/* Datagrams, as the metrics name them: the listeners, and the last
+	 * STATS_MAX_UPSTREAM upstreams by slot (see upstream_id). */
+	struct stats_label udp_labels[CONF_MAX_LISTEN];
+	int nudp_labels;
+	struct stats_label udp_up[STATS_MAX_UPSTREAM];
+	int nudp_up, next_up_id, up_id;
 };
 
 static int64_t mono_ns(void)
@@ -338,20 +344,46 @@ static void stream_settings(const struct relay *r, const struct conf *c,
 	t->idle_ms = c->tcp_idle_ms;
 }
 
-/* The stream listeners and upstream as /metrics names them. */
-static void stream_labels(struct relay *r)
+/* The listeners and the stream upstream as the metrics name them. */
+static void listener_labels(struct relay *r)
 {
-	r->ntcp_labels = 0;
+	r->ntcp_labels = r->nudp_labels = 0;
 	for (int i = 0; i < r->nreg; i++) {
-		if (r->reg[i].a.kind == ADDR_UDP)
-			continue;
-		struct tcp_label *l = &r->tcp_labels[r->ntcp_labels++];
-		l->id = r->reg[i].id;
-		addr_format(&r->reg[i].a, l->text, sizeof(l->text));
+		const struct listener *g = &r->reg[i];
+		if (g->a.kind == ADDR_UDP) {
+			struct stats_label *l =
+				&r->udp_labels[r->nudp_labels++];
+			l->id = g->id;
+			addr_format(&g->a, l->text, sizeof(l->text));
+		} else {
+			struct tcp_label *l = &r->tcp_labels[r->ntcp_labels++];
+			l->id = g->id;
+			addr_format(&g->a, l->text, sizeof(l->text));
+		}
 	}
 	if (r->conf.has_tcp_upstream)
 		addr_format(&r->conf.tcp_upstream, r->tcp_upstream,
 			    sizeof(r->tcp_upstream));
+}
+
+/* The id the loops count the UDP upstream of c under: the one it had when
+ * it is still shown, else the next, which takes the slot of the oldest. */
+static int upstream_id(struct relay *r, const struct conf *c)
+{
+	if (!c->has_upstream)
+		return r->up_id;
+	char text[ADDR_TEXT_MAX];
+	addr_format(&c->upstream, text, sizeof(text));
+	for (int i = 0; i < r->nudp_up; i++)
+		if (strcmp(r->udp_up[i].text, text) == 0)
+			return r->udp_up[i].id;
+	int id = r->next_up_id++;
+	struct stats_label *l = &r->udp_up[id % STATS_MAX_UPSTREAM];
+	l->id = id;
+	memcpy(l->text, text, sizeof(text));
+	if (r->nudp_up < STATS_MAX_UPSTREAM)
+		r->nudp_up++;
+	return id;
 }
 
 static void status(struct relay *r)
@@ -478,6 +510,7 @@ static void reload(struct relay *r)
 		keep[nkeep++].id = cmd.add_id[cmd.nadd];
 		cmd.nadd++;
 	}
+	cmd.upstream_id = r->up_id = upstream_id(r, &nc);
 	for (int i = 0; i < r->nw; i++) {
 		struct worker_cmd *wc = malloc(sizeof(*wc));
 		if (!wc) {
@@ -498,6 +531,7 @@ static void reload(struct relay *r)
 	memcpy(c->listen, nc.listen, sizeof(nc.listen));
 	c->nlisten = nc.nlisten;
 	c->upstream = nc.upstream;
+	c->has_upstream = nc.has_upstream;
 	c->tcp_upstream = nc.tcp_upstream;
 	c->has_tcp_upstream = nc.has_tcp_upstream;
 	memcpy(c->tcp_upstream_host, nc.tcp_upstream_host,
@@ -507,7 +541,7 @@ static void reload(struct relay *r)
 	c->handshake_timeout_ms = nc.handshake_timeout_ms;
 	c->connect_timeout_ms = nc.connect_timeout_ms;
 	c->tcp_idle_ms = nc.tcp_idle_ms;
-	stream_labels(r);
+	listener_labels(r);
 	r->view.tcp_upstream = c->has_tcp_upstream ? r->tcp_upstream : NULL;
 	c->flow_idle_ms = nc.flow_idle_ms;
 	c->drain_ms = nc.drain_ms;
@@ -544,6 +578,7 @@ static int drain(struct relay *r)
 			return EX_SOFTWARE;
 		wc->drain = true;
 		wc->upstream = r->conf.upstream;
+		wc->upstream_id = r->up_id;
 		wc->flow_idle_ms = r->conf.flow_idle_ms;
 		wc->drain_ms = r->conf.drain_ms;
 		stream_settings(r, &r->conf, &wc->tcp);
@@ -622,7 +657,8 @@ static int run(struct relay *r)
 		kinds[j] = c->listen[j].kind;
 	}
 	r->nreg = c->nlisten;
-	stream_labels(r);
+	listener_labels(r);
+	upstream_id(r, c);	/* 0, what the loops start with */
 	stream_settings(r, c, &r->streams.tcp);
 	r->streams.tls_server = r->tls_server;
 
@@ -656,6 +692,8 @@ static int run(struct relay *r)
 	r->view = (struct admin_view){ .stats = r->stats, .n = r->nw,
 		.sched = &r->sched, .hb = r->hb, .draining = &r->draining,
 		.start_ns = r->start_ns, .tick_us = c->tick_us,
+		.udp_labels = r->udp_labels, .nudp_labels = &r->nudp_labels,
+		.udp_upstreams = r->udp_up, .nudp_upstreams = &r->nudp_up,
 		.tcp = r->tcp, .tcp_labels = r->tcp_labels,
 		.ntcp_labels = &r->ntcp_labels,
 		.tcp_upstream = c->has_tcp_upstream ? r->tcp_upstream : NULL };
@@ -743,7 +781,8 @@ static int run(struct relay *r)
 		stats_snapshot_take(&r->snap, r->stats, r->nw);
 		double dur = (double)(mono_ns() - r->start_ns) / 1e9;
 		if (stats_write_files(c->stats_file, &r->snap, &r->sched, dur,
-				      r->stats, r->nw, err, sizeof(err)) < 0) {
+				      admin_json_parts(&r->view), r->stats,
+				      r->nw, err, sizeof(err)) < 0) {
 			fprintf(stderr, "relay: stats file: %s\n", err);
 			rc = EX_OSERR;
 		}

@@ -4,11 +4,13 @@
 #include "stats.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+_Static_assert(STATS_NCOUNTERS <= 64 && STATS_NDROPS <= 64,
+	       "STATS_LMASK and the others are 64 bits");
 
 #define NAME(name, help) #name,
 #define HELP(name, help) help,
@@ -24,6 +26,10 @@ static const char *error_help[] = { STATS_ERRORS(HELP) };
 int stats_init(struct stats *s, int64_t start_ns)
 {
 	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < STATS_MAX_LISTEN; i++)
+		s->listener[i].id = -1;
+	for (int i = 0; i < STATS_MAX_UPSTREAM; i++)
+		s->upstream[i].id = -1;
 	s->start_ns = start_ns;
 	s->win_end_ns = start_ns + STATS_WINDOW_NS;
 	s->rows = calloc(STATS_ROWS, sizeof(*s->rows));
@@ -46,6 +52,17 @@ void stats_free(struct stats *s)
 	hist_free(&s->win_tick);
 	free(s->rows);
 	s->rows = NULL;
+}
+
+void stats_part_reset(struct stats_part *p, int id)
+{
+	/* Atomic stores: the admin thread may be reading the old id's. */
+	for (int i = 0; i < STATS_NCOUNTERS; i++)
+		__atomic_store_n(&p->counter[i], 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < STATS_NDROPS; i++)
+		__atomic_store_n(&p->drop[i], 0, __ATOMIC_RELAXED);
+	stats_set(&p->flows_active, 0);
+	__atomic_store_n(&p->id, id, __ATOMIC_RELEASE);
 }
 
 void stats_record_rx(struct stats *s, int64_t us)
@@ -174,8 +191,130 @@ void stats_write_prometheus(const struct stats_snapshot *snap,
 	prom_hist(out, "tick_lateness", "Lateness of timer ticks", &snap->tick);
 }
 
+void stats_part_sum(struct stats_part *out, struct stats *const *s, int n,
+		    bool upstream, int id)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = id;
+	for (int i = 0; i < n; i++) {
+		const struct stats_part *p = upstream ? s[i]->upstream :
+							s[i]->listener;
+		int np = upstream ? STATS_MAX_UPSTREAM : STATS_MAX_LISTEN;
+		for (int j = 0; j < np; j++) {
+			if (__atomic_load_n(&p[j].id, __ATOMIC_ACQUIRE) != id)
+				continue;
+			for (int k = 0; k < STATS_NCOUNTERS; k++)
+				out->counter[k] += LOAD(&p[j].counter[k]);
+			for (int k = 0; k < STATS_NDROPS; k++)
+				out->drop[k] += LOAD(&p[j].drop[k]);
+			out->flows_active += LOAD(&p[j].flows_active);
+		}
+	}
+}
+
+/* The shares of the listeners (or upstreams) lab[0..nl) summed over n
+ * loops: the counters and drops kept for them, then the flows. */
+static void prom_parts(FILE *out, struct stats *const *s, int n,
+		       bool upstream, const struct stats_label *lab, int nl)
+{
+	const char *family = upstream ? "relay_udp_upstream_" : "relay_udp_";
+	const char *what = upstream ? "upstream" : "listener";
+	uint64_t cmask = upstream ? STATS_UMASK : STATS_LMASK;
+	uint64_t dmask = upstream ? STATS_UDMASK : ~0ULL;
+	struct stats_part sum[STATS_MAX_LISTEN] = { 0 };
+	char sel[STATS_MAX_LISTEN][ADDR_TEXT_MAX + 32];
+	for (int j = 0; j < nl; j++) {
+		stats_part_sum(&sum[j], s, n, upstream, lab[j].id);
+		if (upstream)
+			snprintf(sel[j], sizeof(sel[j]), "upstream=\"%s\"",
+				 lab[j].text);
+		else
+			snprintf(sel[j], sizeof(sel[j]),
+				 "listener=\"%s\",id=\"%d\"", lab[j].text,
+				 lab[j].id);
+	}
+	for (int i = 0; i < STATS_NCOUNTERS; i++) {
+		if (!(cmask >> i & 1))
+			continue;
+		fprintf(out, "# HELP %s%s_total %s, per %s\n# TYPE %s%s_total "
+			"counter\n", family, counter_name[i], counter_help[i],
+			what, family, counter_name[i]);
+		for (int j = 0; j < nl; j++)
+			fprintf(out, "%s%s_total{%s} %llu\n", family,
+				counter_name[i], sel[j],
+				(unsigned long long)sum[j].counter[i]);
+	}
+	fprintf(out, "# HELP %sdrops_total Datagrams dropped, per %s and "
+		"reason\n# TYPE %sdrops_total counter\n", family, what, family);
+	for (int j = 0; j < nl; j++)
+		for (int i = 0; i < STATS_NDROPS; i++)
+			if (dmask >> i & 1)
+				fprintf(out, "%sdrops_total{%s,reason=\"%s\"} "
+					"%llu\n", family, sel[j], drop_name[i],
+					(unsigned long long)sum[j].drop[i]);
+	if (upstream)
+		return;
+	fprintf(out, "# HELP relay_udp_flows_active Flows open now, per "
+		"listener\n# TYPE relay_udp_flows_active gauge\n");
+	for (int j = 0; j < nl; j++)
+		fprintf(out, "relay_udp_flows_active{%s} %lld\n", sel[j],
+			(long long)sum[j].flows_active);
+}
+
+void stats_write_prometheus_parts(FILE *out, struct stats *const *s, int n,
+				  const struct stats_label *l, int nl,
+				  const struct stats_label *u, int nu)
+{
+	if (nl)
+		prom_parts(out, s, n, false, l, nl);
+	if (nu)
+		prom_parts(out, s, n, true, u, nu);
+}
+
+/* Add the counters in cmask of p to o, then the flows of a listener (or
+ * not), then the drops in dmask. */
+static json_t *json_part(json_t *o, const struct stats_part *p,
+			 uint64_t cmask, bool flows, uint64_t dmask)
+{
+	json_t *drops = json_object();
+	for (int i = 0; i < STATS_NCOUNTERS; i++)
+		if (cmask >> i & 1)
+			json_object_set_new(o, counter_name[i],
+				json_integer((json_int_t)p->counter[i]));
+	if (flows)
+		json_object_set_new(o, "flows_active",
+				    json_integer(p->flows_active));
+	for (int i = 0; i < STATS_NDROPS; i++)
+		if (dmask >> i & 1)
+			json_object_set_new(drops, drop_name[i],
+				json_integer((json_int_t)p->drop[i]));
+	json_object_set_new(o, "drops", drops);
+	return o;
+}
+
+void stats_json_parts(json_t *listeners, json_t *upstreams,
+		      struct stats *const *s, int n,
+		      const struct stats_label *l, int nl,
+		      const struct stats_label *u, int nu)
+{
+	struct stats_part sum;
+	for (int i = 0; i < nl; i++) {
+		stats_part_sum(&sum, s, n, false, l[i].id);
+		json_object_set_new(listeners, l[i].text,
+				    json_part(json_pack("{s:i}", "id", l[i].id),
+					      &sum, STATS_LMASK, true, ~0ULL));
+	}
+	for (int i = 0; i < nu; i++) {
+		stats_part_sum(&sum, s, n, true, u[i].id);
+		json_object_set_new(upstreams, u[i].text,
+				    json_part(json_object(), &sum, STATS_UMASK,
+					      false, STATS_UDMASK));
+	}
+}
+
 char *stats_json(const struct stats_snapshot *snap,
-		 const struct stats_sched *sched, double duration_s)
+		 const struct stats_sched *sched, double duration_s,
+		 json_t *more)
 {
 	json_t *counters = json_object(), *drops = json_object(),
 	       *errors = json_object();
@@ -207,9 +346,16 @@ char *stats_json(const struct stats_snapshot *snap,
 				 results_percentiles(&snap->wake),
 				 "tick_lateness_us",
 				 results_percentiles(&snap->tick));
-	if (!root)
+	if (!root) {
+		json_decref(more);
 		return NULL;
-	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	}
+	if (more)
+		json_object_update(root, more);
+	json_decref(more);
+	/* 9 digits: a mean of 44.2 prints as 44.2, not 44.200000000000003. */
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+				JSON_REAL_PRECISION(9));
 	json_decref(root);
 	return text;
 }
@@ -294,10 +440,11 @@ static int write_timeseries(const char *file, struct stats *const *s, int n)
 
 int stats_write_files(const char *path, const struct stats_snapshot *snap,
 		      const struct stats_sched *sched, double duration_s,
-		      struct stats *const *s, int n, char *err, size_t errlen)
+		      json_t *more, struct stats *const *s, int n, char *err,
+		      size_t errlen)
 {
 	char file[4200];
-	char *text = stats_json(snap, sched, duration_s);
+	char *text = stats_json(snap, sched, duration_s, more);
 	FILE *f = text ? fopen(path, "w") : NULL;
 	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));

@@ -13,6 +13,13 @@
  *   tick_lateness how late each timerfd expiry was handled (now minus the
  *                 first expiry not yet handled): a stalled loop shows here
  *                 even with no traffic.
+ *
+ * The datagram path also keeps a share of its counts per listener slot and
+ * per upstream slot of the loop (struct stats_part), fixed arrays the loop
+ * charges through stats_count and stats_drop for the listener and upstream
+ * whose datagram it is handling (cur_listener, cur_upstream). A slot
+ * reused by a reload starts from zero under its new id; readers sum the
+ * loops' slots that carry the id they show.
  */
 #ifndef RELAY_STATS_H
 #define RELAY_STATS_H
@@ -20,7 +27,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 
+#include "addr.h"
 #include "hist.h"
 #include "results.h"
 
@@ -32,6 +41,7 @@
 	X(reply_packets,    "Datagrams received from the upstream") \
 	X(reply_bytes,      "Bytes received from the upstream") \
 	X(reply_tx_packets, "Replies delivered to clients") \
+	X(reply_tx_bytes,   "Bytes of replies delivered to clients") \
 	X(flows_created,    "Flows created") \
 	X(flows_expired,    "Flows closed after flow_idle_ms without traffic") \
 	X(flows_evicted,    "Flows closed to make room (max_flows reached), oldest idle first") \
@@ -68,6 +78,41 @@ enum stats_error { STATS_ERRORS(STATS_E) STATS_NERRORS };
 #undef STATS_D
 #undef STATS_E
 
+/* The counters also kept per listener: what its clients sent and got. */
+#define STATS_LCOUNTERS(X) \
+	X(rx_packets) X(rx_bytes) X(reply_tx_packets) X(reply_tx_bytes) \
+	X(flows_created)
+/* The counters and drops also kept per upstream (every drop is also kept
+ * per listener). */
+#define STATS_UCOUNTERS(X) \
+	X(tx_packets) X(tx_bytes) X(reply_packets) X(reply_bytes)
+#define STATS_UDROPS(X) \
+	X(upstream_refused) X(upstream_error)
+
+#define STATS_CBIT(name) | 1ULL << S_##name
+#define STATS_DBIT(name) | 1ULL << D_##name
+#define STATS_LMASK	(0 STATS_LCOUNTERS(STATS_CBIT))
+#define STATS_UMASK	(0 STATS_UCOUNTERS(STATS_CBIT))
+#define STATS_UDMASK	(0 STATS_UDROPS(STATS_DBIT))
+
+#define STATS_MAX_LISTEN	16	/* CONF_MAX_LISTEN */
+/* UDP upstreams told apart: upstream id i lives in slot i % this. */
+#define STATS_MAX_UPSTREAM	4
+
+/* One listener's or upstream's share of a loop's counts. */
+struct stats_part {
+	int id;				/* -1: unused */
+	uint64_t counter[STATS_NCOUNTERS];
+	uint64_t drop[STATS_NDROPS];
+	int64_t flows_active;		/* listeners */
+};
+
+/* A listener or upstream as the metrics name it. */
+struct stats_label {
+	int id;
+	char text[ADDR_TEXT_MAX];
+};
+
 /* One row of the per-window time series (windows of STATS_WINDOW_NS). */
 #define STATS_WINDOW_NS	100000000LL
 #define STATS_ROWS	36000		/* one hour; older rows are overwritten */
@@ -87,6 +132,9 @@ struct stats {
 	int64_t start_ns, win_end_ns;
 	struct stats_row *rows;
 	uint64_t nrows;
+	struct stats_part listener[STATS_MAX_LISTEN];
+	struct stats_part upstream[STATS_MAX_UPSTREAM];
+	int cur_listener, cur_upstream;	/* loop only: whom to charge */
 };
 
 /* A merged copy, for readers. */
@@ -118,6 +166,32 @@ static inline void stats_set(int64_t *v, int64_t x)
 {
 	__atomic_store_n(v, x, __ATOMIC_RELAXED);
 }
+/* Count n in the totals and in the current listener's and upstream's
+ * share where c (or d) is kept for them. */
+static inline void stats_count(struct stats *s, enum stats_counter c,
+			       uint64_t n)
+{
+	stats_add(&s->counter[c], n);
+	if (STATS_LMASK >> c & 1)
+		stats_add(&s->listener[s->cur_listener].counter[c], n);
+	if (STATS_UMASK >> c & 1)
+		stats_add(&s->upstream[s->cur_upstream].counter[c], n);
+}
+static inline void stats_drop(struct stats *s, enum stats_drop d, uint64_t n)
+{
+	stats_add(&s->drop[d], n);
+	stats_add(&s->listener[s->cur_listener].drop[d], n);
+	if (STATS_UDMASK >> d & 1)
+		stats_add(&s->upstream[s->cur_upstream].drop[d], n);
+}
+/* Listener slot l has delta flows more. */
+static inline void stats_flows(struct stats *s, int l, int delta)
+{
+	stats_set(&s->listener[l].flows_active,
+		  s->listener[l].flows_active + delta);
+}
+/* Zero slot p and give it to id (the loop, when a reload reuses it). */
+void stats_part_reset(struct stats_part *p, int id);
 void stats_record_rx(struct stats *s, int64_t us);
 void stats_record_tick(struct stats *s, int64_t us);
 
@@ -131,18 +205,41 @@ void stats_snapshot_free(struct stats_snapshot *snap);
 void stats_snapshot_take(struct stats_snapshot *snap, struct stats *const *s,
 			 int n);
 
+/* Sum the share of listener id (upstream: false) or upstream id (true)
+ * over n loops into out. */
+void stats_part_sum(struct stats_part *out, struct stats *const *s, int n,
+		    bool upstream, int id);
+
 /* Prometheus text exposition of snap. */
 void stats_write_prometheus(const struct stats_snapshot *snap,
 			    const struct stats_sched *sched, FILE *out);
 
-/* The JSON summary (docs/formats.md percentile objects); caller frees. */
-char *stats_json(const struct stats_snapshot *snap,
-		 const struct stats_sched *sched, double duration_s);
+/* Prometheus text of n loops' shares of the UDP listeners l[0..nl) and
+ * upstreams u[0..nu). */
+void stats_write_prometheus_parts(FILE *out, struct stats *const *s, int n,
+				  const struct stats_label *l, int nl,
+				  const struct stats_label *u, int nu);
 
-/* On exit: path (the JSON), path-derived .hgrm files per histogram and the
- * .timeseries.csv from the loops' windows. Returns 0, or -1 with err. */
+/* Add the same shares to the JSON objects listeners and upstreams, one
+ * member each, named by its label. */
+void stats_json_parts(json_t *listeners, json_t *upstreams,
+		      struct stats *const *s, int n,
+		      const struct stats_label *l, int nl,
+		      const struct stats_label *u, int nu);
+
+/* The JSON summary (docs/formats.md percentile objects), with the members
+ * of more (NULL: none; the reference is stolen) after the totals; caller
+ * frees. */
+char *stats_json(const struct stats_snapshot *snap,
+		 const struct stats_sched *sched, double duration_s,
+		 json_t *more);
+
+/* On exit: path (stats_json with more), path-derived .hgrm files per
+ * histogram and the .timeseries.csv from the loops' windows. Returns 0, or
+ * -1 with err. */
 int stats_write_files(const char *path, const struct stats_snapshot *snap,
 		      const struct stats_sched *sched, double duration_s,
-		      struct stats *const *s, int n, char *err, size_t errlen);
+		      json_t *more, struct stats *const *s, int n, char *err,
+		      size_t errlen);
 
 #endif

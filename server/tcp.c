@@ -797,3 +797,46 @@ void tcp_write_prometheus(FILE *out, const struct tcp_stats *const *s, int n,
 			"\"%s\",reason=\"%s\"} %llu\n", upstream,
 			sock_fail_name(k), (unsigned long long)hs[k]);
 }
+
+/* Add the counts name(k): v[k] for k in [from, n) to o. */
+static json_t *json_counts(json_t *o, const char *(*name)(int),
+			   const uint64_t *v, int from, int n)
+{
+	for (int k = from; k < n; k++)
+		json_object_set_new(o, name(k), json_integer((json_int_t)v[k]));
+	return o;
+}
+
+static const char *close_name(int k) { return close_names[k]; }
+static const char *lc_name(int k) { return lc_names[k]; }
+static const char *uc_name(int k) { return uc_names[k]; }
+static const char *fail_name(int k) { return sock_fail_name(k); }
+
+void tcp_json(json_t *listeners, json_t *upstreams,
+	      const struct tcp_stats *const *s, int n,
+	      const struct tcp_label *labels, int nl, const char *upstream)
+{
+	struct tcp_totals tot;
+	for (int i = 0; i < nl; i++) {
+		tcp_stats_listener(&tot, s, n, labels[i].id);
+		json_t *o = json_counts(json_pack("{s:i}", "id", labels[i].id),
+					lc_name, tot.l, 0, TCP_NLCOUNTERS);
+		json_object_set_new(o, "active_connections",
+				    json_integer(tot.active));
+		json_object_set_new(o, "closed", json_counts(json_object(),
+				    close_name, tot.closed, 0, TCP_NCLOSES));
+		json_object_set_new(o, "handshake_failures",
+				    json_counts(json_object(), fail_name,
+						tot.hs_failed, 1, SOCK_NFAILS));
+		json_object_set_new(listeners, labels[i].text, o);
+	}
+	if (!upstream)
+		return;
+	uint64_t u[TCP_NUCOUNTERS], hs[SOCK_NFAILS];
+	tcp_stats_upstream(u, hs, s, n);
+	json_t *o = json_counts(json_object(), uc_name, u, 0, TCP_NUCOUNTERS);
+	json_object_set_new(o, "handshake_failures",
+			    json_counts(json_object(), fail_name, hs, 1,
+					SOCK_NFAILS));
+	json_object_set_new(upstreams, upstream, o);
+}

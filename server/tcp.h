@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 
 #include "addr.h"
 #include "loop.h"
@@ -185,6 +186,12 @@ struct tcp_label {
 void tcp_write_prometheus(FILE *out, const struct tcp_stats *const *s, int n,
 			  const struct tcp_label *labels, int nl,
 			  const char *upstream);
+
+/* The same counts as members of the JSON objects listeners (one per
+ * label, named by its text) and upstreams (one, named upstream). */
+void tcp_json(json_t *listeners, json_t *upstreams,
+	      const struct tcp_stats *const *s, int n,
+	      const struct tcp_label *labels, int nl, const char *upstream);
 
 /* Names and help texts of the counters, for the metrics. */
 const char *tcp_close_name(enum tcp_close c);

@@ -194,20 +194,20 @@ static uint64_t send_batch(struct worker *w, int fd, struct mmsghdr *tx, int k,
 		}
 		int e = errno;
 		if (e == EAGAIN || e == ENOBUFS) {
-			stats_add(&s->drop[D_tx_full], (uint64_t)(k - i));
+			stats_drop(s, D_tx_full, (uint64_t)(k - i));
 			break;
 		}
 		if (e == ECONNREFUSED) {
 			/* An earlier datagram met an ICMP port unreachable; the
 			 * kernel reports it on this call. Try this one once more. */
-			stats_add(&s->drop[D_upstream_refused], 1);
+			stats_drop(s, D_upstream_refused, 1);
 			stats_add(&s->error[E_upstream_refused], 1);
 			if (!retried) {
 				retried = true;
 				continue;
 			}
 		} else {
-			stats_add(&s->drop[fail], 1);
+			stats_drop(s, fail, 1);
 			stats_add(&s->error[E_send], 1);
 		}
 		i++;		/* give up on this datagram only */
@@ -299,7 +299,9 @@ static struct flow *new_flow(struct worker *w, const struct flow_key *k,
 			return NULL;
 		}
 	}
-	stats_add(&s->counter[S_flows_created], 1);
+	f->upstream = (uint8_t)w->upstream_slot;
+	stats_count(s, S_flows_created, 1);
+	stats_flows(s, k->listener, 1);
 	stats_set(&s->flows_active, w->flows.active);
 	return f;
 }
@@ -312,10 +314,12 @@ static void flush(struct worker *w, int fd, bool echo, int k)
 	uint64_t sent;
 	uint64_t bytes = send_batch(w, fd, w->b.tx, k,
 				    echo ? D_reply_failed : D_upstream_error, &sent);
-	stats_add(&w->stats.counter[S_tx_packets], sent);
-	stats_add(&w->stats.counter[S_tx_bytes], bytes);
-	if (echo)
-		stats_add(&w->stats.counter[S_reply_tx_packets], sent);
+	stats_count(&w->stats, S_tx_packets, sent);
+	stats_count(&w->stats, S_tx_bytes, bytes);
+	if (echo) {
+		stats_count(&w->stats, S_reply_tx_packets, sent);
+		stats_count(&w->stats, S_reply_tx_bytes, bytes);
+	}
 }
 
 static void relay_requests(struct worker *w, struct lsock *ls, int r)
@@ -328,7 +332,7 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 	for (int i = 0; i < r; i++) {
 		struct msghdr *m = &b->rx[i].msg_hdr;
 		if (m->msg_flags & MSG_TRUNC) {
-			stats_add(&s->drop[D_oversize], 1);
+			stats_drop(s, D_oversize, 1);
 			continue;
 		}
 		struct flow_key key;
@@ -336,7 +340,7 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 		struct flow *f = flow_lookup(&w->flows, &key);
 		if (!f) {
 			if (w->drain_deadline) {
-				stats_add(&s->drop[D_draining], 1);
+				stats_drop(s, D_draining, 1);
 				continue;
 			}
 			/* Creating a flow may evict the one the run is for. */
@@ -345,7 +349,7 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 			run_fd = -1;
 			f = new_flow(w, &key, m->msg_name, m->msg_namelen, now);
 			if (!f) {
-				stats_add(&s->drop[D_no_flow_socket], 1);
+				stats_drop(s, D_no_flow_socket, 1);
 				continue;
 			}
 			f->local = b->dst[i];
@@ -359,6 +363,7 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 			flush(w, run_fd, run_echo, k);
 			k = 0;
 			run_fd = fd;
+			s->cur_upstream = f->upstream;
 			run_echo = echo;
 		}
 		b->iov[i].iov_len = b->rx[i].msg_len;
@@ -384,6 +389,7 @@ bool udp_on_client(struct loop *l, struct loop_handler *h, uint32_t events)
 	(void)events;
 	if (ls->fd < 0)		/* removed by a reload in this same round */
 		return false;
+	s->cur_listener = ls->slot;
 	for (int round = 0; round < UDP_ROUNDS; round++) {
 		int r = recv_batch(ls->fd, &w->b, w->batch);
 		if (r < 0) {
@@ -393,8 +399,8 @@ bool udp_on_client(struct loop *l, struct loop_handler *h, uint32_t events)
 		}
 		uint64_t bytes;
 		account_rx(w, r, &bytes);
-		stats_add(&s->counter[S_rx_packets], (uint64_t)r);
-		stats_add(&s->counter[S_rx_bytes], bytes);
+		stats_count(s, S_rx_packets, (uint64_t)r);
+		stats_count(s, S_rx_bytes, bytes);
 		relay_requests(w, ls, r);
 		beat(w);
 		if (r < w->batch)
@@ -414,13 +420,15 @@ bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 	 * flow evicted this one: the slot is closed (or already reused). */
 	if (!f->used || f->fd < 0)
 		return false;
+	s->cur_listener = f->key.listener;
+	s->cur_upstream = f->upstream;
 	for (int round = 0; round < UDP_ROUNDS; round++) {
 		int r = recv_batch(f->fd, b, w->batch);
 		if (r < 0) {
 			if (errno == ECONNREFUSED) {
 				/* ICMP port unreachable for what we sent. */
 				stats_add(&s->error[E_upstream_refused], 1);
-				stats_add(&s->drop[D_upstream_refused], 1);
+				stats_drop(s, D_upstream_refused, 1);
 				f->pending = 0;
 				continue;
 			}
@@ -430,12 +438,12 @@ bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 		}
 		uint64_t bytes;
 		account_rx(w, r, &bytes);
-		stats_add(&s->counter[S_reply_packets], (uint64_t)r);
-		stats_add(&s->counter[S_reply_bytes], bytes);
+		stats_count(s, S_reply_packets, (uint64_t)r);
+		stats_count(s, S_reply_bytes, bytes);
 		int k = 0;
 		for (int i = 0; i < r; i++) {
 			if (b->rx[i].msg_hdr.msg_flags & MSG_TRUNC) {
-				stats_add(&s->drop[D_oversize], 1);
+				stats_drop(s, D_oversize, 1);
 				continue;
 			}
 			b->iov[i].iov_len = b->rx[i].msg_len;
@@ -444,9 +452,10 @@ bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 		f->pending = f->pending > (uint32_t)r ? f->pending - (uint32_t)r : 0;
 		flow_touch(&w->flows, f, clock_ns(CLOCK_MONOTONIC));
 		uint64_t sent;
-		send_batch(w, w->ls[f->key.listener].fd, b->tx, k, D_reply_failed,
-			   &sent);
-		stats_add(&s->counter[S_reply_tx_packets], sent);
+		bytes = send_batch(w, w->ls[f->key.listener].fd, b->tx, k,
+				   D_reply_failed, &sent);
+		stats_count(s, S_reply_tx_packets, sent);
+		stats_count(s, S_reply_tx_bytes, bytes);
 		beat(w);
 		if (r < w->batch)
 			return false;
@@ -464,8 +473,9 @@ void udp_count_drops(struct worker *w)
 					     &len) < 0 ||
 		    len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
 			continue;
-		stats_add(&w->stats.drop[D_rcvbuf_overflow],
-			  mem[SK_MEMINFO_DROPS] - ls->drops);
+		w->stats.cur_listener = i;
+		stats_drop(&w->stats, D_rcvbuf_overflow,
+			   mem[SK_MEMINFO_DROPS] - ls->drops);
 		ls->drops = mem[SK_MEMINFO_DROPS];
 	}
 }

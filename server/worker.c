@@ -22,6 +22,8 @@
 #define STACK_PREFAULT	(256 * 1024)
 #define EXPIRE_PER_TICK	64
 
+_Static_assert(STATS_MAX_LISTEN == CONF_MAX_LISTEN, "a stats slot each");
+
 static sem_t started_sem;
 static pthread_once_t sem_once = PTHREAD_ONCE_INIT;
 static void sem_setup(void) { sem_init(&started_sem, 0, 0); }
@@ -39,6 +41,7 @@ void worker_close_flow(struct worker *w, struct flow *f, enum stats_counter why)
 		loop_del(&w->loop, f->fd, &f->handler);
 		close(f->fd);
 	}
+	stats_flows(&w->stats, f->key.listener, -1);
 	flow_remove(&w->flows, f);
 	stats_add(&w->stats.counter[why], 1);
 	stats_set(&w->stats.flows_active, w->flows.active);
@@ -89,6 +92,17 @@ static bool on_tick(struct loop *l, struct loop_handler *h, uint32_t events)
 	return false;
 }
 
+/* New flows go to upstream id; flows already open keep counting under
+ * theirs (until STATS_MAX_UPSTREAM newer ones took its slot). */
+static void use_upstream(struct worker *w, int id)
+{
+	w->upstream_id = id;
+	w->upstream_slot = id % STATS_MAX_UPSTREAM;
+	struct stats_part *p = &w->stats.upstream[w->upstream_slot];
+	if (p->id != id)
+		stats_part_reset(p, id);
+}
+
 static void remove_listener(struct worker *w, int id)
 {
 	tcp_remove_listener(&w->tcp, id);
@@ -125,6 +139,7 @@ static int add_listener(struct worker *w, int id, int fd,
 		ls->slot = i;
 		ls->w = w;
 		ls->drops = 0;
+		stats_part_reset(&w->stats.listener[i], id);
 		ls->handler.fn = udp_on_client;
 		if (loop_add(&w->loop, fd, &ls->handler) < 0) {
 			ls->fd = -1;
@@ -158,6 +173,7 @@ static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 				 c->add_kind[i]) < 0)
 			close(c->add_fd[i]);
 	w->upstream = c->upstream;
+	use_upstream(w, c->upstream_id);
 	tcp_loop_configure(&w->tcp, &c->tcp);
 	w->idle_ns = (int64_t)c->flow_idle_ms * 1000000;
 	w->drain_ns = (int64_t)c->drain_ms * 1000000;
@@ -227,6 +243,7 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 		snprintf(err, errlen, "loop %d: out of memory", index);
 		goto fail;
 	}
+	use_upstream(w, 0);
 	w->tick_h.fn = on_tick;
 	w->cmd_h.fn = on_command;
 	if (loop_add(&w->loop, w->tfd, &w->tick_h) < 0 ||

@@ -41,6 +41,7 @@ struct worker_cmd {
 	int add_fd[CONF_MAX_LISTEN];	/* ownership passes to the loop */
 	enum addr_kind add_kind[CONF_MAX_LISTEN];
 	struct addr upstream;
+	int upstream_id;	/* the same id for the same upstream */
 	struct tcp_settings tcp;
 	int flow_idle_ms;
 	int drain_ms;
@@ -61,6 +62,7 @@ struct worker {
 	bool allow_non_rt;
 	/* Settings a reload may change (only through a command). */
 	struct addr upstream;
+	int upstream_id, upstream_slot;	/* new flows' upstream's counts */
 	int64_t idle_ns, drain_ns;
 
 	struct loop loop;
@@ -84,8 +86,9 @@ struct worker {
 	char why[512];			/* why not real-time / why it failed */
 };
 
-/* Prepare w (allocations, timerfd, eventfd) for the given settings, with
- * listener sockets ids[i]/fds[i] of kinds[i] (ownership passes to w).
+/* Prepare w (allocations, timerfd, eventfd) for the given settings (the
+ * upstream counted as id 0), with listener sockets ids[i]/fds[i] of
+ * kinds[i] (ownership passes to w).
  * Returns 0, or -1 with err filled. */
 int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 		const struct worker_streams *ws, const int *ids, const int *fds,

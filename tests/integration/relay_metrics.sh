@@ -25,7 +25,7 @@ for want in 'relay_rx_packets_total 100' 'relay_tx_bytes_total ' \
 	grep -qF -- "$want" <<<"$m" || fail "/metrics lacks '$want'"
 done
 # Every sample line is NAME{labels} VALUE with a numeric value.
-bad=$(grep -v '^#' <<<"$m" | grep -Ev '^[a-z_]+(\{[a-z_]+="[^"]*"\})? [0-9.e+-]+$' | head -n 3)
+bad=$(grep -v '^#' <<<"$m" | grep -Ev '^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9.e+-]+$' | head -n 3)
 [ -z "$bad" ] || fail "malformed /metrics lines: $bad"
 # Cumulative buckets never decrease.
 grep '^relay_tick_lateness_seconds_bucket' <<<"$m" | awk '{ if ($2 < last) exit 1; last = $2 }' ||
@@ -42,6 +42,8 @@ assert d["tick_lateness_us"]["count"] > 100
 assert d["counters"]["rx_packets"] == 100
 assert d["sched"]["policy"] in ("SCHED_FIFO", "SCHED_OTHER")
 PY
+# Reals carry 9 significant digits at most (no 44.200000000000003).
+grep -Eq '[0-9]\.[0-9]{10,}' "$TEST_TMP/stats.json" && fail "/stats prints reals unrounded"
 curl -sf "http://127.0.0.1:$ADMIN_PORT/hgrm/tick_lateness" | head -n 1 |
 	grep -q 'Value.*Percentile.*TotalCount.*1/(1-Percentile)' || fail "/hgrm/tick_lateness"
 curl -sf "http://127.0.0.1:$ADMIN_PORT/hgrm/rx_latency" | grep -q '^#\[Max' || fail "/hgrm/rx_latency"
