@@ -44,7 +44,7 @@ static const char usage[] =
 "             [--config FILE] [--admin ADDR:PORT|off] [--cpus LIST]\n"
 "             [--rt-priority N] [--tick-us N] [--allow-non-rt]\n"
 "             [--flow-idle-ms N] [--max-flows N] [--max-datagram N] [--batch N]\n"
-"             [--drain-ms N] [--socket-buffer BYTES]\n"
+"             [--udp-gro] [--drain-ms N] [--socket-buffer BYTES]\n"
 "             [--stats-file FILE] [--heartbeat FILE]\n"
 "             [--cert FILE --key FILE] [--alpn LIST] [--ca FILE] [--max-conns N]\n"
 "             [--tcp-buffer BYTES] [--handshake-timeout-ms N]\n"
@@ -74,6 +74,8 @@ static const char usage[] =
 "  --max-flows N        flows per loop; the oldest idle goes first (4096)\n"
 "  --max-datagram N     larger datagrams are dropped, 64-65535 (4096)\n"
 "  --batch N            datagrams per recvmmsg/sendmmsg, 1-256 (32)\n"
+"  --udp-gro            receive runs of one flow coalesced (UDP_GRO) and send\n"
+"                       them on as one segmented write (UDP_SEGMENT)\n"
 "  --drain-ms N         on SIGTERM, wait this long for replies (1000)\n"
 "  --socket-buffer N    SO_RCVBUF/SO_SNDBUF bytes (kernel default)\n"
 "  --stats-file FILE    on exit write FILE (JSON), FILE-derived .hgrm files\n"
@@ -176,6 +178,7 @@ static int parse_args(struct relay *r, int argc, char **argv, bool *check)
 		{ "max-flows", required_argument, NULL, O_KEY },
 		{ "max-datagram", required_argument, NULL, O_KEY },
 		{ "batch", required_argument, NULL, O_KEY },
+		{ "udp-gro", no_argument, NULL, O_KEY },
 		{ "drain-ms", required_argument, NULL, O_KEY },
 		{ "socket-buffer", required_argument, NULL, O_KEY },
 		{ "stats-file", required_argument, NULL, O_KEY },
@@ -275,7 +278,8 @@ static int open_everywhere(const struct relay *r, const struct addr *a,
 {
 	for (int i = 0; i < r->conf.ncpus; i++) {
 		fds[i] = a->kind == ADDR_UDP ?
-			udp_open_listener(a, r->conf.socket_buffer, err, errlen) :
+			udp_open_listener(a, r->conf.socket_buffer,
+					  r->conf.udp_gro, err, errlen) :
 			tcp_open_listener(a, err, errlen);
 		if (fds[i] < 0) {
 			while (i-- > 0)
@@ -419,7 +423,7 @@ static void reload(struct relay *r)
 	static const struct { const char *key; size_t off, len; } fixed[] = {
 #define FIXED(k) { #k, offsetof(struct conf, k), sizeof(((struct conf *)0)->k) }
 		FIXED(cpus), FIXED(ncpus), FIXED(rt_priority), FIXED(tick_us),
-		FIXED(max_flows), FIXED(max_datagram), FIXED(batch),
+		FIXED(max_flows), FIXED(max_datagram), FIXED(batch), FIXED(udp_gro),
 		FIXED(socket_buffer), FIXED(admin), FIXED(admin_off),
 		FIXED(heartbeat), FIXED(stats_file), FIXED(allow_non_rt),
 		FIXED(cert), FIXED(key), FIXED(ca), FIXED(alpn),

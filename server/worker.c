@@ -202,6 +202,7 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 	w->tick_us = c->tick_us;
 	w->batch = c->batch;
 	w->max_datagram = c->max_datagram;
+	w->udp_gro = c->udp_gro;
 	w->socket_buffer = c->socket_buffer;
 	w->allow_non_rt = c->allow_non_rt;
 	w->upstream = c->upstream;
@@ -222,7 +223,8 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 		goto fail;
 	}
 	if (flow_table_init(&w->flows, c->max_flows) < 0 ||
-	    udp_batch_init(&w->b, c->batch, c->max_datagram) < 0 ||
+	    udp_batch_init(&w->b, c->batch,
+			   c->udp_gro ? UDP_GRO_BUFSIZE : c->max_datagram) < 0 ||
 	    stats_init(&w->stats, start_ns) < 0) {
 		snprintf(err, errlen, "loop %d: out of memory", index);
 		goto fail;

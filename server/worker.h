@@ -58,6 +58,7 @@ struct worker {
 	pthread_t thread;
 	/* Settings fixed at start-up. */
 	int rt_priority, tick_us, batch, max_datagram, socket_buffer;
+	bool udp_gro;
 	bool allow_non_rt;
 	/* Settings a reload may change (only through a command). */
 	struct addr upstream;
