@@ -47,12 +47,6 @@ struct worker_cmd {
 	int done;		/* set by the loop when applied */
 };
 
-/* What the stream listeners of every loop share. */
-struct worker_streams {
-	struct tcp_settings tcp;
-	struct tls *tls_server;		/* for tls:// listeners */
-};
-
 struct worker {
 	int index, cpu;
 	pthread_t thread;
@@ -71,7 +65,6 @@ struct worker {
 	struct flow_table flows;
 	struct udp_batch b;
 	struct tcp_loop tcp;		/* tcp:// and tls:// listeners */
-	struct tls *tls_server;
 	struct stats stats;
 	struct heartbeat_loop *hb;
 	int64_t start_ns, next_tick_ns;	/* CLOCK_MONOTONIC */
@@ -89,7 +82,7 @@ struct worker {
  * listener sockets ids[i]/fds[i] of kinds[i] (ownership passes to w).
  * Returns 0, or -1 with err filled. */
 int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
-		const struct worker_streams *ws, const int *ids, const int *fds,
+		const struct tcp_settings *tcp, const int *ids, const int *fds,
 		const enum addr_kind *kinds, int n, struct heartbeat_loop *hb,
 		int64_t start_ns, char *err, size_t errlen);
 
