@@ -4,9 +4,15 @@
  * socket and flow, sendmmsg batches), a counting sink, an echo server and a
  * ping-pong latency client.
  *
- *   relay_blast send HOST PORT SECONDS SIZE THREADS   prints datagrams sent
- *   relay_blast sink PORT SECONDS WARMUP              prints pps received
- *                                                     after WARMUP seconds
+ *   relay_blast send HOST PORT SECONDS SIZE THREADS [SEGMENTS]
+ *                                                     prints datagrams sent;
+ *                                                     SEGMENTS > 1: each
+ *                                                     write is a run of that
+ *                                                     many (UDP_SEGMENT)
+ *   relay_blast sink PORT SECONDS WARMUP [gro]        prints datagrams per
+ *                                                     second received after
+ *                                                     WARMUP seconds; gro:
+ *                                                     take runs (UDP_GRO)
  *   relay_blast echo PORT SECONDS
  *   relay_blast ping HOST PORT COUNT SIZE             prints p50 p99 (us)
  * IPv4 loopback only: numeric addresses.
@@ -15,7 +21,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +63,7 @@ static int udp_socket(const char *host, int port, int bind_it)
 
 struct sender {
 	const char *host;
-	int port, size;
+	int port, size, segments;
 	double end;
 	uint64_t sent;
 };
@@ -64,20 +72,37 @@ static void *send_thread(void *arg)
 {
 	struct sender *s = arg;
 	int fd = udp_socket(s->host, s->port, 0);
-	char *buf = calloc(1, (size_t)s->size + 1);
-	struct iovec iov = { buf, (size_t)s->size };
+	size_t len = (size_t)s->size * (size_t)s->segments;
+	char *buf = calloc(1, len);
+	struct iovec iov = { buf, len };
+	/* One segment size for every message of the batch. */
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	struct cmsghdr *c = &ctl.align;
+	uint16_t seg = (uint16_t)s->size;
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(seg));
+	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
 	struct mmsghdr m[BATCH];
 	memset(m, 0, sizeof(m));
 	for (int i = 0; i < BATCH; i++) {
 		m[i].msg_hdr.msg_iov = &iov;
 		m[i].msg_hdr.msg_iovlen = 1;
+		if (s->segments > 1) {
+			m[i].msg_hdr.msg_control = ctl.buf;
+			m[i].msg_hdr.msg_controllen = sizeof(ctl.buf);
+		}
 	}
 	while (now_s() < s->end) {
 		/* A full send buffer blocks here: that is the sender's limit. */
 		for (int k = 0; k < 16; k++) {
 			int r = sendmmsg(fd, m, BATCH, 0);
 			if (r > 0)
-				s->sent += (uint64_t)r;
+				s->sent += (uint64_t)r * (uint64_t)s->segments;
 		}
 	}
 	free(buf);
@@ -87,14 +112,16 @@ static void *send_thread(void *arg)
 
 static int cmd_send(char **a)
 {
-	int threads = atoi(a[4]);
-	if (threads < 1 || threads > 64)
+	int threads = atoi(a[4]), segments = a[5] ? atoi(a[5]) : 1;
+	if (threads < 1 || threads > 64 || segments < 1 || segments > 64 ||
+	    atoi(a[3]) * segments > 65000)
 		return 64;
 	struct sender s[64];
 	pthread_t t[64];
 	double end = now_s() + atof(a[2]);
 	for (int i = 0; i < threads; i++) {
-		s[i] = (struct sender){ a[0], atoi(a[1]), atoi(a[3]), end, 0 };
+		s[i] = (struct sender){ a[0], atoi(a[1]), atoi(a[3]), segments,
+					end, 0 };
 		pthread_create(&t[i], NULL, send_thread, &s[i]);
 	}
 	uint64_t total = 0;
@@ -109,10 +136,17 @@ static int cmd_send(char **a)
 static int cmd_sink(char **a)
 {
 	int fd = udp_socket("127.0.0.1", atoi(a[0]), 1);
+	bool gro = a[3] && strcmp(a[3], "gro") == 0;
 	double start = now_s(), warm = start + atof(a[2]), end = start + atof(a[1]);
 	struct timeval tv = { 0, 100000 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	static char buf[BATCH][2048];
+	int one = 1;
+	if (gro && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0) {
+		perror("relay_blast: UDP_GRO");
+		return 69;
+	}
+	static char buf[BATCH][65536];
+	static char ctl[BATCH][CMSG_SPACE(sizeof(int))] __attribute__((aligned(8)));
 	struct iovec iov[BATCH];
 	struct mmsghdr m[BATCH];
 	memset(m, 0, sizeof(m));
@@ -124,9 +158,19 @@ static int cmd_sink(char **a)
 	uint64_t n = 0;
 	double t;
 	while ((t = now_s()) < end) {
+		for (int i = 0; i < BATCH; i++) {
+			m[i].msg_hdr.msg_control = ctl[i];
+			m[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
+		}
 		int r = recvmmsg(fd, m, BATCH, MSG_WAITFORONE, NULL);
-		if (r > 0 && t >= warm)
-			n += (uint64_t)r;
+		for (int i = 0; i < r && t >= warm; i++) {
+			/* A run of datagrams counts as the datagrams in it. */
+			struct cmsghdr *c = CMSG_FIRSTHDR(&m[i].msg_hdr);
+			int seg = 0;
+			if (c && c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
+				memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+			n += seg ? (m[i].msg_len + (unsigned)seg - 1) / (unsigned)seg : 1;
+		}
 	}
 	printf("%.0f\n", (double)n / (end - warm));
 	return 0;
@@ -187,9 +231,12 @@ int main(int argc, char **argv)
 		{ "echo", 2, cmd_echo }, { "ping", 4, cmd_ping },
 	};
 	for (size_t i = 0; argc > 1 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[1], cmds[i].name) == 0 && argc == cmds[i].args + 2)
+		if (strcmp(argv[1], cmds[i].name) == 0 &&
+		    (argc == cmds[i].args + 2 ||
+		     ((cmds[i].fn == cmd_send || cmds[i].fn == cmd_sink) &&
+		      argc == cmds[i].args + 3)))
 			return cmds[i].fn(argv + 2);
 	fprintf(stderr, "usage: relay_blast send HOST PORT SECONDS SIZE THREADS | "
-		"sink PORT SECONDS WARMUP | echo PORT SECONDS | ping HOST PORT COUNT SIZE\n");
+		"[SEGMENTS] | sink PORT SECONDS WARMUP [gro] | echo PORT SECONDS | ping HOST PORT COUNT SIZE\n");
 	return 64;
 }

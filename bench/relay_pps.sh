@@ -2,13 +2,23 @@
 # relay against a direct path, nginx's stream UDP proxy and socat, in one
 # run on loopback: the highest rate each forwards (one way, 64-byte
 # datagrams, two sendmmsg sender threads) and the round-trip latency it adds
-# (ping-pong through it to an echo server). The relay under test runs on
+# (ping-pong through it to an echo server). The rate is measured for two
+# kinds of traffic:
+#   datagram   every write is one datagram and the sink reads them one by
+#              one: each forward costs a full loopback delivery, whoever
+#              forwards;
+#   segmented  senders write runs of 64 datagrams (UDP_SEGMENT) and the
+#              sink takes runs (UDP_GRO), as QUIC stacks do; relay runs with
+#              --udp-gro and keeps the runs, nginx and socat read and write
+#              the datagrams one by one. Every rate counts datagrams.
+# The relay under test runs on
 # CPU 1 (one loop; nginx one worker; socat pinned there); senders, sink and
 # pinger on CPU 0. The echo server shares CPU 1 with the relay, so the
 # direct and the relayed round trip cross between the CPUs equally often.
 # Median of 3 runs.
 #
-# Targets: relay >= 2x nginx stream pps, >= 10x socat pps, < 10 us added p50.
+# Targets: relay >= 2x nginx stream pps, >= 10x socat pps (each kind of
+# traffic checked on its own), < 10 us added p50.
 # Prints a table, writes build/bench/relay_pps.json; exits 1 if a target is
 # missed, 2 if a tool is missing or a run failed.
 set -u
@@ -35,14 +45,15 @@ blast=$out/relay_blast
 cc -O2 -Wall -Wextra -Werror -pthread -o "$blast" bench/relay_blast.c ||
 	{ echo "relay_pps: cannot build relay_blast"; exit 2; }
 
-# start_proxy KIND LISTEN_PORT UPSTREAM_PORT: KIND on CPU 1; sets proxy_pid.
+# start_proxy KIND LISTEN_PORT UPSTREAM_PORT [RELAY_FLAG]: KIND on CPU 1;
+# sets proxy_pid.
 start_proxy() {
 	local kind=$1 lp=$2 up=$3
 	case $kind in
 	relay)
 		"$relay" --listen udp://127.0.0.1:$lp --upstream udp://127.0.0.1:$up \
 			--cpus 1 --admin off --batch 64 --socket-buffer 8388608 \
-			--allow-non-rt >"$tmp/relay.log" 2>&1 &
+			--allow-non-rt ${4:-} >"$tmp/relay.log" 2>&1 &
 		proxy_pid=$! ;;
 	nginx)
 		mkdir -p "$tmp/nginx"
@@ -86,25 +97,28 @@ stop_proxy() {
 # cpu1_busy: jiffies CPU 1 spent not idle (user+nice+system+irq+softirq+steal).
 cpu1_busy() { awk '$1 == "cpu1" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 
-# pps KIND: "RATE BUSY OFFERED" - the sink's receive rate with the senders
-# at full speed, the fraction of CPU 1 (where KIND runs) busy meanwhile, and
-# the rate the senders offered.
+# pps KIND TRAFFIC: "RATE BUSY OFFERED" - the sink's receive rate with the
+# senders at full speed, the fraction of CPU 1 (where KIND runs) busy
+# meanwhile, and the rate the senders offered (datagrams per second).
 pps() {
-	local kind=$1 sink target
+	local kind=$1 traffic=$2 sink target segments=1 sink_gro= relay_flag=
+	if [ "$traffic" = segmented ]; then
+		segments=64 sink_gro=gro relay_flag=--udp-gro
+	fi
 	sink=$(port)
 	target=$sink
-	taskset -c 0 chrt -f 10 "$blast" sink $sink $((SECONDS_RUN + 1)) 1.5 >"$tmp/sink.out" &
+	taskset -c 0 chrt -f 10 "$blast" sink $sink $((SECONDS_RUN + 1)) 1.5 $sink_gro >"$tmp/sink.out" &
 	local sp=$!
 	if [ "$kind" = direct ]; then
 		# Nothing in between; the sink itself moves to CPU 1.
 		taskset -pc 1 $sp >/dev/null
 	else
 		target=$(port)
-		start_proxy "$kind" "$target" "$sink"
+		start_proxy "$kind" "$target" "$sink" $relay_flag
 	fi
 	local b0 t0 b1 t1
 	b0=$(cpu1_busy); t0=$(date +%s%N)
-	taskset -c 0 "$blast" send 127.0.0.1 $target $SECONDS_RUN $SIZE 2 >"$tmp/sent.out"
+	taskset -c 0 "$blast" send 127.0.0.1 $target $SECONDS_RUN $SIZE 2 $segments >"$tmp/sent.out"
 	b1=$(cpu1_busy); t1=$(date +%s%N)
 	wait $sp
 	[ "$kind" = direct ] || stop_proxy
@@ -132,58 +146,74 @@ rtt() {
 }
 
 kinds=(direct relay nginx socat)
-declare -A PPS BUSY OFFER P50 P99
 for k in "${kinds[@]}"; do
 	for r in $(seq "$RUNS"); do
-		v=$(pps $k) || exit 2
-		echo "$v" >>"$tmp/pps.$k"
+		for traffic in datagram segmented; do
+			v=$(pps $k $traffic) || exit 2
+			echo "$v" >>"$tmp/pps.$traffic.$k"
+		done
 		res=$(rtt $k) || { echo "relay_pps: ping through $k failed"; exit 2; }
 		echo "$res" >>"$tmp/rtt.$k"
 	done
-	PPS[$k]=$(awk '{ print $1 }' "$tmp/pps.$k" | median)
-	BUSY[$k]=$(awk '{ print $2 }' "$tmp/pps.$k" | median)
-	OFFER[$k]=$(awk '{ print $3 }' "$tmp/pps.$k" | median)
-	P50[$k]=$(awk '{ print $1 }' "$tmp/rtt.$k" | median)
-	P99[$k]=$(awk '{ print $2 }' "$tmp/rtt.$k" | median)
 done
 
-python3 - "$out/relay_pps.json" "$SIZE" "$RUNS" \
-	"${PPS[direct]}" "${PPS[relay]}" "${PPS[nginx]}" "${PPS[socat]}" \
-	"${P50[direct]}" "${P50[relay]}" "${P50[nginx]}" "${P50[socat]}" \
-	"${P99[direct]}" "${P99[relay]}" "${P99[nginx]}" "${P99[socat]}" \
-	"${BUSY[direct]}" "${BUSY[relay]}" "${BUSY[nginx]}" "${BUSY[socat]}" \
-	"${OFFER[direct]}" "${OFFER[relay]}" "${OFFER[nginx]}" "${OFFER[socat]}" <<'PY'
-import json, sys
-path, size, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-v = [float(x) for x in sys.argv[4:]]
+python3 - "$out/relay_pps.json" "$SIZE" "$RUNS" "$tmp" <<'PY'
+import json, statistics, sys
+path, size, runs, tmp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 kinds = ["direct", "relay", "nginx", "socat"]
-pps = dict(zip(kinds, v[0:4])); p50 = dict(zip(kinds, v[4:8])); p99 = dict(zip(kinds, v[8:12]))
-busy = dict(zip(kinds, v[12:16])); offered = dict(zip(kinds, v[16:20]))
-per_core = {k: pps[k] / max(busy[k], 0.01) for k in kinds}
-print("UDP one way, %d-byte datagrams, 2 sendmmsg senders; ping-pong for latency; median of %d" % (size, runs))
-print("%-8s %10s %10s %9s %7s %10s %11s %11s %13s" % ("path", "offered", "pps", "vs direct",
-      "cpu1 %", "pps/cpu1", "rtt p50 us", "rtt p99 us", "added p50 us"))
-for k in kinds:
-    print("%-8s %10.0f %10.0f %9.2f %7.0f %10.0f %11.1f %11.1f %13s" % (k, offered[k], pps[k],
-          pps[k] / pps["direct"], busy[k] * 100, per_core[k], p50[k], p99[k],
-          "-" if k == "direct" else "%.1f" % (p50[k] - p50["direct"])))
-print("(cpu1 %: how busy the CPU the relay runs on was; pps/cpu1: the rate per fully used core,")
-print(" the ceiling when the senders, not the relay, are the limit)")
-r_nginx = pps["relay"] / pps["nginx"]; r_socat = pps["relay"] / pps["socat"]
+traffics = ["datagram", "segmented"]
+
+def medians(name):
+    rows = [[float(x) for x in line.split()] for line in open("%s/%s" % (tmp, name))]
+    return [statistics.median(col) for col in zip(*rows)]
+
+rtt = {k: medians("rtt." + k) for k in kinds}
+p50 = {k: rtt[k][0] for k in kinds}
+p99 = {k: rtt[k][1] for k in kinds}
+res = {}
+checks = []
+for t in traffics:
+    m = {k: medians("pps.%s.%s" % (t, k)) for k in kinds}
+    r = {"pps": {k: m[k][0] for k in kinds}, "cpu1_busy": {k: m[k][1] for k in kinds},
+         "offered_pps": {k: m[k][2] for k in kinds}}
+    r["pps_per_cpu1"] = {k: r["pps"][k] / max(r["cpu1_busy"][k], 0.01) for k in kinds}
+    r["ratios"] = {"relay_vs_nginx": r["pps"]["relay"] / r["pps"]["nginx"],
+                   "relay_vs_socat": r["pps"]["relay"] / r["pps"]["socat"],
+                   "relay_vs_direct": r["pps"]["relay"] / r["pps"]["direct"]}
+    res[t] = r
+    checks += [("%s: relay pps / nginx pps" % t, r["ratios"]["relay_vs_nginx"], ">= 2",
+                r["ratios"]["relay_vs_nginx"] >= 2),
+               ("%s: relay pps / socat pps" % t, r["ratios"]["relay_vs_socat"], ">= 10",
+                r["ratios"]["relay_vs_socat"] >= 10)]
 added = p50["relay"] - p50["direct"]
-checks = [("relay pps / nginx stream pps", r_nginx, ">= 2", r_nginx >= 2),
-          ("relay pps / socat pps", r_socat, ">= 10", r_socat >= 10),
-          ("relay added p50 (us)", added, "< 10", added < 10)]
+checks.append(("relay added p50 (us)", added, "< 10", added < 10))
+
+print("UDP one way, %d-byte datagrams, 2 sendmmsg senders, median of %d" % (size, runs))
+print("%-10s %-8s %11s %11s %9s %7s %11s" % ("traffic", "path", "offered", "pps",
+      "vs direct", "cpu1 %", "pps/cpu1"))
+for t in traffics:
+    r = res[t]
+    for k in kinds:
+        print("%-10s %-8s %11.0f %11.0f %9.2f %7.0f %11.0f" % (t, k, r["offered_pps"][k],
+              r["pps"][k], r["pps"][k] / r["pps"]["direct"], r["cpu1_busy"][k] * 100,
+              r["pps_per_cpu1"][k]))
+print("(cpu1 %: how busy the CPU the forwarder runs on was; pps/cpu1: the rate per fully")
+print(" used core, the ceiling when the senders, not the forwarder, are the limit;")
+print(" datagram: one datagram per write and read; segmented: runs of 64 (UDP_SEGMENT")
+print(" senders, UDP_GRO sink), relay --udp-gro keeps them, nginx and socat split them)")
+print()
+print("ping-pong through each, one datagram at a time")
+print("%-8s %11s %11s %13s" % ("path", "rtt p50 us", "rtt p99 us", "added p50 us"))
+for k in kinds:
+    print("%-8s %11.1f %11.1f %13s" % (k, p50[k], p99[k],
+          "-" if k == "direct" else "%.1f" % (p50[k] - p50["direct"])))
+print()
 for name, val, want, ok in checks:
-    print("%-30s %8.2f  target %-5s %s" % (name, val, want, "met" if ok else "MISSED"))
-print("per core: relay/nginx %.2f, relay/socat %.2f" % (per_core["relay"] / per_core["nginx"],
-      per_core["relay"] / per_core["socat"]))
-json.dump({"bench": "relay_pps", "size": size, "runs": runs, "pps": pps,
-           "offered_pps": offered, "cpu1_busy": busy, "pps_per_cpu1": per_core,
+    print("%-34s %10.2f  target %-5s %s" % (name, val, want, "met" if ok else "MISSED"))
+json.dump({"bench": "relay_pps", "size": size, "runs": runs, "traffic": res,
            "rtt_p50_us": p50, "rtt_p99_us": p99,
-           "ratios": {"relay_vs_nginx": r_nginx, "relay_vs_socat": r_socat,
-                      "relay_vs_direct": pps["relay"] / pps["direct"]},
            "added_p50_us": {k: p50[k] - p50["direct"] for k in kinds if k != "direct"},
+           "checks": [{"name": c[0], "value": c[1], "target": c[2], "met": c[3]} for c in checks],
            "targets_met": all(c[3] for c in checks)}, open(path, "w"), indent=2)
 sys.exit(0 if all(c[3] for c in checks) else 1)
 PY

@@ -39,6 +39,7 @@ static const struct key keys[] = {
 	{ "max_flows",     K_INT,      F(max_flows),     1, 1 << 20 },
 	{ "max_datagram",  K_INT,      F(max_datagram),  64, 65535 },
 	{ "batch",         K_INT,      F(batch),         1, 256 },
+	{ "udp_gro",       K_BOOL,     F(udp_gro),       0, 0 },
 	{ "drain_ms",      K_INT,      F(drain_ms),      0, 60000 },
 	{ "socket_buffer", K_INT,      F(socket_buffer), 0, 1 << 30 },
 	{ "stats_file",    K_PATH,     F(stats_file),    0, 0 },

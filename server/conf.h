@@ -33,6 +33,7 @@ struct conf {
 	int max_flows;			/* per loop thread */
 	int max_datagram;		/* larger datagrams are dropped */
 	int batch;			/* recvmmsg/sendmmsg vector length */
+	bool udp_gro;			/* coalesced receive, segmented send */
 	int drain_ms;			/* SIGTERM: wait this long for replies */
 	int socket_buffer;		/* SO_RCVBUF/SO_SNDBUF bytes, 0: kernel's */
 	char stats_file[CONF_PATH_MAX];

@@ -44,7 +44,7 @@ static const char usage[] =
 "             [--config FILE] [--admin ADDR:PORT|off] [--cpus LIST]\n"
 "             [--rt-priority N] [--tick-us N] [--allow-non-rt]\n"
 "             [--flow-idle-ms N] [--max-flows N] [--max-datagram N] [--batch N]\n"
-"             [--drain-ms N] [--socket-buffer BYTES]\n"
+"             [--udp-gro] [--drain-ms N] [--socket-buffer BYTES]\n"
 "             [--stats-file FILE] [--heartbeat FILE]\n"
 "             [--cert FILE --key FILE] [--alpn LIST] [--ca FILE] [--max-conns N]\n"
 "             [--tcp-buffer BYTES] [--handshake-timeout-ms N]\n"
@@ -74,6 +74,8 @@ static const char usage[] =
 "  --max-flows N        flows per loop; the oldest idle goes first (4096)\n"
 "  --max-datagram N     larger datagrams are dropped, 64-65535 (4096)\n"
 "  --batch N            datagrams per recvmmsg/sendmmsg, 1-256 (32)\n"
+"  --udp-gro            receive runs of one flow coalesced (UDP_GRO) and send\n"
+"                       them on as one segmented write (UDP_SEGMENT)\n"
 "  --drain-ms N         on SIGTERM, wait this long for replies (1000)\n"
 "  --socket-buffer N    SO_RCVBUF/SO_SNDBUF bytes (kernel default)\n"
 "  --stats-file FILE    on exit write FILE (JSON), FILE-derived .hgrm files\n"
@@ -125,7 +127,7 @@ struct relay {
 	uint64_t watchdog_usec;
 	/* Streams. */
 	struct tls *tls_server, *tls_client;
-	struct worker_streams streams;
+	struct tcp_settings streams;
 	const struct tcp_stats **tcp;
 	struct tcp_label tcp_labels[CONF_MAX_LISTEN];
 	int ntcp_labels;
@@ -182,6 +184,7 @@ static int parse_args(struct relay *r, int argc, char **argv, bool *check)
 		{ "max-flows", required_argument, NULL, O_KEY },
 		{ "max-datagram", required_argument, NULL, O_KEY },
 		{ "batch", required_argument, NULL, O_KEY },
+		{ "udp-gro", no_argument, NULL, O_KEY },
 		{ "drain-ms", required_argument, NULL, O_KEY },
 		{ "socket-buffer", required_argument, NULL, O_KEY },
 		{ "stats-file", required_argument, NULL, O_KEY },
@@ -281,7 +284,8 @@ static int open_everywhere(const struct relay *r, const struct addr *a,
 {
 	for (int i = 0; i < r->conf.ncpus; i++) {
 		fds[i] = a->kind == ADDR_UDP ?
-			udp_open_listener(a, r->conf.socket_buffer, err, errlen) :
+			udp_open_listener(a, r->conf.socket_buffer,
+					  r->conf.udp_gro, err, errlen) :
 			tcp_open_listener(a, err, errlen);
 		if (fds[i] < 0) {
 			while (i-- > 0)
@@ -300,16 +304,19 @@ static bool has_listener(const struct conf *c, enum addr_kind kind)
 	return false;
 }
 
-/* The TLS contexts the configuration asks for, made before any loop runs
- * so that a wrong file is reported at once. Returns 0 or EX_CONFIG. */
-static int make_tls(struct relay *r, const struct conf *c, char *err,
-		    size_t errlen)
+/* The TLS contexts c asks for (NULL where it asks for none), made from the
+ * files before any loop sees them, so that a wrong file is reported at
+ * once, at start-up and on a reload alike. Returns 0, or EX_CONFIG with
+ * nothing made. */
+static int make_tls(const struct conf *c, struct tls **server,
+		    struct tls **client, char *err, size_t errlen)
 {
 	char warn[2048], why[1024];
+	*server = *client = NULL;
 	if (has_listener(c, ADDR_TLS)) {
-		r->tls_server = tls_server_new(c->cert, c->key, c->alpn, warn,
-					       sizeof(warn), why, sizeof(why));
-		if (!r->tls_server) {
+		*server = tls_server_new(c->cert, c->key, c->alpn, warn,
+					 sizeof(warn), why, sizeof(why));
+		if (!*server) {
 			snprintf(err, errlen, "%s", why);
 			return EX_CONFIG;
 		}
@@ -318,25 +325,28 @@ static int make_tls(struct relay *r, const struct conf *c, char *err,
 			fprintf(stderr, "relay: warning: %s\n", line);
 	}
 	if (c->has_tcp_upstream && c->tcp_upstream.kind == ADDR_TLS) {
-		r->tls_client = tls_client_new(c->ca[0] ? c->ca : NULL, why,
-					       sizeof(why));
-		if (!r->tls_client) {
+		*client = tls_client_new(c->ca[0] ? c->ca : NULL, why,
+					 sizeof(why));
+		if (!*client) {
 			snprintf(err, errlen, "%s", why);
+			tls_free(*server);
+			*server = NULL;
 			return EX_CONFIG;
 		}
 	}
 	return 0;
 }
 
-/* What the loops' stream path needs from c. */
-static void stream_settings(const struct relay *r, const struct conf *c,
-			    struct tcp_settings *t)
+/* What the loops' stream path needs from c and the TLS contexts. */
+static void stream_settings(const struct conf *c, struct tls *server,
+			    struct tls *client, struct tcp_settings *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->upstream = c->tcp_upstream;
 	snprintf(t->upstream_host, sizeof(t->upstream_host), "%s",
 		 c->tcp_upstream_host);
-	t->upstream_tls = r->tls_client;
+	t->upstream_tls = client;
+	t->server_tls = server;
 	t->buffer = c->tcp_buffer;
 	t->max_conns = c->max_conns;
 	t->handshake_ms = c->handshake_timeout_ms;
@@ -451,10 +461,9 @@ static void reload(struct relay *r)
 	static const struct { const char *key; size_t off, len; } fixed[] = {
 #define FIXED(k) { #k, offsetof(struct conf, k), sizeof(((struct conf *)0)->k) }
 		FIXED(cpus), FIXED(ncpus), FIXED(rt_priority), FIXED(tick_us),
-		FIXED(max_flows), FIXED(max_datagram), FIXED(batch),
+		FIXED(max_flows), FIXED(max_datagram), FIXED(batch), FIXED(udp_gro),
 		FIXED(socket_buffer), FIXED(admin), FIXED(admin_off),
 		FIXED(heartbeat), FIXED(stats_file), FIXED(allow_non_rt),
-		FIXED(cert), FIXED(key), FIXED(ca), FIXED(alpn),
 #undef FIXED
 	};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
@@ -464,19 +473,18 @@ static void reload(struct relay *r)
 				"a restart; keeping the running value\n",
 				fixed[i].key);
 
-	/* TLS contexts are made once, at start-up. */
-	if ((has_listener(&nc, ADDR_TLS) && !r->tls_server) ||
-	    (nc.has_tcp_upstream && nc.tcp_upstream.kind == ADDR_TLS &&
-	     !r->tls_client)) {
+	/* Certificates, keys and CA files are read again, so one renewed at
+	 * the same path is picked up; one that does not load changes nothing. */
+	struct tls *server, *client;
+	if (make_tls(&nc, &server, &client, err, sizeof(err))) {
 		fprintf(stderr, "relay: reload failed, keeping the running "
-			"configuration: TLS where there was none needs a "
-			"restart\n");
+			"configuration: %s\n", err);
 		return;
 	}
 	struct worker_cmd cmd = { .upstream = nc.upstream,
 				  .flow_idle_ms = nc.flow_idle_ms,
 				  .drain_ms = nc.drain_ms };
-	stream_settings(r, &nc, &cmd.tcp);
+	stream_settings(&nc, server, client, &cmd.tcp);
 	int fds[CONF_MAX_LISTEN][CONF_MAX_CPUS];
 	struct listener keep[CONF_MAX_LISTEN];
 	int nkeep = 0;
@@ -502,6 +510,8 @@ static void reload(struct relay *r)
 			for (int k = 0; k < cmd.nadd; k++)
 				for (int i = 0; i < r->nw; i++)
 					close(fds[k][i]);
+			tls_free(server);
+			tls_free(client);
 			return;
 		}
 		cmd.add_id[cmd.nadd] = r->next_id++;
@@ -511,6 +521,7 @@ static void reload(struct relay *r)
 		cmd.nadd++;
 	}
 	cmd.upstream_id = r->up_id = upstream_id(r, &nc);
+	bool answered = true;
 	for (int i = 0; i < r->nw; i++) {
 		struct worker_cmd *wc = malloc(sizeof(*wc));
 		if (!wc) {
@@ -520,12 +531,23 @@ static void reload(struct relay *r)
 		*wc = cmd;
 		for (int k = 0; k < cmd.nadd; k++)
 			wc->add_fd[k] = fds[k][i];
-		if (worker_command(&r->w[i], wc, 5000) < 0)
+		if (worker_command(&r->w[i], wc, 5000) < 0) {
 			fprintf(stderr, "relay: reload: loop %d did not answer "
 				"within 5 s (stalled?)\n", i);
-		else
+			answered = false;
+		} else {
 			free(wc);
+		}
 	}
+	/* The loops accept with the new contexts now; the old ones go with
+	 * the last connection made from them. A loop that has not answered
+	 * may still use them: then they stay. */
+	if (answered) {
+		tls_free(r->tls_server);
+		tls_free(r->tls_client);
+	}
+	r->tls_server = server;
+	r->tls_client = client;
 	memcpy(r->reg, keep, sizeof(keep));
 	r->nreg = nkeep;
 	memcpy(c->listen, nc.listen, sizeof(nc.listen));
@@ -541,6 +563,10 @@ static void reload(struct relay *r)
 	c->handshake_timeout_ms = nc.handshake_timeout_ms;
 	c->connect_timeout_ms = nc.connect_timeout_ms;
 	c->tcp_idle_ms = nc.tcp_idle_ms;
+	memcpy(c->cert, nc.cert, sizeof(c->cert));
+	memcpy(c->key, nc.key, sizeof(c->key));
+	memcpy(c->ca, nc.ca, sizeof(c->ca));
+	memcpy(c->alpn, nc.alpn, sizeof(c->alpn));
 	listener_labels(r);
 	r->view.tcp_upstream = c->has_tcp_upstream ? r->tcp_upstream : NULL;
 	c->flow_idle_ms = nc.flow_idle_ms;
@@ -581,7 +607,8 @@ static int drain(struct relay *r)
 		wc->upstream_id = r->up_id;
 		wc->flow_idle_ms = r->conf.flow_idle_ms;
 		wc->drain_ms = r->conf.drain_ms;
-		stream_settings(r, &r->conf, &wc->tcp);
+		stream_settings(&r->conf, r->tls_server, r->tls_client,
+				&wc->tcp);
 		if (worker_command(&r->w[i], wc, r->conf.drain_ms + 5000) < 0) {
 			fprintf(stderr, "relay: loop %d did not stop (stalled?)\n",
 				i);
@@ -659,8 +686,7 @@ static int run(struct relay *r)
 	r->nreg = c->nlisten;
 	listener_labels(r);
 	upstream_id(r, c);	/* 0, what the loops start with */
-	stream_settings(r, c, &r->streams.tcp);
-	r->streams.tls_server = r->tls_server;
+	stream_settings(c, r->tls_server, r->tls_client, &r->streams);
 
 	r->hb = heartbeat_open(c->heartbeat[0] ? c->heartbeat : NULL, c->ncpus,
 			       r->start_ns, err, sizeof(err));
@@ -823,7 +849,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "relay: try relay --help\n");
 		return rc;
 	}
-	rc = make_tls(&r, &r.conf, err, sizeof(err));
+	rc = make_tls(&r.conf, &r.tls_server, &r.tls_client, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "relay: %s\n", err);
 		return rc;

@@ -49,7 +49,8 @@
 	X(ticks,            "Timer ticks handled") \
 	X(ticks_missed,     "Timer expirations that passed unhandled (stalls)") \
 	X(wakeups,          "epoll_wait calls that returned events") \
-	X(batches,          "recvmmsg batches")
+	X(batches,          "recvmmsg batches") \
+	X(gro_runs,         "Coalesced runs received (udp_gro); their datagrams count one by one")
 
 #define STATS_DROPS(X) \
 	X(oversize,         "larger than max_datagram (truncated on receive)") \

@@ -447,7 +447,7 @@ static void conn_new(struct tcp_loop *t, int slot, int fd)
 	if (c)
 		memset(c, 0, sizeof(*c));
 	if (c && ls->tls) {
-		ssl = tls_accept(ls->tls);
+		ssl = tls_accept(t->set.server_tls);
 		if (ssl && sock_init_tls(&c->cl.s, fd, ssl) < 0) {
 			tls_ssl_free(ssl);
 			ssl = NULL;
@@ -572,7 +572,7 @@ int tcp_listener_slot(const struct tcp_loop *t, int id)
 	return -1;
 }
 
-int tcp_add_listener(struct tcp_loop *t, int id, int fd, struct tls *tls)
+int tcp_add_listener(struct tcp_loop *t, int id, int fd, bool tls)
 {
 	for (int i = 0; i < TCP_MAX_LISTEN; i++) {
 		struct tcp_listener *ls = &t->ls[i];

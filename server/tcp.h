@@ -91,6 +91,7 @@ struct tcp_settings {
 	struct addr upstream;		/* ADDR_TCP or ADDR_TLS */
 	char upstream_host[256];	/* TLS: the name (or IP) to verify */
 	struct tls *upstream_tls;	/* TLS upstream: its client context */
+	struct tls *server_tls;		/* tls:// listeners: their context */
 	int buffer;			/* bytes buffered per direction */
 	int max_conns;			/* per loop */
 	int handshake_ms, connect_ms, idle_ms;
@@ -104,7 +105,7 @@ struct tcp_listener {
 	struct tcp_loop *t;
 	int fd;			/* -1: slot unused */
 	int id;
-	struct tls *tls;	/* NULL: plain */
+	bool tls;		/* terminate TLS (the settings' server_tls) */
 	bool paused;		/* not accepting: limit or descriptors */
 };
 
@@ -135,17 +136,17 @@ void tcp_loop_init(struct tcp_loop *t, struct loop *l,
 void tcp_loop_free(struct tcp_loop *t);
 
 /* Replace the settings (a reload); connections already open keep going
- * to the upstream they have. */
+ * to the upstream they have, and handshakes begun keep their context. */
 void tcp_loop_configure(struct tcp_loop *t, const struct tcp_settings *set);
 
 /* A listening socket for a (SO_REUSEPORT, so each loop has its own).
  * Returns the fd, or -1 with err filled (the address and why). */
 int tcp_open_listener(const struct addr *a, char *err, size_t errlen);
 
-/* Start accepting on the listening socket fd with tls (NULL: plain),
- * counted under id. Returns 0 (fd now belongs to t), or -1/errno (fd stays
- * the caller's). */
-int tcp_add_listener(struct tcp_loop *t, int id, int fd, struct tls *tls);
+/* Start accepting on the listening socket fd, TLS terminated with the
+ * settings' server_tls when tls, counted under id. Returns 0 (fd now
+ * belongs to t), or -1/errno (fd stays the caller's). */
+int tcp_add_listener(struct tcp_loop *t, int id, int fd, bool tls);
 
 /* Stop accepting on listener id and close its connections. */
 void tcp_remove_listener(struct tcp_loop *t, int id);

@@ -27,13 +27,36 @@ static const char *ssl_reason(void)
 	return r ? r : "unknown error";
 }
 
+/* A struct tls lives as long as its context, which every connection made
+ * from it holds a reference to: a reload drops the old context while
+ * handshakes begun on it (and its ALPN callback) go on. */
+static int tls_index = -1;
+
+static void tls_ex_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx,
+			long argl, void *argp)
+{
+	(void)parent;
+	(void)ad;
+	(void)idx;
+	(void)argl;
+	(void)argp;
+	free(ptr);
+}
+
+/* Contexts are made on the main thread only, so the index needs no lock. */
 static struct tls *tls_new(bool server, char *err, size_t errlen)
 {
+	if (tls_index < 0)
+		tls_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL,
+						     tls_ex_free);
 	struct tls *t = calloc(1, sizeof(*t));
 	if (t)
 		t->ctx = SSL_CTX_new(server ? TLS_server_method() :
 				     TLS_client_method());
-	if (!t || !t->ctx) {
+	if (!t || !t->ctx || tls_index < 0 ||
+	    !SSL_CTX_set_ex_data(t->ctx, tls_index, t)) {
+		if (t)
+			SSL_CTX_free(t->ctx);
 		free(t);
 		snprintf(err, errlen, "TLS: cannot create a context: %s",
 			 ssl_reason());
@@ -55,10 +78,8 @@ static struct tls *tls_new(bool server, char *err, size_t errlen)
 
 void tls_free(struct tls *t)
 {
-	if (!t)
-		return;
-	SSL_CTX_free(t->ctx);
-	free(t);
+	if (t)
+		SSL_CTX_free(t->ctx);
 }
 
 /* "h2,http/1.1" into the length-prefixed wire format. */

@@ -4,6 +4,11 @@
  * sendmmsg); replies go back through the listener socket the request came
  * in on, so the client sees them come from the address it sent to.
  *
+ * With udp_gro the kernel hands over a run of one flow's datagrams as one
+ * entry (all of one size but the last); it is forwarded as one write with
+ * that segment size, and counted, timed and dropped as the datagrams it
+ * holds.
+ *
  * Work per call is bounded (UDP_ROUNDS batches); a handler that hit the
  * bound asks the loop to call it again after the timer and the other
  * sockets had their turn, so a flood cannot starve the tick.
@@ -13,6 +18,7 @@
 #include <errno.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +29,8 @@
 #include "worker.h"
 
 #define UDP_ROUNDS	8
-/* CMSG_SPACE(struct timespec) + CMSG_SPACE(struct in6_pktinfo), with room */
+/* CMSG_SPACE(struct timespec) + CMSG_SPACE(struct in6_pktinfo) +
+ * CMSG_SPACE(int) for UDP_GRO (or uint16_t for UDP_SEGMENT), with room */
 #define CTL_SIZE	128
 
 int udp_batch_init(struct udp_batch *b, int cap, int bufsize)
@@ -41,7 +48,9 @@ int udp_batch_init(struct udp_batch *b, int cap, int bufsize)
 	b->dst = calloc((size_t)cap, sizeof(*b->dst));
 	b->has_dst = calloc((size_t)cap, sizeof(*b->has_dst));
 	b->txctl = calloc((size_t)cap, CTL_SIZE);
-	if (!b->rx || !b->tx || !b->iov || !b->name || !b->buf || !b->ctl ||
+	b->seg = calloc((size_t)cap, sizeof(*b->seg));
+	b->txseg = calloc((size_t)cap, sizeof(*b->txseg));
+	if (!b->seg || !b->txseg || !b->rx || !b->tx || !b->iov || !b->name || !b->buf || !b->ctl ||
 	    !b->ts_ns || !b->dst || !b->has_dst || !b->txctl) {
 		udp_batch_free(b);
 		errno = ENOMEM;
@@ -62,6 +71,8 @@ void udp_batch_free(struct udp_batch *b)
 	free(b->dst);
 	free(b->has_dst);
 	free(b->txctl);
+	free(b->seg);
+	free(b->txseg);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -76,7 +87,14 @@ static void set_buffers(int fd, int bytes)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
 }
 
-int udp_open_listener(const struct addr *a, int bufsize, char *err,
+/* Ask for coalesced runs (UDP_GRO, Linux 5.0). */
+static int set_gro(int fd)
+{
+	int one = 1;
+	return setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
+}
+
+int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
 		      size_t errlen)
 {
 	int fd = addr_listen_socket(a, SOCK_DGRAM, err, errlen);
@@ -95,12 +113,22 @@ int udp_open_listener(const struct addr *a, int bufsize, char *err,
 		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	}
 	set_buffers(fd, bufsize);
+	if (gro && set_gro(fd) < 0) {
+		int e = errno;
+		char text[ADDR_TEXT_MAX];
+		snprintf(err, errlen, "%s: udp_gro: UDP_GRO refused: %s (needs "
+			 "Linux 5.0 or later)", addr_format(a, text, sizeof(text)),
+			 strerror(e));
+		close(fd);
+		errno = e;
+		return -1;
+	}
 	return addr_bind_listener(a, fd, 0, err, errlen);
 }
 
 /* A flow's socket to the upstream: connected, so the kernel filters out
  * datagrams from anyone else and reports ICMP errors to us. */
-static int open_upstream(const struct addr *a, int bufsize)
+static int open_upstream(const struct addr *a, int bufsize, bool gro)
 {
 	int fd = socket(a->sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
 			SOCK_CLOEXEC, 0);
@@ -109,6 +137,9 @@ static int open_upstream(const struct addr *a, int bufsize)
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	set_buffers(fd, bufsize);
+	/* The listeners took UDP_GRO at start, so this kernel has it. */
+	if (gro)
+		set_gro(fd);
 	if (connect(fd, (const struct sockaddr *)&a->sa, a->salen) < 0) {
 		int e = errno;
 		close(fd);
@@ -146,6 +177,7 @@ static int recv_batch(int fd, struct udp_batch *b, int n)
 		struct msghdr *m = &b->rx[i].msg_hdr;
 		b->ts_ns[i] = 0;
 		b->has_dst[i] = 0;
+		b->seg[i] = 0;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 			if (c->cmsg_level == SOL_SOCKET &&
 			    c->cmsg_type == SCM_TIMESTAMPNS) {
@@ -166,19 +198,58 @@ static int recv_batch(int fd, struct udp_batch *b, int n)
 				memcpy(&pi, CMSG_DATA(c), sizeof(pi));
 				b->dst[i] = pi.ipi6_addr;
 				b->has_dst[i] = 1;
+			} else if (c->cmsg_level == SOL_UDP &&
+				   c->cmsg_type == UDP_GRO) {
+				int seg;
+				memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+				b->seg[i] = (uint16_t)seg;
 			}
 		}
 	}
 	return r;
 }
 
-/* sendmmsg tx[0..k) on fd. Whatever cannot be sent is counted as a drop
- * with reason fail (or tx_full, upstream_refused). Returns bytes sent and
- * the number of datagrams in *sent. */
-static uint64_t send_batch(struct worker *w, int fd, struct mmsghdr *tx, int k,
-			   enum stats_drop fail, uint64_t *sent)
+/* Datagrams in an entry of len bytes with segment size seg (0: one). */
+static uint64_t datagrams(size_t len, uint16_t seg)
+{
+	return seg && len > seg ? (len + seg - 1) / seg : 1;
+}
+
+/* An egress device without checksum offload refuses segmented writes
+ * (EIO): send such a run datagram by datagram. The segment size is the
+ * last control message, so the others (the reply's source) stay. Returns
+ * the datagrams sent, their bytes added to *bytes. */
+static uint64_t send_split(int fd, struct msghdr *t, uint16_t seg,
+			   uint64_t *bytes)
+{
+	struct msghdr one = *t;
+	struct iovec part;
+	uint64_t sent = 0;
+	one.msg_controllen -= CMSG_SPACE(sizeof(uint16_t));
+	if (!one.msg_controllen)
+		one.msg_control = NULL;
+	one.msg_iov = &part;
+	for (size_t off = 0; off < t->msg_iov->iov_len; off += seg) {
+		part.iov_base = (char *)t->msg_iov->iov_base + off;
+		part.iov_len = t->msg_iov->iov_len - off;
+		if (part.iov_len > seg)
+			part.iov_len = seg;
+		if (sendmsg(fd, &one, MSG_DONTWAIT) >= 0) {
+			sent++;
+			*bytes += part.iov_len;
+		}
+	}
+	return sent;
+}
+
+/* sendmmsg b->tx[0..k) on fd. Whatever cannot be sent is counted as a drop
+ * with reason fail (or tx_full, upstream_refused), by datagram. Returns
+ * bytes sent and the number of datagrams in *sent. */
+static uint64_t send_batch(struct worker *w, int fd, struct udp_batch *b,
+			   int k, enum stats_drop fail, uint64_t *sent)
 {
 	struct stats *s = &w->stats;
+	struct mmsghdr *tx = b->tx;
 	uint64_t bytes = 0;
 	int i = 0;
 	bool retried = false;
@@ -186,73 +257,98 @@ static uint64_t send_batch(struct worker *w, int fd, struct mmsghdr *tx, int k,
 	while (i < k) {
 		int r = sendmmsg(fd, tx + i, (unsigned)(k - i), MSG_DONTWAIT);
 		if (r > 0) {
-			for (int j = i; j < i + r; j++)
+			for (int j = i; j < i + r; j++) {
 				bytes += tx[j].msg_len;
-			*sent += (uint64_t)r;
+				*sent += datagrams(tx[j].msg_len, b->txseg[j]);
+			}
 			i += r;
 			continue;
 		}
 		int e = errno;
+		uint64_t n = datagrams(tx[i].msg_hdr.msg_iov->iov_len, b->txseg[i]);
 		if (e == EAGAIN || e == ENOBUFS) {
-			stats_drop(s, D_tx_full, (uint64_t)(k - i));
+			for (int j = i + 1; j < k; j++)
+				n += datagrams(tx[j].msg_hdr.msg_iov->iov_len,
+					       b->txseg[j]);
+			stats_drop(s, D_tx_full, n);
 			break;
 		}
 		if (e == ECONNREFUSED) {
 			/* An earlier datagram met an ICMP port unreachable; the
-			 * kernel reports it on this call. Try this one once more. */
-			stats_drop(s, D_upstream_refused, 1);
+			 * kernel reports it on this call. Try this entry once
+			 * more; refused again, it is lost too. */
+			stats_drop(s, D_upstream_refused, retried ? n : 1);
 			stats_add(&s->error[E_upstream_refused], 1);
 			if (!retried) {
 				retried = true;
 				continue;
 			}
-		} else {
-			stats_drop(s, fail, 1);
+			n = 0;
+		} else if (e == EIO && n > 1) {
+			uint64_t ok = send_split(fd, &tx[i].msg_hdr, b->txseg[i],
+						 &bytes);
+			*sent += ok;
+			n -= ok;
+		}
+		if (n) {
+			stats_drop(s, fail, n);
 			stats_add(&s->error[E_send], 1);
 		}
-		i++;		/* give up on this datagram only */
+		i++;		/* give up on this entry only */
 		retried = false;
 	}
 	return bytes;
 }
 
-/* tx[k] as a reply to f's client, from the address the client sent to
- * when the listener is a wildcard. */
-static void reply_to(struct udp_batch *b, int k, struct iovec *iov,
-		     struct flow *f)
+/* Append a control message to t, whose buffer is ctl (CTL_SIZE). */
+static void add_cmsg(struct msghdr *t, char *ctl, int level, int type,
+		     const void *data, size_t len)
 {
-	struct msghdr *t = &b->tx[k].msg_hdr;
-	memset(t, 0, sizeof(*t));
-	t->msg_iov = iov;
-	t->msg_iovlen = 1;
-	t->msg_name = &f->client;
-	t->msg_namelen = f->client_len;
-	if (!f->has_local)
-		return;
-	char *ctl = b->txctl + (size_t)k * CTL_SIZE;
-	memset(ctl, 0, CTL_SIZE);
+	struct cmsghdr *c = (struct cmsghdr *)(ctl + t->msg_controllen);
+	memset(c, 0, CMSG_SPACE(len));
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
 	t->msg_control = ctl;
-	struct cmsghdr *c = (struct cmsghdr *)ctl;
-	if (f->client.sa.sa_family == AF_INET) {
-		struct in_pktinfo pi = { 0 };
-		memcpy(&pi.ipi_spec_dst, &f->local, 4);
-		c->cmsg_level = IPPROTO_IP;
-		c->cmsg_type = IP_PKTINFO;
-		c->cmsg_len = CMSG_LEN(sizeof(pi));
-		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
-		t->msg_controllen = CMSG_SPACE(sizeof(pi));
-	} else {
-		struct in6_pktinfo pi = { .ipi6_addr = f->local };
-		c->cmsg_level = IPPROTO_IPV6;
-		c->cmsg_type = IPV6_PKTINFO;
-		c->cmsg_len = CMSG_LEN(sizeof(pi));
-		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
-		t->msg_controllen = CMSG_SPACE(sizeof(pi));
-	}
+	t->msg_controllen += CMSG_SPACE(len);
 }
 
-/* Count the batch's datagrams and bytes, their latency and the wake-up. */
-static void account_rx(struct worker *w, int r, uint64_t *bytes)
+/* tx[k] carries rx[i] on: to the upstream, or as a reply to the client of
+ * flow reply, from the address that client sent to when the listener is a
+ * wildcard. A coalesced run leaves as one write with its segment size
+ * (last, see send_split), so the receiver gets the datagrams it was made
+ * of. */
+static void carry(struct udp_batch *b, int k, int i, const struct flow *reply)
+{
+	struct msghdr *t = &b->tx[k].msg_hdr;
+	char *ctl = b->txctl + (size_t)k * CTL_SIZE;
+	memset(t, 0, sizeof(*t));
+	b->iov[i].iov_len = b->rx[i].msg_len;
+	t->msg_iov = &b->iov[i];
+	t->msg_iovlen = 1;
+	if (reply) {
+		t->msg_name = (void *)&reply->client;
+		t->msg_namelen = reply->client_len;
+	}
+	if (reply && reply->has_local &&
+	    reply->client.sa.sa_family == AF_INET) {
+		struct in_pktinfo pi = { 0 };
+		memcpy(&pi.ipi_spec_dst, &reply->local, 4);
+		add_cmsg(t, ctl, IPPROTO_IP, IP_PKTINFO, &pi, sizeof(pi));
+	} else if (reply && reply->has_local) {
+		struct in6_pktinfo pi = { .ipi6_addr = reply->local };
+		add_cmsg(t, ctl, IPPROTO_IPV6, IPV6_PKTINFO, &pi, sizeof(pi));
+	}
+	b->txseg[k] = datagrams(b->rx[i].msg_len, b->seg[i]) > 1 ? b->seg[i] : 0;
+	if (b->txseg[k])
+		add_cmsg(t, ctl, SOL_UDP, UDP_SEGMENT, &b->txseg[k],
+			 sizeof(b->txseg[k]));
+}
+
+/* Count the batch's bytes, the latency of each datagram and the wake-up.
+ * Returns the datagrams in it. */
+static uint64_t account_rx(struct worker *w, int r, uint64_t *bytes)
 {
 	struct stats *s = &w->stats;
 	int64_t now = clock_ns(CLOCK_REALTIME);
@@ -260,13 +356,32 @@ static void account_rx(struct worker *w, int r, uint64_t *bytes)
 		hist_record(&s->wake, (w->loop.wake_ns - w->b.ts_ns[0]) / 1000);
 		w->loop.wake_ns = 0;
 	}
+	uint64_t n = 0, runs = 0;
 	*bytes = 0;
 	for (int i = 0; i < r; i++) {
+		uint64_t d = datagrams(w->b.rx[i].msg_len, w->b.seg[i]);
+		n += d;
+		runs += d > 1;
 		*bytes += w->b.rx[i].msg_len;
-		if (w->b.ts_ns[i])
+		for (uint64_t j = 0; j < d && w->b.ts_ns[i]; j++)
 			stats_record_rx(s, (now - w->b.ts_ns[i]) / 1000);
 	}
 	stats_add(&s->counter[S_batches], 1);
+	stats_add(&s->counter[S_gro_runs], runs);
+	return n;
+}
+
+/* Entry i is over max_datagram (or was cut to the buffer): dropped, counted
+ * as the datagrams it holds. */
+static bool oversize(struct worker *w, int i)
+{
+	const struct udp_batch *b = &w->b;
+	size_t len = b->seg[i] ? b->seg[i] : b->rx[i].msg_len;
+	if (!(b->rx[i].msg_hdr.msg_flags & MSG_TRUNC) &&
+	    len <= (size_t)w->max_datagram)
+		return false;
+	stats_drop(&w->stats, D_oversize, datagrams(b->rx[i].msg_len, b->seg[i]));
+	return true;
 }
 
 static void beat(struct worker *w)
@@ -289,7 +404,8 @@ static struct flow *new_flow(struct worker *w, const struct flow_key *k,
 		worker_close_flow(w, flow_oldest(&w->flows), S_flows_evicted);
 	struct flow *f = flow_insert(&w->flows, k, client, len, now);
 	if (w->upstream.kind != ADDR_ECHO) {
-		f->fd = open_upstream(&w->upstream, w->socket_buffer);
+		f->fd = open_upstream(&w->upstream, w->socket_buffer,
+				      w->udp_gro);
 		f->handler.fn = udp_on_upstream;
 		if (f->fd < 0 || loop_add(&w->loop, f->fd, &f->handler) < 0) {
 			stats_add(&s->error[E_socket], 1);
@@ -312,7 +428,7 @@ static void flush(struct worker *w, int fd, bool echo, int k)
 	if (!k)
 		return;
 	uint64_t sent;
-	uint64_t bytes = send_batch(w, fd, w->b.tx, k,
+	uint64_t bytes = send_batch(w, fd, &w->b, k,
 				    echo ? D_reply_failed : D_upstream_error, &sent);
 	stats_count(&w->stats, S_tx_packets, sent);
 	stats_count(&w->stats, S_tx_bytes, bytes);
@@ -331,16 +447,15 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 	bool run_echo = false;
 	for (int i = 0; i < r; i++) {
 		struct msghdr *m = &b->rx[i].msg_hdr;
-		if (m->msg_flags & MSG_TRUNC) {
-			stats_drop(s, D_oversize, 1);
+		uint64_t n = datagrams(b->rx[i].msg_len, b->seg[i]);
+		if (oversize(w, i))
 			continue;
-		}
 		struct flow_key key;
 		flow_key_make(&key, m->msg_name, ls->slot);
 		struct flow *f = flow_lookup(&w->flows, &key);
 		if (!f) {
 			if (w->drain_deadline) {
-				stats_drop(s, D_draining, 1);
+				stats_drop(s, D_draining, n);
 				continue;
 			}
 			/* Creating a flow may evict the one the run is for. */
@@ -349,7 +464,7 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 			run_fd = -1;
 			f = new_flow(w, &key, m->msg_name, m->msg_namelen, now);
 			if (!f) {
-				stats_drop(s, D_no_flow_socket, 1);
+				stats_drop(s, D_no_flow_socket, n);
 				continue;
 			}
 			f->local = b->dst[i];
@@ -366,16 +481,9 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 			s->cur_upstream = f->upstream;
 			run_echo = echo;
 		}
-		b->iov[i].iov_len = b->rx[i].msg_len;
-		if (echo) {
-			reply_to(b, k++, &b->iov[i], f);
-		} else {
-			struct msghdr *t = &b->tx[k++].msg_hdr;
-			memset(t, 0, sizeof(*t));
-			t->msg_iov = &b->iov[i];
-			t->msg_iovlen = 1;
-			f->pending++;
-		}
+		carry(b, k++, i, echo ? f : NULL);
+		if (!echo)
+			f->pending += (uint32_t)n;
 	}
 	flush(w, run_fd, run_echo, k);
 }
@@ -397,9 +505,8 @@ bool udp_on_client(struct loop *l, struct loop_handler *h, uint32_t events)
 				stats_add(&s->error[E_recv], 1);
 			return false;
 		}
-		uint64_t bytes;
-		account_rx(w, r, &bytes);
-		stats_count(s, S_rx_packets, (uint64_t)r);
+		uint64_t bytes, n = account_rx(w, r, &bytes);
+		stats_count(s, S_rx_packets, n);
 		stats_count(s, S_rx_bytes, bytes);
 		relay_requests(w, ls, r);
 		beat(w);
@@ -436,23 +543,17 @@ bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 				stats_add(&s->error[E_recv], 1);
 			return false;
 		}
-		uint64_t bytes;
-		account_rx(w, r, &bytes);
-		stats_count(s, S_reply_packets, (uint64_t)r);
+		uint64_t bytes, n = account_rx(w, r, &bytes);
+		stats_count(s, S_reply_packets, n);
 		stats_count(s, S_reply_bytes, bytes);
 		int k = 0;
-		for (int i = 0; i < r; i++) {
-			if (b->rx[i].msg_hdr.msg_flags & MSG_TRUNC) {
-				stats_drop(s, D_oversize, 1);
-				continue;
-			}
-			b->iov[i].iov_len = b->rx[i].msg_len;
-			reply_to(b, k++, &b->iov[i], f);
-		}
-		f->pending = f->pending > (uint32_t)r ? f->pending - (uint32_t)r : 0;
+		for (int i = 0; i < r; i++)
+			if (!oversize(w, i))
+				carry(b, k++, i, f);
+		f->pending = f->pending > n ? f->pending - (uint32_t)n : 0;
 		flow_touch(&w->flows, f, clock_ns(CLOCK_MONOTONIC));
 		uint64_t sent;
-		bytes = send_batch(w, w->ls[f->key.listener].fd, b->tx, k,
+		bytes = send_batch(w, w->ls[f->key.listener].fd, b, k,
 				   D_reply_failed, &sent);
 		stats_count(s, S_reply_tx_packets, sent);
 		stats_count(s, S_reply_tx_bytes, bytes);

@@ -19,6 +19,10 @@
 
 struct worker;
 
+/* The receive buffer of each entry with udp_gro: a coalesced run of one
+ * flow's datagrams is at most one 64 KB super-datagram. */
+#define UDP_GRO_BUFSIZE	65535
+
 struct udp_batch {
 	int cap;
 	int bufsize;
@@ -32,7 +36,11 @@ struct udp_batch {
 	struct in6_addr *dst;		/* the address it was sent to (wildcard
 					 * listeners; IPv4 in the first 4 bytes) */
 	uint8_t *has_dst;
-	char *txctl;			/* the source address of each reply */
+	char *txctl;			/* the source address of each reply, and
+					 * the segment size of a run */
+	uint16_t *seg;			/* segment size of a coalesced run
+					 * (UDP_GRO), 0: one datagram */
+	uint16_t *txseg;		/* the same for each send entry */
 };
 
 int udp_batch_init(struct udp_batch *b, int cap, int bufsize);
@@ -41,9 +49,11 @@ void udp_batch_free(struct udp_batch *b);
 /* A listener socket: bound to a, SO_REUSEPORT (one per loop), timestamps
  * on; bound to a wildcard address it also learns each datagram's
  * destination (IP_PKTINFO), so replies leave from the address the client
- * sent to. Returns the fd, or -1 with err filled (the
- * address and why, e.g. "address already in use"). */
-int udp_open_listener(const struct addr *a, int bufsize, char *err,
+ * sent to. With gro, a run of datagrams of one flow arrives as one entry
+ * (UDP_GRO) and leaves as one segmented write (UDP_SEGMENT): the receiver
+ * still sees each datagram, the relay pays per run. Returns the fd, or -1
+ * with err filled (the address and why, e.g. "address already in use"). */
+int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
 		      size_t errlen);
 
 /* The handler of a listener socket (struct lsock) and of a flow's upstream

@@ -128,8 +128,7 @@ static int add_listener(struct worker *w, int id, int fd,
 			enum addr_kind kind)
 {
 	if (kind != ADDR_UDP)
-		return tcp_add_listener(&w->tcp, id, fd, kind == ADDR_TLS ?
-					w->tls_server : NULL);
+		return tcp_add_listener(&w->tcp, id, fd, kind == ADDR_TLS);
 	for (int i = 0; i < CONF_MAX_LISTEN; i++) {
 		struct lsock *ls = &w->ls[i];
 		if (ls->fd >= 0)
@@ -205,19 +204,19 @@ static void record_tcp(void *arg, int64_t us)
 }
 
 int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
-		const struct worker_streams *ws, const int *ids, const int *fds,
+		const struct tcp_settings *tcp, const int *ids, const int *fds,
 		const enum addr_kind *kinds, int n, struct heartbeat_loop *hb,
 		int64_t start_ns, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof(*w));
-	tcp_loop_init(&w->tcp, &w->loop, &ws->tcp, record_tcp, w);
-	w->tls_server = ws->tls_server;
+	tcp_loop_init(&w->tcp, &w->loop, tcp, record_tcp, w);
 	w->index = index;
 	w->cpu = cpu;
 	w->rt_priority = c->rt_priority;
 	w->tick_us = c->tick_us;
 	w->batch = c->batch;
 	w->max_datagram = c->max_datagram;
+	w->udp_gro = c->udp_gro;
 	w->socket_buffer = c->socket_buffer;
 	w->allow_non_rt = c->allow_non_rt;
 	w->upstream = c->upstream;
@@ -238,7 +237,8 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 		goto fail;
 	}
 	if (flow_table_init(&w->flows, c->max_flows) < 0 ||
-	    udp_batch_init(&w->b, c->batch, c->max_datagram) < 0 ||
+	    udp_batch_init(&w->b, c->batch,
+			   c->udp_gro ? UDP_GRO_BUFSIZE : c->max_datagram) < 0 ||
 	    stats_init(&w->stats, start_ns) < 0) {
 		snprintf(err, errlen, "loop %d: out of memory", index);
 		goto fail;

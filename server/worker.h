@@ -48,17 +48,12 @@ struct worker_cmd {
 	int done;		/* set by the loop when applied */
 };
 
-/* What the stream listeners of every loop share. */
-struct worker_streams {
-	struct tcp_settings tcp;
-	struct tls *tls_server;		/* for tls:// listeners */
-};
-
 struct worker {
 	int index, cpu;
 	pthread_t thread;
 	/* Settings fixed at start-up. */
 	int rt_priority, tick_us, batch, max_datagram, socket_buffer;
+	bool udp_gro;
 	bool allow_non_rt;
 	/* Settings a reload may change (only through a command). */
 	struct addr upstream;
@@ -72,7 +67,6 @@ struct worker {
 	struct flow_table flows;
 	struct udp_batch b;
 	struct tcp_loop tcp;		/* tcp:// and tls:// listeners */
-	struct tls *tls_server;
 	struct stats stats;
 	struct heartbeat_loop *hb;
 	int64_t start_ns, next_tick_ns;	/* CLOCK_MONOTONIC */
@@ -91,7 +85,7 @@ struct worker {
  * kinds[i] (ownership passes to w).
  * Returns 0, or -1 with err filled. */
 int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
-		const struct worker_streams *ws, const int *ids, const int *fds,
+		const struct tcp_settings *tcp, const int *ids, const int *fds,
 		const enum addr_kind *kinds, int n, struct heartbeat_loop *hb,
 		int64_t start_ns, char *err, size_t errlen);
 

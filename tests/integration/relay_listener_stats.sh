@@ -45,7 +45,7 @@ udptool ping --to 127.0.0.1:$pA --count 30 --size 16 || fail "ping A"
 udptool ping --to "[::1]:$pB" --count 50 --size 20 || fail "ping B"
 python3 - "$pT" <<'PY' || fail "TCP through the relay"
 import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 10)
 s.sendall(b"t" * 100)
 s.shutdown(socket.SHUT_WR)
 got = b""

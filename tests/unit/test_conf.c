@@ -43,6 +43,7 @@ static void test_good(void)
 		"max_flows = 100\n"
 		"max_datagram = 1500\n"
 		"batch = 64\n"
+		"udp_gro = on\n"
 		"drain_ms = 0\n"
 		"socket_buffer = 1048576\n"
 		"stats_file = out/relay.json\n"
@@ -54,6 +55,7 @@ static void test_good(void)
 	CHECK_EQ_INT(c.rt_priority, 70);
 	CHECK_EQ_INT(c.tick_us, 50);
 	CHECK(c.allow_non_rt);
+	CHECK(c.udp_gro);
 	CHECK_EQ_INT(c.max_flows, 100);
 	CHECK_EQ_INT(c.drain_ms, 0);
 	CHECK(strcmp(c.stats_file, "out/relay.json") == 0);
