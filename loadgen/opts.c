@@ -52,6 +52,10 @@ void opts_usage(FILE *out)
 "  --timer MODE          timerfd (default: microsecond pacing) or epoll\n"
 "                        (1 ms epoll_wait timeouts; no timerfd in loadgen's\n"
 "                        own epoll set, see loadgen(1) on RT kernels)\n"
+"  --spin-us N           wake N us before each send and busy-wait the rest\n"
+"                        of the way: a more precise schedule for CPU time\n"
+"                        (default 0: off; see loadgen(1) before using it\n"
+"                        with --cpu-quota)\n"
 "  --json FILE           write every counter and percentile as JSON\n"
 "  --hgrm FILE           write the corrected latency distribution (HdrHistogram\n"
 "                        percentile format, ms) and FILE.uncorrected.hgrm\n"
@@ -223,6 +227,7 @@ enum {
 	O_QUOTA, O_PERIOD_US, O_PERIOD, O_CGROUP, O_SCOPE, O_TIMEOUT,
 	O_NOPROBE, O_JSON, O_HGRM, O_TS, O_WINDOW, O_NOPROGRESS, O_FROM,
 	O_TO, O_STEPS, O_SLO, O_QUOTA_SWEEP, O_CSV, O_PAUSE, O_LISTEN, O_TIMER,
+	O_SPIN,
 };
 
 static const struct option longopts[] = {
@@ -254,6 +259,7 @@ static const struct option longopts[] = {
 	{ "pause", required_argument, NULL, O_PAUSE },
 	{ "listen", required_argument, NULL, O_LISTEN },
 	{ "timer", required_argument, NULL, O_TIMER },
+	{ "spin-us", required_argument, NULL, O_SPIN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -367,6 +373,11 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 			return bad(err, errlen, "--timer '%s': say timerfd or "
 				   "epoll", v);
 		o->epoll_timer = strcmp(v, "epoll") == 0;
+		return 0;
+	case O_SPIN:
+		if (count(v, 0, OPTS_MAX_SPIN_US, &o->spin_us) < 0)
+			return bad(err, errlen, "--spin-us '%s' is not a number "
+				   "of us from 0 to %d", v, OPTS_MAX_SPIN_US);
 		return 0;
 	case O_NOPROBE:
 		o->probe = false;

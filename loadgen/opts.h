@@ -16,6 +16,7 @@
 #define OPTS_MAX_CPUS	256
 #define OPTS_MAX_SLO	8
 #define OPTS_MAX_THREADS 256
+#define OPTS_MAX_SPIN_US 10000	/* beyond the 1 ms steps of --timer epoll */
 
 enum opts_mode { OPTS_RUN, OPTS_SWEEP, OPTS_ECHO, OPTS_HELP };
 enum opts_sweep { OPTS_SWEEP_RATE, OPTS_SWEEP_QUOTA };
@@ -46,6 +47,7 @@ struct opts {
 	int64_t timeout_ms;	/* a reply later than this is late; drain time */
 	bool probe;
 	bool epoll_timer;	/* pace with epoll_wait timeouts, not a timerfd */
+	int spin_us;		/* busy-wait before each send; 0: off */
 	int progress;		/* -1 auto (tty), 0 off */
 	/* sweep */
 	enum opts_sweep sweep;

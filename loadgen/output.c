@@ -46,11 +46,14 @@ void output_table(FILE *out, const struct opts *o, const struct run_result *r)
 	fprintf(out, "  %9s  %12.1f %12.1f\n", "mean", hist_mean(&r->corrected),
 		hist_mean(&r->uncorrected));
 	fprintf(out, "\nschedule error (actual - intended send, us): p50 %lld, "
-		"p99 %lld, p99.9 %lld, max %lld\n",
+		"p99 %lld, p99.9 %lld, max %lld",
 		(long long)hist_percentile(&r->sched_err, 50),
 		(long long)hist_percentile(&r->sched_err, 99),
 		(long long)hist_percentile(&r->sched_err, 99.9),
 		(long long)hist_max(&r->sched_err));
+	if (o->spin_us)
+		fprintf(out, " (spinning %d us before each send)", o->spin_us);
+	fputc('\n', out);
 	if (r->cgroup.path[0]) {
 		fprintf(out, "cgroup %s (v%d, %s): quota ", r->cgroup.path,
 			r->cgroup.version,
@@ -118,6 +121,7 @@ json_t *output_json(const struct opts *o, const struct run_result *r)
 		"refused", (json_int_t)r->refused,
 		"interrupted", r->interrupted);
 	json_object_set_new(j, "timeout_ms", json_integer(o->timeout_ms));
+	json_object_set_new(j, "spin_us", json_integer(o->spin_us));
 	json_object_set_new(j, "latency_us", json_pack("{s:o, s:o}",
 		"corrected", results_percentiles(&r->corrected),
 		"uncorrected", results_percentiles(&r->uncorrected)));

@@ -374,6 +374,7 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 			.timeout_ns = o->timeout_ms * 1000000LL,
 			.cpu = o->ncpus ? o->cpus[k % o->ncpus] : -1,
 			.epoll_timer = o->epoll_timer,
+			.spin_ns = o->spin_us * 1000LL,
 			.stream = is_stream(o),
 			.series = r->has_series ? &r->series : NULL,
 		};

@@ -59,6 +59,20 @@ int64_t sched_next_time(const struct sched *s)
 	return s->next < s->count ? sched_intended(s, s->next) : INT64_MAX;
 }
 
+int64_t sched_wake_time(const struct sched *s, int64_t early_ns)
+{
+	int64_t t = sched_next_time(s);
+	return t == INT64_MAX ? t : t - early_ns;
+}
+
+int64_t sched_spin_ns(const struct sched *s, int64_t now_ns, int64_t max_ns)
+{
+	int64_t t = sched_next_time(s);
+	if (t == INT64_MAX || t <= now_ns)
+		return 0;
+	return t - now_ns < max_ns ? t - now_ns : max_ns;
+}
+
 void sched_advance(struct sched *s, uint64_t n)
 {
 	s->next += n;

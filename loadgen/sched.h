@@ -37,6 +37,15 @@ uint64_t sched_due(const struct sched *s, int64_t now_ns);
 /* Intended time of the next packet to send; INT64_MAX when all are sent. */
 int64_t sched_next_time(const struct sched *s);
 
+/* When to wake for the next packet when the last early_ns before it are
+ * busy-waited: its intended time minus early_ns; INT64_MAX when all are
+ * sent. */
+int64_t sched_wake_time(const struct sched *s, int64_t early_ns);
+
+/* How long to busy-wait at now for the next packet: the time left to its
+ * intended time, at most max_ns; 0 when it is due or all are sent. */
+int64_t sched_spin_ns(const struct sched *s, int64_t now_ns, int64_t max_ns);
+
 /* Mark n packets sent (n <= what sched_due returned). */
 void sched_advance(struct sched *s, uint64_t n);
 

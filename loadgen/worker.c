@@ -7,6 +7,14 @@
  * epoll_wait timeouts (1 ms): on a PREEMPT_RT kernel without task-based
  * throttling, a timerfd in the epoll set of a quota-throttled thread can
  * block the timer softirq that would end the throttling.
+ *
+ * Even so, waking an idle CPU takes tens of us on a virtual machine (the
+ * vCPU halted in the hypervisor, the interrupt injected, the thread
+ * scheduled). With spin_ns the timer fires that much before a packet is
+ * due and the thread busy-waits the rest of the way, trading CPU for
+ * precision. A read callback first sends what is due: libevent runs the
+ * sockets' callbacks before the timer's when both are ready, and a due
+ * send should not wait behind a batch of replies.
  */
 #include "worker.h"
 
@@ -42,6 +50,29 @@ int64_t worker_now(void)
 static int64_t ns_to_us(int64_t ns)
 {
 	return (ns + 500) / 1000;
+}
+
+/* Tell the CPU this is a busy-wait: it may save power and, on SMT, leave
+ * the core to its sibling. */
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Busy-wait from now until the next packet is due, at most c.spin_ns.
+ * Returns the time it ends. */
+static int64_t spin(const struct worker *w, int64_t now)
+{
+	int64_t until = now + sched_spin_ns(&w->sched, now, w->c.spin_ns);
+	while (now < until) {
+		cpu_relax();
+		now = worker_now();
+	}
+	return now;
 }
 
 static void arm(struct worker *w, int64_t at_ns)
@@ -198,21 +229,13 @@ static void drain_check(struct worker *w, int64_t now)
 	arm(w, next < w->drain_until ? next : w->drain_until);
 }
 
-static void on_timer(evutil_socket_t fd, short what, void *arg)
+/* Send what is due at now, at most burst packets, and arm the timer for
+ * what comes next. */
+static void pace(struct worker *w, int64_t now, uint64_t burst)
 {
-	struct worker *w = arg;
-	(void)fd;
-	(void)what;
-	int64_t now = worker_now();
-	if (w->c.series)
-		series_tick(&w->series, now);
-	if (LOAD(&w->stop) || w->sched.next >= w->sched.count) {
-		drain_check(w, now);
-		return;
-	}
 	uint64_t due = sched_due(&w->sched, now);
 	uint64_t done = 0;
-	while (due > 0 && done < BURST_MAX) {
+	while (due > 0 && done < burst) {
 		uint64_t n = due < WORKER_BATCH ? due : WORKER_BATCH;
 		done += send_batch(w, n);
 		due -= n;
@@ -222,7 +245,24 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	/* still behind after a full burst: let the replies in, come back */
-	arm(w, due ? 0 : sched_next_time(&w->sched));
+	arm(w, due ? 0 : sched_wake_time(&w->sched, w->c.spin_ns));
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	(void)fd;
+	(void)what;
+	int64_t now = worker_now();
+	if (w->c.spin_ns && !LOAD(&w->stop))
+		now = spin(w, now);
+	if (w->c.series)
+		series_tick(&w->series, now);
+	if (LOAD(&w->stop) || w->sched.next >= w->sched.count) {
+		drain_check(w, now);
+		return;
+	}
+	pace(w, now, BURST_MAX);
 }
 
 static void on_reply(struct worker *w, const uint8_t *buf, size_t len,
@@ -279,6 +319,12 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	struct iovec iov[WORKER_BATCH];
 	char ctl[WORKER_BATCH][CMSG_SPACE(sizeof(struct timespec))];
 	(void)what;
+	/* one batch at most: when far behind, the replies get their turn */
+	if (!w->drain_until && !LOAD(&w->stop)) {
+		int64_t now = worker_now();
+		if (sched_due(&w->sched, now))
+			pace(w, now, WORKER_BATCH);
+	}
 	if (w->c.stream) {
 		if (stream_read(&fl->st, READ_ROUNDS, on_message, w) != 0)
 			flow_dead(fl);
@@ -364,7 +410,7 @@ static void *thread_main(void *arg)
 	}
 
 	w->sched.start_ns = start;
-	arm(w, sched_next_time(&w->sched));
+	arm(w, sched_wake_time(&w->sched, w->c.spin_ns));
 	if (event_base_dispatch(w->base) < 0)
 		fail(w, "thread %d: %s", "event loop failed");
 	if (w->c.series)

@@ -40,6 +40,7 @@ struct worker_conf {
 	int64_t timeout_ns;	/* a reply later than this is late */
 	int cpu;		/* pin to it; -1: no pinning */
 	bool epoll_timer;	/* no EVENT_BASE_FLAG_PRECISE_TIMER */
+	int64_t spin_ns;	/* busy-wait this long before a send; 0: never */
 	bool stream;		/* the flows are TCP connections */
 	struct series *series;	/* NULL: no time series */
 };

@@ -112,7 +112,7 @@ static void test_json_schema(void)
 		"rate_shortfall_pct", "duration_s", "send_span_s", "elapsed_s" };
 	const char *ints[] = { "sent", "received", "lost", "duplicated",
 		"reordered", "late", "foreign", "send_errors", "refused",
-		"expected", "threads", "flows", "size", "timeout_ms" };
+		"expected", "threads", "flows", "size", "timeout_ms", "spin_us" };
 	for (size_t i = 0; i < sizeof(reals) / sizeof(*reals); i++)
 		CHECK(json_is_real(json_object_get(j, reals[i])));
 	for (size_t i = 0; i < sizeof(ints) / sizeof(*ints); i++)

@@ -71,12 +71,19 @@ static void test_command_lines(void)
 	CHECK_EQ_INT(o.flows, 2);
 	CHECK(o.json && strcmp(o.json, "x.json") == 0);
 	CHECK(!o.epoll_timer);
+	CHECK_EQ_INT(o.spin_us, 0);
 	CHECK(parse(&o, "--target tcp://127.0.0.1:9 --rate 1") == 0 &&
 	      o.target.kind == ADDR_TCP);
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 1 --timer epoll") == 0
 	      && o.epoll_timer);
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 1 --timer hz") == -1
 	      && says("timerfd or epoll"));
+	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 1 --spin-us 50") == 0
+	      && o.spin_us == 50);
+	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 1 --spin-us 10001")
+	      == -1 && says("from 0 to 10000"));
+	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 1 --spin-us 5us")
+	      == -1 && says("--spin-us '5us'"));
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 1 --quota-period 5ms")
 	      == 0 && o.period_us == 5000);
 	CHECK(parse(&o, "sweep --target udp://127.0.0.1:9 --from 1k --to 10k "

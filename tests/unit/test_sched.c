@@ -1,6 +1,7 @@
 /* Unit tests for loadgen/sched: exact intended times, threads that
  * partition one global schedule, no drift over a long run, due counts at
- * and between packet times, and fractional rates. */
+ * and between packet times, fractional rates, and the bounded busy-wait
+ * before a send. */
 #include "check.h"
 #include "../../loadgen/sched.h"
 
@@ -91,6 +92,29 @@ static void test_fractional(void)
 	CHECK_EQ_INT(sched_due(&s, 333333332), 1);
 }
 
+/* Spinning the last 50 us before each packet: the wake-up comes that much
+ * early, the wait never outlasts the margin and stops at the intended
+ * time, and a late wake-up does not wait at all. */
+static void test_spin(void)
+{
+	struct sched s;
+	sched_init(&s, 1000, 1000, 3, 0, 1);
+	CHECK_EQ_INT(sched_wake_time(&s, 0), 1000);
+	CHECK_EQ_INT(sched_wake_time(&s, 50000), 1000 - 50000);
+	sched_advance(&s, 1);
+	CHECK_EQ_INT(sched_wake_time(&s, 50000), 1000 + 1000000 - 50000);
+	CHECK_EQ_INT(sched_spin_ns(&s, 1000 + 1000000 - 50000, 50000), 50000);
+	CHECK_EQ_INT(sched_spin_ns(&s, 1000 + 1000000 - 20000, 50000), 20000);
+	/* woken before the margin (a coarse timer): still at most 50 us */
+	CHECK_EQ_INT(sched_spin_ns(&s, 1000, 50000), 50000);
+	CHECK_EQ_INT(sched_spin_ns(&s, 1000 + 1000000, 50000), 0);
+	CHECK_EQ_INT(sched_spin_ns(&s, 1000 + 1000007, 50000), 0);
+	CHECK_EQ_INT(sched_spin_ns(&s, 1000 + 999999, 0), 0);
+	sched_advance(&s, 2);
+	CHECK_EQ_INT(sched_wake_time(&s, 50000), INT64_MAX);
+	CHECK_EQ_INT(sched_spin_ns(&s, 0, 50000), 0);
+}
+
 int main(void)
 {
 	test_total();
@@ -98,5 +122,6 @@ int main(void)
 	test_partition();
 	test_no_drift();
 	test_fractional();
+	test_spin();
 	return check_done();
 }
