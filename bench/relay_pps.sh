@@ -107,12 +107,12 @@ pps() {
 	fi
 	sink=$(port)
 	target=$sink
-	taskset -c 0 chrt -f 10 "$blast" sink $sink $((SECONDS_RUN + 1)) 1.5 $sink_gro >"$tmp/sink.out" &
+	# Nothing in between on the direct path: the sink itself takes CPU 1.
+	local sink_cpu=0
+	[ "$kind" = direct ] && sink_cpu=1
+	taskset -c $sink_cpu chrt -f 10 "$blast" sink $sink $((SECONDS_RUN + 1)) 1.5 $sink_gro >"$tmp/sink.out" &
 	local sp=$!
-	if [ "$kind" = direct ]; then
-		# Nothing in between; the sink itself moves to CPU 1.
-		taskset -pc 1 $sp >/dev/null
-	else
+	if [ "$kind" != direct ]; then
 		target=$(port)
 		start_proxy "$kind" "$target" "$sink" $relay_flag
 	fi
@@ -174,9 +174,11 @@ res = {}
 checks = []
 for t in traffics:
     m = {k: medians("pps.%s.%s" % (t, k)) for k in kinds}
-    r = {"pps": {k: m[k][0] for k in kinds}, "cpu1_busy": {k: m[k][1] for k in kinds},
+    r = {"pps": {k: m[k][0] for k in kinds},
+         "cpu1_busy": {k: m[k][1] for k in kinds if k != "direct"},
          "offered_pps": {k: m[k][2] for k in kinds}}
-    r["pps_per_cpu1"] = {k: r["pps"][k] / max(r["cpu1_busy"][k], 0.01) for k in kinds}
+    r["pps_per_cpu1"] = {k: r["pps"][k] / max(r["cpu1_busy"][k], 0.01) for k in kinds
+                         if k != "direct"}
     r["ratios"] = {"relay_vs_nginx": r["pps"]["relay"] / r["pps"]["nginx"],
                    "relay_vs_socat": r["pps"]["relay"] / r["pps"]["socat"],
                    "relay_vs_direct": r["pps"]["relay"] / r["pps"]["direct"]}
@@ -194,9 +196,11 @@ print("%-10s %-8s %11s %11s %9s %7s %11s" % ("traffic", "path", "offered", "pps"
 for t in traffics:
     r = res[t]
     for k in kinds:
-        print("%-10s %-8s %11.0f %11.0f %9.2f %7.0f %11.0f" % (t, k, r["offered_pps"][k],
-              r["pps"][k], r["pps"][k] / r["pps"]["direct"], r["cpu1_busy"][k] * 100,
-              r["pps_per_cpu1"][k]))
+        # The direct path has no forwarder on CPU 1 to be busy.
+        busy = "-" if k == "direct" else "%.0f" % (r["cpu1_busy"][k] * 100)
+        per_core = "-" if k == "direct" else "%.0f" % r["pps_per_cpu1"][k]
+        print("%-10s %-8s %11.0f %11.0f %9.2f %7s %11s" % (t, k, r["offered_pps"][k],
+              r["pps"][k], r["pps"][k] / r["pps"]["direct"], busy, per_core))
 print("(cpu1 %: how busy the CPU the forwarder runs on was; pps/cpu1: the rate per fully")
 print(" used core, the ceiling when the senders, not the forwarder, are the limit;")
 print(" datagram: one datagram per write and read; segmented: runs of 64 (UDP_SEGMENT")
