@@ -1,5 +1,12 @@
 /*
  * admin: evhttp request handlers over a snapshot merged per request.
+ *
+ * Out of file descriptors, the connection waiting to be accepted would make
+ * libevent's listener fire again at once, for ever (logging each time). A
+ * descriptor held in reserve lets the admin thread take that connection and
+ * answer 503 "out of file descriptors": a health check learns why at once
+ * instead of timing out. When even the reserve is gone, accepting pauses
+ * for ADMIN_PAUSE_MS.
  */
 #include "admin.h"
 
@@ -8,6 +15,8 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define ADMIN_PAUSE_MS	100
+
 struct admin {
 	struct evhttp *http;
 	struct evhttp_bound_socket *sock;
@@ -23,6 +34,43 @@ struct admin {
 	struct stats_snapshot snap;
 	int port;
 };
+
+/* One per process, as descriptors are: /dev/null, opened at start. */
+static int reserve_fd = -1;
+
+static void resume_accepting(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(arg);
+}
+
+static void on_accept_error(struct evconnlistener *l, void *arg)
+{
+	static const char reply[] = "HTTP/1.0 503 Service Unavailable\r\n"
+		"Content-Type: text/plain\r\nContent-Length: 24\r\n"
+		"Connection: close\r\n\r\nout of file descriptors\n";
+	int e = EVUTIL_SOCKET_ERROR();
+	(void)arg;
+	if ((e == EMFILE || e == ENFILE) && reserve_fd >= 0) {
+		close(reserve_fd);
+		int fd = accept4(evconnlistener_get_fd(l), NULL, NULL,
+				 SOCK_CLOEXEC);
+		if (fd >= 0) {
+			(void)!write(fd, reply, sizeof(reply) - 1);
+			close(fd);
+		}
+		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return;
+	}
+	/* No reserve, or another failure (ENOBUFS, ENOMEM): do not spin. */
+	struct timeval tv = { 0, ADMIN_PAUSE_MS * 1000 };
+	evconnlistener_disable(l);
+	event_base_once(evconnlistener_get_base(l), -1, EV_TIMEOUT,
+			resume_accepting, l, &tv);
+	if (reserve_fd < 0)
+		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
 
 static int64_t mono_ns(void)
 {
@@ -213,6 +261,10 @@ struct admin *admin_open(struct event_base *base, const struct addr *a,
 		admin_close(ad);
 		return NULL;
 	}
+	evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(ad->sock),
+				    on_accept_error);
+	if (reserve_fd < 0)
+		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	evhttp_set_gencb(ad->http, handle, ad);
 	evhttp_set_allowed_methods(ad->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 	return ad;
@@ -229,6 +281,9 @@ void admin_close(struct admin *ad)
 		return;
 	if (ad->http)
 		evhttp_free(ad->http);
+	if (reserve_fd >= 0)
+		close(reserve_fd);
+	reserve_fd = -1;
 	stats_snapshot_free(&ad->snap);
 	free(ad);
 }
