@@ -78,20 +78,21 @@ static void defaults(struct tcp_settings *s, int port)
 }
 
 /* A fresh loop relaying to a fresh upstream listener, with a listener
- * (TLS when tls) of id 7. s may adjust the defaults. */
+ * (TLS with tls when not NULL) of id 7. s may adjust the defaults. */
 static void setup(struct tcp_settings *s, struct tls *tls)
 {
 	char err[256], why[200];
 	struct addr a;
 	CHECK(loop_init(&loop) == 0);
 	hist_reset(&lat);
+	s->server_tls = tls;
 	tcp_loop_init(&t, &loop, s, rec, &lat);
 	CHECK(addr_parse(&a, "tcp://127.0.0.1:0", ADDR_ALLOW_PORT0, why,
 			 sizeof(why)) == 0);
 	int fd = tcp_open_listener(&a, err, sizeof(err));
 	CHECK(fd >= 0);
 	relay_port = port_of(fd);
-	CHECK(tcp_add_listener(&t, 7, fd, tls) == 0);
+	CHECK(tcp_add_listener(&t, 7, fd, tls != NULL) == 0);
 	CHECK_EQ_INT(tcp_listener_slot(&t, 7), 0);
 }
 
