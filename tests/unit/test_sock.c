@@ -92,6 +92,21 @@ static enum sock_rc write_n(struct sock *s, const char *buf, size_t len)
 	return put == len ? SOCK_OK : SOCK_AGAIN;
 }
 
+/* The kernel turns receive timestamps on lazily (from a work queue) when
+ * the first socket asks, and off when the last one goes: until then reads
+ * carry none. Send bytes from w to r until one arrives stamped (bounded). */
+static void await_stamps(struct sock *w, struct sock *r)
+{
+	char c;
+	for (int i = 0; i < 100; i++) {
+		CHECK_EQ_INT(write_n(w, "w", 1), SOCK_OK);
+		CHECK_EQ_INT(read_n(r, &c, 1), SOCK_OK);
+		if (r->rx_ns)
+			return;
+		usleep(10000);
+	}
+}
+
 /* Run both handshakes until neither waits; results in ra, rb. */
 static void handshake(struct sock *a, struct sock *b, enum sock_rc *ra,
 		      enum sock_rc *rb)
@@ -123,15 +138,7 @@ static void test_plain(void)
 	CHECK_EQ_INT(sb.ops->read(&sb, buf, sizeof(buf), &n), SOCK_AGAIN);
 	CHECK_EQ_INT(sb.want, EPOLLIN);
 
-	/* The kernel turns receive timestamps on lazily (from a work queue)
-	 * when the first socket asks: until then reads carry none. */
-	for (int i = 0; i < 100; i++) {
-		CHECK_EQ_INT(sa.ops->write(&sa, "w", 1, &n), SOCK_OK);
-		CHECK_EQ_INT(read_n(&sb, buf, 1), SOCK_OK);
-		if (sb.rx_ns)
-			break;
-		usleep(10000);
-	}
+	await_stamps(&sa, &sb);
 	int64_t before = realtime_ns();
 	CHECK_EQ_INT(sa.ops->write(&sa, "hello", 5, &n), SOCK_OK);
 	CHECK_EQ_INT(n, 5);
@@ -255,6 +262,7 @@ static void test_tls(void)
 	tls_alpn_chosen(cs.ssl, &p, &len);
 	CHECK(len == 8 && memcmp(p, "http/1.1", 8) == 0);
 
+	await_stamps(&cs, &ss);
 	int64_t before = realtime_ns();
 	CHECK_EQ_INT(write_n(&cs, "ping", 4), SOCK_OK);
 	wait_in(ss.fd);
