@@ -2,7 +2,8 @@
 # BENCH to the script's name:
 #   BENCH=relay_pps; . "$(dirname "$0")/lib.sh"
 # It gives a temporary directory $tmp, a list $pids of background processes
-# that are killed and reaped on exit, die, a free loopback port and median.
+# that are killed and reaped on exit, die, a free loopback port, median
+# and a progress line.
 
 tmp=$(mktemp -d)
 pids=()
@@ -24,6 +25,18 @@ s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if sys.argv[1] == "tcp" els
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])
 PY
+}
+
+# progress DONE TOTAL WHAT: on standard error, the step about to run and
+# the time left at the pace of the steps so far.
+bench_start=$SECONDS
+progress() {
+	local done=$1 total=$2 left=""
+	if [ "$done" -gt 0 ]; then
+		left=$(( (SECONDS - bench_start) * (total - done) / done ))
+		left=", about $((left / 60))m$((left % 60))s left"
+	fi
+	echo "$BENCH: step $((done + 1))/$total, $3$left" >&2
 }
 
 # median: the median of the numbers on standard input, one per line.

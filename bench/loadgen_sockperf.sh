@@ -71,11 +71,16 @@ loadgen_run() {
 		"$@" >"$tmp/$name.txt" 2>&1 || die "loadgen $* failed: $(tail -n 3 "$tmp/$name.txt")"
 }
 
+# Steps: each rung of sockperf's ladder, loadgen's sweep over the same
+# ladder (as long), the round trips and loadgen's three other schedule
+# runs.
+done_steps=0 steps=$((RUNS * (2 * LADDER_STEPS + 4)))
 for run in $(seq "$RUNS"); do
 	# 1: highest sustained rate per core
 	best=0
 	for step in $(seq "$LADDER_STEPS"); do
 		r=$((step * LADDER_STEP))
+		progress $((done_steps++)) $steps "sockperf at $r msg/s, run $run"
 		taskset -c 0 sockperf ul -i 127.0.0.1 -p "$sp_port" --mps "$r" -m 64 \
 			--reply-every 1 $SPBUF -t "$S" >"$tmp/ul.txt" 2>&1 || die "sockperf ul failed"
 		line=$(grep 'Valid Duration' "$tmp/ul.txt")
@@ -85,6 +90,8 @@ for run in $(seq "$RUNS"); do
 		[ "$ok" = 1 ] && best=$r
 	done
 	echo "$best" >>"$tmp/sp_rate"
+	progress $done_steps $steps "loadgen sweep, run $run"
+	done_steps=$((done_steps + LADDER_STEPS))
 	# loopback replies come back within ms: waiting 500 ms, not 2 s, for
 	# the lost ones of a failing step keeps the ladder short
 	"$loadgen" sweep --target "$target" --cpus 0 --from "$LADDER_STEP" \
@@ -94,6 +101,7 @@ for run in $(seq "$RUNS"); do
 	jget "$tmp/sweep.json" "int(j['best']['target_rate']) if j['best'] else 0" >>"$tmp/lg_rate"
 
 	# 2: low-load round trip
+	progress $((done_steps++)) $steps "round trips at 1000 msg/s, run $run"
 	taskset -c 0 sockperf pp -i 127.0.0.1 -p "$sp_port" --mps 1000 -m 64 \
 		--full-rtt $SPBUF -t "$S" >"$tmp/pp.txt" 2>&1 || die "sockperf pp failed"
 	sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' "$tmp/pp.txt" >>"$tmp/sp_p50"
@@ -105,9 +113,12 @@ for run in $(seq "$RUNS"); do
 
 	# 3: schedule error, default and spinning, at 1000 pps (the run
 	# above) and at a moderate rate
+	progress $((done_steps++)) $steps "schedule error at 20000 pps, run $run"
 	loadgen_run mid --rate 20000 --duration "$S" --size 64
 	jget "$tmp/mid.json" "j['achieved_rate']" >>"$tmp/mid_rate"
+	progress $((done_steps++)) $steps "schedule error spinning, 1000 pps, run $run"
 	loadgen_run lowspin --rate 1000 --duration "$S" --size 64 --spin-us "$SPIN_US"
+	progress $((done_steps++)) $steps "schedule error spinning, 20000 pps, run $run"
 	loadgen_run midspin --rate 20000 --duration "$S" --size 64 --spin-us "$SPIN_US"
 	jget "$tmp/midspin.json" "j['achieved_rate']" >>"$tmp/midspin_rate"
 	for name in low mid lowspin midspin; do

@@ -146,12 +146,15 @@ rtt() {
 }
 
 kinds=(direct relay nginx socat)
+step=0 steps=$((${#kinds[@]} * RUNS * 3))
 for k in "${kinds[@]}"; do
 	for r in $(seq "$RUNS"); do
 		for traffic in datagram segmented; do
+			progress $((step++)) $steps "$k, $traffic traffic, run $r"
 			v=$(pps $k $traffic) || exit 2
 			echo "$v" >>"$tmp/pps.$traffic.$k"
 		done
+		progress $((step++)) $steps "$k, ping-pong, run $r"
 		res=$(rtt $k) || { echo "relay_pps: ping through $k failed"; exit 2; }
 		echo "$res" >>"$tmp/rtt.$k"
 	done

@@ -182,9 +182,11 @@ cpu0_busy() { awk '$1 == "cpu0" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/sta
 
 hz=$(getconf CLK_TCK)
 declare -A RPS P99 CPU BUSY0
+step=0
 for run in $(seq "$RUNS"); do
 	for mode in plain tls; do
 		for peer in direct relay haproxy nginx; do
+			progress $((step++)) $((RUNS * 8)) "$peer, $mode, run $run"
 			[ $peer = direct ] || c0=$(cpu_ticks $peer)
 			b0=$(cpu0_busy)
 			r=$(wrk_run "$(url $peer $mode)") || die "wrk through $peer ($mode) failed"
