@@ -18,26 +18,6 @@ trap 'cleanup_bg; rmdir "$grp" 2>/dev/null' EXIT
 # in_group CMD...: CMD as a member of the group.
 in_group() { echo "$BASHPID" >"$grp/cgroup.procs" && exec timeout 20 "$@"; }
 
-p=$(free_udp_port)
-expect_exit 71 "CONFIG_RT_GROUP_SCHED and this process is in cgroup /relay-test-rt.$$, which has no real-time budget" \
-	in_group "$RELAY" --listen udp://127.0.0.1:$p --upstream echo --cpus 0 --admin off
-
-a=$(free_tcp_port)
-in_group "$RELAY" --listen udp://127.0.0.1:$p --upstream echo --cpus 0 \
-	--admin 127.0.0.1:$a --allow-non-rt --stats-file "$TEST_TMP/r.json" \
-	>"$TEST_TMP/relay.log" 2>&1 &
-RELAY_PID=$!
-bg_pids+=("$RELAY_PID")
-ADMIN_PORT=$a
-wait_for 10 curl -sf "http://127.0.0.1:$a/healthz" || { cat "$TEST_TMP/relay.log"; fail "non-RT relay did not start"; }
-grep -q "running SCHED_OTHER, not real-time (--allow-non-rt): .*CONFIG_RT_GROUP_SCHED" "$TEST_TMP/relay.log" ||
-	fail "no warning naming the cause: $(cat "$TEST_TMP/relay.log")"
-expect_metric 'relay_realtime{policy="SCHED_OTHER"}' -eq 0
-udptool ping --to 127.0.0.1:$p --expect-prefix "" || fail "echo as SCHED_OTHER"
-stop_relay
-python3 - "$TEST_TMP/r.json" <<'PY' || fail "stats sched"
-import json, sys
-s = json.load(open(sys.argv[1]))["sched"]
-assert s["policy"] == "SCHED_OTHER" and "CONFIG_RT_GROUP_SCHED" in s["why"], s
-PY
+refused_rt in_group "CONFIG_RT_GROUP_SCHED and this process is in cgroup /relay-test-rt.$$, which has no real-time budget" \
+	"$TEST_TMP/r.json"
 pass "the RT_GROUP_SCHED trap is named"
