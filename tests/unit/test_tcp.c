@@ -77,6 +77,13 @@ static void defaults(struct tcp_settings *s, int port)
 	s->idle_ms = 60000;
 }
 
+/* The defaults, relaying to a fresh upstream listener (up_l). */
+static void defaults_fresh(struct tcp_settings *s)
+{
+	up_l = listener(16);
+	defaults(s, port_of(up_l));
+}
+
 /* A fresh loop relaying to a fresh upstream listener, with a listener
  * (TLS with tls when not NULL) of id 7. s may adjust the defaults. */
 static void setup(struct tcp_settings *s, struct tls *tls)
@@ -194,8 +201,7 @@ static void test_relay(void)
 {
 	struct tcp_settings s;
 	char buf[64];
-	up_l = listener(16);
-	defaults(&s, port_of(up_l));
+	defaults_fresh(&s);
 	setup(&s, NULL);
 	int c = client();
 	int u = up_accept();
@@ -264,8 +270,7 @@ static void test_stalled(void)
 {
 	struct tcp_settings s;
 	static char big[65536];
-	up_l = listener(16);
-	defaults(&s, port_of(up_l));
+	defaults_fresh(&s);
 	s.idle_ms = 1000;
 	setup(&s, NULL);
 	int c = client();
@@ -303,8 +308,7 @@ static void test_stalled(void)
 static void test_idle(void)
 {
 	struct tcp_settings s;
-	up_l = listener(16);
-	defaults(&s, port_of(up_l));
+	defaults_fresh(&s);
 	s.idle_ms = 600;
 	setup(&s, NULL);
 	int c = client();
@@ -323,8 +327,7 @@ static void test_idle(void)
 static void test_upstream_reset(void)
 {
 	struct tcp_settings s;
-	up_l = listener(16);
-	defaults(&s, port_of(up_l));
+	defaults_fresh(&s);
 	setup(&s, NULL);
 	int c = client();
 	int u = up_accept();
@@ -385,8 +388,7 @@ static void test_connect_timeout(void)
 static void test_limit(void)
 {
 	struct tcp_settings s;
-	up_l = listener(16);
-	defaults(&s, port_of(up_l));
+	defaults_fresh(&s);
 	s.max_conns = 2;
 	setup(&s, NULL);
 	int c[3], u[3];
@@ -423,8 +425,7 @@ static void test_stop_listening(void)
 {
 	struct tcp_settings s;
 	char buf[8];
-	up_l = listener(16);
-	defaults(&s, port_of(up_l));
+	defaults_fresh(&s);
 	setup(&s, NULL);
 	int c = client();
 	int u = up_accept();
@@ -452,8 +453,7 @@ static void test_stop_listening(void)
 static void test_no_fds(void)
 {
 	struct tcp_settings s;
-	up_l = listener(16);
-	defaults(&s, port_of(up_l));
+	defaults_fresh(&s);
 	setup(&s, NULL);
 	struct rlimit old, low;
 	getrlimit(RLIMIT_NOFILE, &old);
@@ -539,8 +539,7 @@ static void test_tls_termination(void)
 	struct tls *st = server_tls("server.pem"), *ct = client_tls();
 	char buf[16];
 	size_t n;
-	up_l = listener(16);
-	defaults(&s, port_of(up_l));
+	defaults_fresh(&s);
 	s.handshake_ms = 600;
 	setup(&s, st);
 
@@ -594,8 +593,7 @@ static enum sock_rc originate(const char *pem, struct sock *us, int *c)
 {
 	struct tcp_settings s;
 	struct tls *ct = client_tls();
-	up_l = listener(16);
-	defaults(&s, port_of(up_l));
+	defaults_fresh(&s);
 	s.upstream.kind = ADDR_TLS;
 	s.upstream_tls = ct;
 	snprintf(s.upstream_host, sizeof(s.upstream_host), "localhost");
