@@ -53,6 +53,7 @@ static const struct key keys[] = {
 	{ "handshake_timeout_ms", K_INT, F(handshake_timeout_ms), 1, 600000 },
 	{ "connect_timeout_ms",   K_INT, F(connect_timeout_ms),   1, 600000 },
 	{ "tcp_idle_ms",   K_INT,      F(tcp_idle_ms),   1, 86400000 },
+	{ "tcp_kernel_stamps", K_BOOL, F(tcp_kernel_stamps), 0, 0 },
 };
 #define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
 
@@ -88,6 +89,7 @@ void conf_defaults(struct conf *c)
 	c->handshake_timeout_ms = 5000;
 	c->connect_timeout_ms = 5000;
 	c->tcp_idle_ms = 60000;
+	c->tcp_kernel_stamps = true;
 }
 
 int conf_known_key(const char *key)

@@ -49,6 +49,8 @@ struct conf {
 	int max_conns;			/* per loop thread */
 	int tcp_buffer;			/* bytes buffered per direction */
 	int handshake_timeout_ms, connect_timeout_ms, tcp_idle_ms;
+	bool tcp_kernel_stamps;		/* TCP latency from the kernel receive
+					 * time (else from the read) */
 	int addr_flags;			/* extra addr_parse flags (ADDR_NUMERIC:
 					 * never resolve names) */
 

@@ -49,6 +49,7 @@ static const char usage[] =
 "             [--cert FILE --key FILE] [--alpn LIST] [--ca FILE] [--max-conns N]\n"
 "             [--tcp-buffer BYTES] [--handshake-timeout-ms N]\n"
 "             [--connect-timeout-ms N] [--tcp-idle-ms N]\n"
+"             [--tcp-kernel-stamps yes|no]\n"
 "       relay --check-config --config FILE [flags]\n"
 "\n"
 "Relays UDP datagrams from the listeners to the upstream and the replies back\n"
@@ -91,6 +92,9 @@ static const char usage[] =
 "  --handshake-timeout-ms N  client TLS handshake deadline (5000)\n"
 "  --connect-timeout-ms N    upstream connect (and TLS) deadline (5000)\n"
 "  --tcp-idle-ms N      close a connection idle this long (60000)\n"
+"  --tcp-kernel-stamps yes|no  time TCP bytes from their kernel receive time\n"
+"                       (yes: includes the wait for the loop; stamps every\n"
+"                       packet on the host) or from relay's read (no)\n"
 "  --check-config       validate the configuration and exit\n"
 "  --help, --version\n"
 "\n"
@@ -198,6 +202,7 @@ static int parse_args(struct relay *r, int argc, char **argv, bool *check)
 		{ "handshake-timeout-ms", required_argument, NULL, O_KEY },
 		{ "connect-timeout-ms", required_argument, NULL, O_KEY },
 		{ "tcp-idle-ms", required_argument, NULL, O_KEY },
+		{ "tcp-kernel-stamps", required_argument, NULL, O_KEY },
 		{ "config", required_argument, NULL, O_CONFIG },
 		{ "check-config", no_argument, NULL, O_CHECK },
 		{ "help", no_argument, NULL, O_HELP },
@@ -352,6 +357,7 @@ static void stream_settings(const struct conf *c, struct tls *server,
 	t->handshake_ms = c->handshake_timeout_ms;
 	t->connect_ms = c->connect_timeout_ms;
 	t->idle_ms = c->tcp_idle_ms;
+	t->kernel_stamps = c->tcp_kernel_stamps;
 }
 
 /* The listeners and the stream upstream as the metrics name them. */
@@ -563,6 +569,7 @@ static void reload(struct relay *r)
 	c->handshake_timeout_ms = nc.handshake_timeout_ms;
 	c->connect_timeout_ms = nc.connect_timeout_ms;
 	c->tcp_idle_ms = nc.tcp_idle_ms;
+	c->tcp_kernel_stamps = nc.tcp_kernel_stamps;
 	memcpy(c->cert, nc.cert, sizeof(c->cert));
 	memcpy(c->key, nc.key, sizeof(c->key));
 	memcpy(c->ca, nc.ca, sizeof(c->ca));

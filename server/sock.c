@@ -154,8 +154,6 @@ static const struct sock_ops plain_ops = {
 
 void sock_init_plain(struct sock *s, int fd)
 {
-	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	s->ops = &plain_ops;
 	s->fd = fd;
 	s->ssl = NULL;
@@ -165,6 +163,12 @@ void sock_init_plain(struct sock *s, int fd)
 	s->peer_eof = false;
 	s->drained = false;
 	s->sys_errno = 0;
+}
+
+void sock_stamp_arrivals(struct sock *s)
+{
+	int one = 1;
+	setsockopt(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 }
 
 /* ---- the BIO under TLS ---- */

@@ -9,9 +9,9 @@
  * write in order to read and the other way round, so a caller must take
  * want as it comes rather than assume EPOLLIN for reads.
  *
- * Reads record the kernel receive time of the bytes they return
- * (SO_TIMESTAMPNS, CLOCK_REALTIME) in s->rx_ns, for TLS too: its records
- * are read through a BIO of our own.
+ * With sock_stamp_arrivals, reads record the kernel receive time of the
+ * bytes they return (SO_TIMESTAMPNS, CLOCK_REALTIME) in s->rx_ns, for TLS
+ * too: its records are read through a BIO of our own.
  */
 #ifndef RELAY_SOCK_H
 #define RELAY_SOCK_H
@@ -78,14 +78,17 @@ struct sock {
 	int sys_errno;		/* TLS: the BIO's last socket error */
 };
 
-/* A plain TCP connection on the non-blocking socket fd (ownership passes).
- * Turns on receive timestamps. */
+/* A plain TCP connection on the non-blocking socket fd (ownership passes). */
 void sock_init_plain(struct sock *s, int fd);
 
 /* A TLS connection over fd with ssl (accept or connect state already set;
  * ownership of both passes). Returns 0, or -1 when OpenSSL is out of
  * memory (nothing is released then). */
 int sock_init_tls(struct sock *s, int fd, struct ssl_st *ssl);
+
+/* Have reads record the kernel receive time in s->rx_ns. While any socket
+ * asks, the kernel stamps every packet it receives, for all of the host. */
+void sock_stamp_arrivals(struct sock *s);
 
 /* Short name of a failure ("not_tls"), for metric labels and logs. */
 const char *sock_fail_name(enum sock_fail f);

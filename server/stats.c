@@ -184,8 +184,8 @@ void stats_write_prometheus(const struct stats_snapshot *snap,
 	fprintf(out, "# HELP relay_realtime 1 when the loops run SCHED_FIFO\n"
 		"# TYPE relay_realtime gauge\nrelay_realtime{policy=\"%s\"} "
 		"%d\n", sched->policy, sched->why[0] ? 0 : 1);
-	prom_hist(out, "rx_latency", "Kernel receive timestamp to handling",
-		  &snap->rx);
+	prom_hist(out, "rx_latency", "Kernel receive timestamp (TCP with "
+		  "tcp_kernel_stamps off: the read) to handling", &snap->rx);
 	prom_hist(out, "wake_latency", "Kernel receive timestamp to the "
 		  "epoll_wait wake-up that found it", &snap->wake);
 	prom_hist(out, "tick_lateness", "Lateness of timer ticks", &snap->tick);

@@ -6,7 +6,9 @@
  *
  * Latencies, microseconds:
  *   rx_latency    kernel receive timestamp (SO_TIMESTAMPNS) to the loop
- *                 handling the datagram, both directions;
+ *                 handling the datagram, both directions; for streams, to
+ *                 the write of a burst read (from the read itself when
+ *                 tcp_kernel_stamps is off, see tcp.h);
  *   wake_latency  kernel receive timestamp of the first datagram read after
  *                 an epoll_wait wake-up to that wake-up: how long data
  *                 waited before the loop was woken;

@@ -341,6 +341,8 @@ static int start_connect(struct tcp_conn *c)
 	} else {
 		sock_init_plain(&c->up.s, fd);
 	}
+	if (t->set.kernel_stamps)
+		sock_stamp_arrivals(&c->up.s);
 	c->up.h.fn = on_event;
 	c->up.events = 0;
 	if (loop_add_events(t->loop, fd, &c->up.h, 0) < 0) {
@@ -461,6 +463,8 @@ static void conn_new(struct tcp_loop *t, int slot, int fd)
 	}
 	if (!ls->tls)
 		sock_init_plain(&c->cl.s, fd);
+	if (t->set.kernel_stamps)
+		sock_stamp_arrivals(&c->cl.s);
 	set_nodelay(fd);
 	c->t = t;
 	c->slot = slot;

@@ -15,9 +15,12 @@
  * closed and counted as stalled. A connection limit per loop and running
  * out of descriptors pause accepting (counted) instead of spinning.
  *
- * Latency: from the kernel receive time of the first byte of a burst read
- * from one side to the moment its first byte was written to the other,
- * microseconds, through the owner's record function.
+ * Latency: from the kernel receive time of a burst read from one side (or,
+ * without kernel_stamps, from its read) to the moment its first byte was
+ * written to the other, microseconds, through the owner's record function.
+ * Kernel stamps include the time the bytes waited for the loop to wake, the
+ * delay this project is about; their price is host-wide, since while any
+ * socket asks for them the kernel stamps every packet it receives.
  */
 #ifndef RELAY_TCP_H
 #define RELAY_TCP_H
@@ -95,6 +98,7 @@ struct tcp_settings {
 	int buffer;			/* bytes buffered per direction */
 	int max_conns;			/* per loop */
 	int handshake_ms, connect_ms, idle_ms;
+	bool kernel_stamps;		/* latency from the kernel receive time */
 };
 
 struct tcp_conn;

@@ -25,6 +25,8 @@ check=("$RELAY" --check-config --listen "tls://127.0.0.1:$tl" --upstream "tcp://
 expect_exit 78 "does not match certificate" "${check[@]}" --cert "$CERTS/server.pem" --key "$CERTS/other.key"
 expect_exit 78 "no such file" "${check[@]}" --cert "$CERTS/none.pem" --key "$CERTS/server.key"
 expect_exit 64 "needs a certificate" "${check[@]}"
+expect_exit 64 "--tcp-kernel-stamps: 'maybe' is not a boolean" "${check[@]}" "${tls_args[@]}" \
+	--tcp-kernel-stamps maybe
 # Like haproxy, refuse a connection limit the descriptors cannot carry.
 expect_exit 64 "max_conns" prlimit --nofile=512:512 "${check[@]}" --max-conns 1000 \
 	--cert "$CERTS/server.pem" --key "$CERTS/server.key"

@@ -44,6 +44,7 @@ static void test_good(void)
 		"max_datagram = 1500\n"
 		"batch = 64\n"
 		"udp_gro = on\n"
+		"tcp_kernel_stamps = no\n"
 		"drain_ms = 0\n"
 		"socket_buffer = 1048576\n"
 		"stats_file = out/relay.json\n"
@@ -56,6 +57,7 @@ static void test_good(void)
 	CHECK_EQ_INT(c.tick_us, 50);
 	CHECK(c.allow_non_rt);
 	CHECK(c.udp_gro);
+	CHECK(!c.tcp_kernel_stamps);
 	CHECK_EQ_INT(c.max_flows, 100);
 	CHECK_EQ_INT(c.drain_ms, 0);
 	CHECK(strcmp(c.stats_file, "out/relay.json") == 0);
@@ -116,6 +118,8 @@ static void test_validate(void)
 {
 	struct conf c;
 	conf_defaults(&c);
+	/* TCP latency is timed from the kernel receive time unless told. */
+	CHECK(c.tcp_kernel_stamps);
 	CHECK_EQ_INT(conf_validate(&c, NULL, err, sizeof(err)), -1);
 	CHECK(strstr(err, "no listener") != NULL);
 	conf_set(&c, "listen", "udp://127.0.0.1:5", CONF_FLAG, err, sizeof(err));

@@ -133,6 +133,7 @@ static void test_plain(void)
 	tcp_pair(&a, &b);
 	sock_init_plain(&sa, a);
 	sock_init_plain(&sb, b);
+	sock_stamp_arrivals(&sb);
 
 	/* Nothing there: wait for input. */
 	CHECK_EQ_INT(sb.ops->read(&sb, buf, sizeof(buf), &n), SOCK_AGAIN);
@@ -151,6 +152,11 @@ static void test_plain(void)
 	CHECK_EQ_INT(sb.want, EPOLLIN);
 	/* The kernel's receive time, between the send and now. */
 	CHECK(sb.rx_ns >= before - 1000000 && sb.rx_ns <= realtime_ns());
+	/* Stamps are per socket: sa did not ask, though the kernel now
+	 * stamps every packet. */
+	CHECK_EQ_INT(write_n(&sb, "x", 1), SOCK_OK);
+	CHECK_EQ_INT(read_n(&sa, buf, 1), SOCK_OK);
+	CHECK_EQ_INT(sa.rx_ns, 0);
 
 	/* A full read may have left more: try again at once. */
 	CHECK_EQ_INT(sa.ops->write(&sa, "0123456789", 10, &n), SOCK_OK);
@@ -237,6 +243,7 @@ static void tls_pair(struct tls *st, struct tls *ct, const char *host,
 	CHECK(c && s);
 	CHECK(sock_init_tls(cs, a, c) == 0);
 	CHECK(sock_init_tls(ss, b, s) == 0);
+	sock_stamp_arrivals(ss);
 }
 
 static void test_tls(void)

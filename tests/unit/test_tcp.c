@@ -1,7 +1,7 @@
 /* Unit tests for server/tcp: a private loop relays between client and
  * upstream sockets the test holds itself, all on loopback and one thread
  * (the test runs the loop between its own steps): bytes both ways,
- * latency, half-close, a client that never reads (bounded, then closed as
+ * latency (from the kernel receive time or the read), half-close, a client that never reads (bounded, then closed as
  * stalled, with the loop quiet meanwhile), idle, upstream reset, refused and
  * unanswered connects, the connection limit, a drain (no new connections,
  * open ones go on), running out of descriptors,
@@ -75,6 +75,7 @@ static void defaults(struct tcp_settings *s, int port)
 	s->handshake_ms = 5000;
 	s->connect_ms = 5000;
 	s->idle_ms = 60000;
+	s->kernel_stamps = true;
 }
 
 /* The defaults, relaying to a fresh upstream listener (up_l). */
@@ -260,6 +261,39 @@ static void test_relay(void)
 	CHECK(strstr(text, "# TYPE relay_tcp_active_connections gauge\n"));
 	free(text);
 	close(c);
+	teardown();
+}
+
+/* Where latency starts. Bytes wait 40 ms in the kernel while the loop does
+ * not run: timed from their kernel receive time that wait shows (the
+ * kernel turns stamps on lazily, hence a few tries); timed from the read
+ * it does not. */
+static void test_stamps(bool kernel)
+{
+	struct tcp_settings s;
+	char buf[4];
+	defaults_fresh(&s);
+	s.kernel_stamps = kernel;
+	setup(&s, NULL);
+	int c = client();
+	int u = up_accept();
+	CHECK(u >= 0);
+	int64_t most = 0;
+	for (int i = 0; i < (kernel ? 20 : 3) && most < 40000; i++) {
+		hist_reset(&lat);
+		CHECK_EQ_INT(send(c, "late", 4, 0), 4);
+		usleep(40000);
+		CHECK_EQ_INT(recv_n(u, buf, 4), 4);
+		CHECK_EQ_INT(hist_count(&lat), 1);
+		if (hist_max(&lat) > most)
+			most = hist_max(&lat);
+	}
+	if (kernel)
+		CHECK(most >= 40000);
+	else
+		CHECK(most < 20000);
+	close(c);
+	close(u);
 	teardown();
 }
 
@@ -646,6 +680,8 @@ int main(void)
 	certs_make("tcp");
 	hist_init_us(&lat);
 	test_relay();
+	test_stamps(true);
+	test_stamps(false);
 	test_stalled();
 	test_idle();
 	test_upstream_reset();
