@@ -135,7 +135,10 @@ json_t *output_json(const struct opts *o, const struct run_result *r)
 
 int output_write_json(const char *path, json_t *j, char *err, size_t errlen)
 {
-	if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) < 0) {
+	/* 10 digits: seconds keep microseconds up to 9999 s, and a mean of
+	 * 45.9 prints as 45.9, not 45.899999999999999. */
+	if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS |
+			   JSON_REAL_PRECISION(10)) < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path,
 			 strerror(errno));
 		return -1;

@@ -169,7 +169,8 @@ int msum_write_json(const char *dir, json_t *summary, char *err, size_t errlen)
 			   errlen);
 	if (!f)
 		return -1;
-	int wrote = json_dumpf(summary, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	int wrote = json_dumpf(summary, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			      JSON_REAL_PRECISION(10));
 	if (wrote == 0 && fputc('\n', f) == EOF)
 		wrote = -1;
 	return close_out(f, wrote, path, err, errlen);

@@ -1,13 +1,16 @@
 /* Unit tests for loadgen's output: the summary table against a fixture,
  * the JSON schema that scripts rely on (every key, its type, the
- * percentile objects of docs/formats.md), the hgrm file names and the time
- * series CSV (windows by reply time, empty windows, comments). */
+ * percentile objects of docs/formats.md, reals to 10 digits), the hgrm
+ * file names and the time series CSV (windows by reply time, empty
+ * windows, comments). */
 #include "check.h"
 #include "../../loadgen/output.h"
 #include "../../loadgen/series.h"
 #include "../../loadgen/sweep.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void fill(struct opts *o, struct run_result *r)
 {
@@ -163,6 +166,25 @@ static void test_paths(void)
 	CHECK(strcmp(out, "lat.uncorrected") == 0);
 }
 
+/* Reals are written with 10 significant digits: 45.9, not
+ * 45.899999999999999; seconds keep their microseconds. */
+static void test_json_digits(void)
+{
+	char path[] = "/tmp/test_loadgen_output.XXXXXX";
+	char err[256];
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	json_t *j = json_pack("{s:f, s:f}", "mean", 45.9, "elapsed_s", 1.032440676);
+	CHECK_EQ_INT(output_write_json(path, j, err, sizeof(err)), 0);
+	json_decref(j);
+	size_t n;
+	const char *text = slurp(path, &n);
+	CHECK(text && strstr(text, "\"mean\": 45.9\n"));
+	CHECK(text && strstr(text, "\"elapsed_s\": 1.032440676,"));
+	unlink(path);
+}
+
 static void test_series(void)
 {
 	struct series s;
@@ -241,6 +263,7 @@ int main(void)
 	test_table();
 	test_json_schema();
 	test_paths();
+	test_json_digits();
 	test_series();
 	return check_done();
 }
