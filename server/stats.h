@@ -9,9 +9,9 @@
  *                 handling the datagram, both directions; for streams, to
  *                 the write of a burst read (from the read itself when
  *                 tcp_kernel_stamps is off, see tcp.h);
- *   wake_latency  kernel receive timestamp of the first datagram read after
- *                 an epoll_wait wake-up to that wake-up: how long data
- *                 waited before the loop was woken;
+ *   wake_latency  kernel receive timestamp of the first datagram (or
+ *                 stamped stream read) after an epoll_wait wake-up to that
+ *                 wake-up: how long data waited before the loop was woken;
  *   tick_lateness how late each timerfd expiry was handled (now minus the
  *                 first expiry not yet handled): a stalled loop shows here
  *                 even with no traffic.

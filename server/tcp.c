@@ -198,7 +198,19 @@ static void record(struct tcp_conn *c, struct tcp_side *src)
 {
 	int64_t us = (clock_ns(CLOCK_REALTIME) - src->in_ns) / 1000;
 	src->in_ns = 0;
-	c->t->record(c->t->record_arg, us < 0 ? 0 : us);
+	c->t->record(c->t->record_arg, TCP_LAT_RELAY, us < 0 ? 0 : us);
+}
+
+/* The first stamped read after a wake-up: how long its bytes waited for
+ * the loop. The loop's wake time is used once, by whichever path (this or
+ * the datagrams') reads first. */
+static void record_wake(struct tcp_loop *t, int64_t rx_ns)
+{
+	if (!t->loop->wake_ns)
+		return;
+	int64_t us = (t->loop->wake_ns - rx_ns) / 1000;
+	t->loop->wake_ns = 0;
+	t->record(t->record_arg, TCP_LAT_WAKE, us < 0 ? 0 : us);
 }
 
 /* Move src's bytes to dst: rounds of "write what is buffered, read what
@@ -255,6 +267,8 @@ static int pump(struct tcp_conn *c, struct tcp_side *src, struct tcp_side *dst,
 			if (rc == SOCK_ERROR)
 				return *why = src_fail, -1;
 			if (rc == SOCK_OK) {
+				if (src->s.rx_ns)
+					record_wake(c->t, src->s.rx_ns);
 				if (src->head == src->tail)
 					src->in_ns = src->s.rx_ns ? src->s.rx_ns :
 						clock_ns(CLOCK_REALTIME);
@@ -549,7 +563,8 @@ int tcp_open_listener(const struct addr *a, char *err, size_t errlen)
 
 void tcp_loop_init(struct tcp_loop *t, struct loop *l,
 		   const struct tcp_settings *set,
-		   void (*rec)(void *arg, int64_t us), void *arg)
+		   void (*rec)(void *arg, enum tcp_latency what, int64_t us),
+		   void *arg)
 {
 	memset(t, 0, sizeof(*t));
 	t->loop = l;

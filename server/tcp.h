@@ -20,7 +20,9 @@
  * written to the other, microseconds, through the owner's record function.
  * Kernel stamps include the time the bytes waited for the loop to wake, the
  * delay this project is about; their price is host-wide, since while any
- * socket asks for them the kernel stamps every packet it receives.
+ * socket asks for them the kernel stamps every packet it receives. With
+ * them the first read after an epoll_wait wake-up also measures that wait
+ * on its own (TCP_LAT_WAKE), as the datagram path does.
  */
 #ifndef RELAY_TCP_H
 #define RELAY_TCP_H
@@ -104,6 +106,12 @@ struct tcp_settings {
 struct tcp_conn;
 struct tcp_loop;
 
+/* What a recorded latency measures (see above). */
+enum tcp_latency {
+	TCP_LAT_RELAY,		/* a burst: received (or read) to written on */
+	TCP_LAT_WAKE,		/* the first stamped read: received to wake-up */
+};
+
 struct tcp_listener {
 	struct loop_handler h;
 	struct tcp_loop *t;
@@ -127,14 +135,15 @@ struct tcp_loop {
 	int nconns;
 	int64_t resume_ns;		/* out of descriptors: retry accept then */
 	struct tcp_stats stats;
-	void (*record)(void *arg, int64_t us);	/* latency sink */
+	void (*record)(void *arg, enum tcp_latency what, int64_t us);
 	void *record_arg;
 };
 
-/* Prepare t on loop l; latencies go to record(arg, us). */
+/* Prepare t on loop l; latencies go to record(arg, what, us). */
 void tcp_loop_init(struct tcp_loop *t, struct loop *l,
 		   const struct tcp_settings *set,
-		   void (*record)(void *arg, int64_t us), void *arg);
+		   void (*record)(void *arg, enum tcp_latency what, int64_t us),
+		   void *arg);
 
 /* Close every connection and listener and free what they hold. */
 void tcp_loop_free(struct tcp_loop *t);

@@ -196,11 +196,14 @@ static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 	return false;
 }
 
-/* Stream latency goes where the datagrams' does. */
-static void record_tcp(void *arg, int64_t us)
+/* Stream latencies go where the datagrams' do. */
+static void record_tcp(void *arg, enum tcp_latency what, int64_t us)
 {
 	struct worker *w = arg;
-	stats_record_rx(&w->stats, us);
+	if (what == TCP_LAT_WAKE)
+		hist_record(&w->stats.wake, us);
+	else
+		stats_record_rx(&w->stats, us);
 }
 
 int worker_init(struct worker *w, int index, int cpu, const struct conf *c,

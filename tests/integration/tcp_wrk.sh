@@ -48,6 +48,8 @@ check_wrk plain "tcp://127.0.0.1:$pl" "http://127.0.0.1:$pl/"
 lat=$(metric relay_rx_latency_seconds_count)
 # One burst each way per request, each timed.
 [ "$lat" -ge $((2 * WRK_REQUESTS)) ] || fail "latency count $lat for $WRK_REQUESTS requests"
+# Before any datagram: the wake-ups that found stream bytes waiting.
+expect_metric relay_wake_latency_seconds_count -ge 1
 check_wrk tls "tls://127.0.0.1:$tl" "https://127.0.0.1:$tl/"
 expect_metric "relay_tcp_upstream_connected_total{upstream=\"tcp://127.0.0.1:$up\"}" -ge 40
 

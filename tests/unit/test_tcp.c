@@ -30,13 +30,14 @@
 
 static struct loop loop;
 static struct tcp_loop t;
-static struct hist lat;
+static struct hist lat, wake;
 static int relay_port;
 static int up_l = -1;		/* the upstream's listening socket */
 
-static void rec(void *arg, int64_t us)
+static void rec(void *arg, enum tcp_latency what, int64_t us)
 {
-	hist_record(arg, us);
+	(void)arg;
+	hist_record(what == TCP_LAT_WAKE ? &wake : &lat, us);
 }
 
 static int port_of(int fd)
@@ -93,8 +94,9 @@ static void setup(struct tcp_settings *s, struct tls *tls)
 	struct addr a;
 	CHECK(loop_init(&loop) == 0);
 	hist_reset(&lat);
+	hist_reset(&wake);
 	s->server_tls = tls;
-	tcp_loop_init(&t, &loop, s, rec, &lat);
+	tcp_loop_init(&t, &loop, s, rec, NULL);
 	CHECK(addr_parse(&a, "tcp://127.0.0.1:0", ADDR_ALLOW_PORT0, why,
 			 sizeof(why)) == 0);
 	int fd = tcp_open_listener(&a, err, sizeof(err));
@@ -265,9 +267,9 @@ static void test_relay(void)
 }
 
 /* Where latency starts. Bytes wait 40 ms in the kernel while the loop does
- * not run: timed from their kernel receive time that wait shows (the
- * kernel turns stamps on lazily, hence a few tries); timed from the read
- * it does not. */
+ * not run: timed from their kernel receive time that wait shows, in the
+ * burst's latency and on its own as the wake-up's (the kernel turns stamps
+ * on lazily, hence a few tries); timed from the read it shows nowhere. */
 static void test_stamps(bool kernel)
 {
 	struct tcp_settings s;
@@ -278,20 +280,26 @@ static void test_stamps(bool kernel)
 	int c = client();
 	int u = up_accept();
 	CHECK(u >= 0);
-	int64_t most = 0;
+	int64_t most = 0, woke = 0;
 	for (int i = 0; i < (kernel ? 20 : 3) && most < 40000; i++) {
 		hist_reset(&lat);
+		hist_reset(&wake);
 		CHECK_EQ_INT(send(c, "late", 4, 0), 4);
 		usleep(40000);
 		CHECK_EQ_INT(recv_n(u, buf, 4), 4);
 		CHECK_EQ_INT(hist_count(&lat), 1);
 		if (hist_max(&lat) > most)
 			most = hist_max(&lat);
+		if (hist_count(&wake) && hist_max(&wake) > woke)
+			woke = hist_max(&wake);
 	}
-	if (kernel)
+	if (kernel) {
 		CHECK(most >= 40000);
-	else
+		CHECK(woke >= 40000);
+	} else {
 		CHECK(most < 20000);
+		CHECK_EQ_INT(hist_count(&wake), 0);
+	}
 	close(c);
 	close(u);
 	teardown();
@@ -679,6 +687,7 @@ int main(void)
 {
 	certs_make("tcp");
 	hist_init_us(&lat);
+	hist_init_us(&wake);
 	test_relay();
 	test_stamps(true);
 	test_stamps(false);
@@ -693,6 +702,7 @@ int main(void)
 	test_tls_termination();
 	test_tls_origination();
 	hist_free(&lat);
+	hist_free(&wake);
 	certs_remove();
 	return check_done();
 }
