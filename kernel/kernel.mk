@@ -9,6 +9,10 @@
 
 KERNEL_LINE ?= 6.12
 
+# vm-clock goes, statically linked, into the guest that checks the virtual
+# clock (tests/vm/vm_clock.sh).
+$(eval $(call program,vm-clock,kernel/vm/clock))
+
 .PHONY: kernels kernel-6.1 kernel-selftests kernel-followup
 kernels:
 	@mk/deps kernel

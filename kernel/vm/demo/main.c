@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "clock.h"
 #include "hist.h"
 #include "probe.h"
 #include "results.h"
@@ -261,7 +262,7 @@ static int start_relay(struct run *r)
 	}
 	if (relay_ready(r, 10000)) {
 		fprintf(stderr, "demo-scenario: relay ready after %.2f s\n",
-			(double)(wd_now_ns() - r->t0_ns) / 1e9);
+			(double)(clock_ns(CLOCK_MONOTONIC) - r->t0_ns) / 1e9);
 	} else {
 		char how[64];
 		child_stop(&r->relay, SIGTERM, 2000);
@@ -298,7 +299,7 @@ static int start_loadgen(struct run *r)
 		p->rate_pps, p->duration_s, p->senders, r->cg.path);
 	/* Its own --duration ends it, plus its start-up and its 2 s wait for
 	 * late replies when it kept up. */
-	r->stop_ns = wd_now_ns() + (int64_t)(p->duration_s + 3) * 1000000000;
+	r->stop_ns = clock_ns(CLOCK_MONOTONIC) + (int64_t)(p->duration_s + 3) * 1000000000;
 	return 0;
 }
 
@@ -307,7 +308,7 @@ static int start_loadgen(struct run *r)
 static bool keep_going(struct watchdog *w, void *arg)
 {
 	struct run *r = arg;
-	int64_t now = wd_now_ns();
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
 	if (now >= r->deadline_ns)
 		return false;
 	/* Stalls are watched for while the senders are in their cgroup. */
@@ -441,7 +442,7 @@ static int write_results(struct run *r, const struct watchdog *w, bool have_stat
 	json_t *doc = json_pack("{s:o, s:s, s:s, s:s, s:f, s:s, s:o, s:{s:I, s:f}, s:o, s:{s:s, s:s}, s:b, s:o, s:o}",
 		"params", params_json(&r->p), "kernel", u.release,
 		"kernel_version", u.version, "machine", u.machine,
-		"elapsed_s", (double)(wd_now_ns() - r->t0_ns) / 1e9,
+		"elapsed_s", (double)(clock_ns(CLOCK_MONOTONIC) - r->t0_ns) / 1e9,
 		"time_base", "seconds since the relay started (relay.timeseries.csv)",
 		"stalls", stalls,
 		"watchdog", "polls", (json_int_t)w->polls, "max_poll_late_ms", w->max_poll_gap_ms,
@@ -485,7 +486,7 @@ int main(int argc, char **argv)
 		.lift_ms = p->lift_ms, .poll_cpu = p->watchdog_cpu, .writer_cpu = p->cpu,
 		.prio = p->watchdog_prio, .quota_us = p->quota_us, .period_us = p->period_us };
 	static struct watchdog w;	/* large: the stall records */
-	r.t0_ns = wd_now_ns();
+	r.t0_ns = clock_ns(CLOCK_MONOTONIC);
 	r.deadline_ns = r.t0_ns + (int64_t)(p->duration_s + p->grace_s) * 1000000000;
 	if (wd_init(&w, &cfg, &r.cg, events, err, sizeof(err)) < 0 ||
 	    wd_apply_quota(&w, err, sizeof(err)) < 0) {
@@ -549,7 +550,7 @@ int main(int argc, char **argv)
 	cg_close(&r.cg);
 	unlink(r.beat_path);
 	fprintf(stderr, "demo-scenario: done after %.1f s: %d stalls, relay %s\n",
-		(double)(wd_now_ns() - r.t0_ns) / 1e9, w.nstalls,
+		(double)(clock_ns(CLOCK_MONOTONIC) - r.t0_ns) / 1e9, w.nstalls,
 		child_ok(&r.relay) ? "exited cleanly" : "did not exit cleanly");
 	fclose(events);
 	int wrote = write_results(&r, &w, have_stat, &st);

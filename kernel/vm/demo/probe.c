@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "rt.h"
 
 struct start {
@@ -14,13 +15,6 @@ struct start {
 	sem_t ready;
 	int rc;
 };
-
-static int64_t ns_of(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void *probe_main(void *arg)
 {
@@ -35,17 +29,17 @@ static void *probe_main(void *arg)
 	}
 	s->rc = 0;
 	sem_post(&s->ready);
-	int64_t next = ns_of(CLOCK_MONOTONIC);
+	int64_t next = clock_ns(CLOCK_MONOTONIC);
 	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
 		next += (int64_t)p->period_us * 1000;
-		int64_t now = ns_of(CLOCK_MONOTONIC);
+		int64_t now = clock_ns(CLOCK_MONOTONIC);
 		if (next < now)
 			next = now;
-		struct timespec ts = { next / 1000000000, next % 1000000000 };
+		struct timespec ts = clock_ns_ts(next);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
-		int64_t late = ns_of(CLOCK_MONOTONIC) - next;
-		int64_t rt_now = ns_of(CLOCK_REALTIME);
+		int64_t late = clock_ns(CLOCK_MONOTONIC) - next;
+		int64_t rt_now = clock_ns(CLOCK_REALTIME);
 		p->wakes++;
 		if (late > p->max_late_ns)
 			p->max_late_ns = late;

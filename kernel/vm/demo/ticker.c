@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "rt.h"
 
 #define MAGIC 0x726c7974696b6572ULL	/* "rlytiker": not one of loadgen's */
@@ -27,13 +28,6 @@ struct start {
 	int rc;
 };
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Read every echo waiting on the socket; one sample each. */
 static void drain(struct ticker *t)
 {
@@ -46,20 +40,13 @@ static void drain(struct ticker *t)
 		ssize_t n = recvmsg(t->fd, &m, MSG_DONTWAIT);
 		if (n < 0)
 			return;
-		int64_t rx_ns = 0;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-				struct timespec ts;
-				memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-				rx_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-			}
-		}
+		int64_t rx_ns = clock_rx_stamp_ns(&m);
 		if (n != (ssize_t)sizeof(p) || p.magic != MAGIC) {
 			t->foreign++;
 			continue;
 		}
 		if (!rx_ns)
-			rx_ns = realtime_ns();
+			rx_ns = clock_ns(CLOCK_REALTIME);
 		int64_t us = (rx_ns - p.sent_ns) / 1000;
 		if (us < 0)
 			us = 0;
@@ -96,7 +83,7 @@ static void *ticker_main(void *arg)
 		}
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
 			;
-		struct payload p = { .magic = MAGIC, .sent_ns = realtime_ns() };
+		struct payload p = { .magic = MAGIC, .sent_ns = clock_ns(CLOCK_REALTIME) };
 		if (send(t->fd, &p, sizeof(p), MSG_DONTWAIT) == (ssize_t)sizeof(p))
 			t->sent++;
 		else

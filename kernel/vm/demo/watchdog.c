@@ -4,17 +4,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "rt.h"
 
 /* How long the poller waits for the quota writer before calling it broken. */
 #define WRITER_ANSWER_MS 2000
-
-int64_t wd_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static double secs(const struct watchdog *w, int64_t ns)
 {
@@ -48,7 +42,7 @@ static void *writer_main(void *arg)
 		int64_t quota = w->req == WD_LIFT ? -1 : w->cfg.quota_us;
 		w->req_status = cg_set_quota(w->cg, quota, w->cfg.period_us,
 					     w->req_err, sizeof(w->req_err));
-		w->req_done_ns = wd_now_ns();
+		w->req_done_ns = clock_ns(CLOCK_MONOTONIC);
 		sem_post(&w->done_sem);
 	}
 }
@@ -136,7 +130,7 @@ int wd_init(struct watchdog *w, const struct wd_config *cfg, struct cg *cg,
 	memset(w, 0, sizeof(*w));
 	w->cfg = *cfg;
 	w->cg = cg;
-	w->t0_ns = wd_now_ns();
+	w->t0_ns = clock_ns(CLOCK_MONOTONIC);
 	w->events = events;
 	fprintf(events, "t_s,kind,duration_ms,detail\n");
 	sem_init(&w->req_sem, 0, 0);
@@ -250,7 +244,7 @@ int wd_run(struct watchdog *w, const char *beat_path,
 	uint64_t last;
 	int64_t last_ns, lift_ns = 0;
 	beat_read(&w->beat, &last, &last_ns);
-	int64_t next = wd_now_ns(), prev = next;
+	int64_t next = clock_ns(CLOCK_MONOTONIC), prev = next;
 	/* How long the relay made no progress while this poller kept running:
 	 * an emulated guest can freeze as a whole for a moment on a busy host,
 	 * and that is no stall of the relay's. Each poll adds its interval, at
@@ -261,13 +255,13 @@ int wd_run(struct watchdog *w, const char *beat_path,
 		 * to the poll. */
 		int64_t step = (w->stuck ? 1 : w->cfg.poll_ms) * 1000000LL;
 		next += step;
-		int64_t now = wd_now_ns();
+		int64_t now = clock_ns(CLOCK_MONOTONIC);
 		if (next < now - step)
 			next = now;	/* fell far behind: do not poll in a burst */
 		struct timespec ts = { next / 1000000000, next % 1000000000 };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
-		now = wd_now_ns();
+		now = clock_ns(CLOCK_MONOTONIC);
 		double late = (double)(now - next) / 1e6;
 		if (late > w->max_poll_gap_ms)
 			w->max_poll_gap_ms = late;
@@ -306,7 +300,7 @@ void wd_close(struct watchdog *w)
 		if (w->lifted)
 			restore(w, s, "; end of run");
 		if (s->restore_s < 0)
-			s->restore_s = secs(w, wd_now_ns());
+			s->restore_s = secs(w, clock_ns(CLOCK_MONOTONIC));
 		stall_event(w, s);
 		w->stuck = false;
 	}

@@ -94,7 +94,4 @@ int wd_run(struct watchdog *w, const char *beat_path,
 /* Put the quota back if it is lifted and stop the writer thread. */
 void wd_close(struct watchdog *w);
 
-/* CLOCK_MONOTONIC in ns. */
-int64_t wd_now_ns(void);
-
 #endif
