@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """Summarize the selftest guests of kernel/selftests/run.
 
-Reads OUT/<kernel>/{outcome,results/} for kernel in stock, patched (and any
-other directory holding an outcome file), writes OUT/selftests.json and
-OUT/cost.json, prints a table, and exits 0 only when the patched kernel's
-guest finished and every epoll selftest passed: in the full run, or, for a
-test that failed there, when run alone again (it is then listed as flaky).
+Reads OUT/<kernel>/{outcome,results/} (the selftests) and
+OUT/cost-<i>-<kernel>/results/ (the cost benchmarks, any number of boots
+per kernel), writes OUT/selftests.json and OUT/cost.json, prints a table,
+and exits 0 only when the patched kernel's guest finished and every epoll
+selftest passed: in the full run, or, for a test that failed there, when
+run alone again (it is then listed as flaky).
+
+Each cost figure comes with an interval: the ratio patched / stock of the
+medians of all rounds, and a 95 % bootstrap interval of that ratio
+(resampling each kernel's rounds). A figure whose interval holds 1.0 is
+"inconclusive": the runs cannot tell the kernels apart.
 """
 import argparse
 import json
 import os
+import random
 import re
 import statistics
 import sys
@@ -74,34 +81,104 @@ def selftests(results):
     }
 
 
-def perf_wait(results):
+COST_DIR = re.compile(r"^cost-(\d+)-(\w+)$")
+BOOTSTRAP_ROUNDS = 4000
+CONFIDENCE = 0.95
+
+
+def perf_wait(results_dirs):
     runs = []
-    for i in range(1, 10):
-        text = read(os.path.join(results, "perf-epoll-wait-%d.txt" % i), None)
-        if text is None:
-            break
-        m = PERF_AVG.search(text)
-        if m:
-            runs.append({"ops_per_sec": int(m.group(1)), "stddev_pct": float(m.group(2))})
-    out = {"command": "perf bench epoll wait -t 4 -r 10", "runs": runs}
+    for results in results_dirs:
+        for i in range(1, 100):
+            text = read(os.path.join(results, "perf-epoll-wait-%d.txt" % i), None)
+            if text is None:
+                break
+            m = PERF_AVG.search(text)
+            if m:
+                runs.append({"ops_per_sec": int(m.group(1)), "stddev_pct": float(m.group(2))})
+    out = {"command": "perf bench epoll wait -t 4 -r 5", "runs": runs}
     if runs:
         out["median_ops_per_sec"] = statistics.median(r["ops_per_sec"] for r in runs)
     return out
 
 
-def stress(results):
+def stress(results_dirs):
     rows = []
-    for line in read(os.path.join(results, "epoll-stress.jsonl")).splitlines():
-        try:
-            rows.append(json.loads(line))
-        except ValueError:
-            continue
+    for results in results_dirs:
+        for line in read(os.path.join(results, "epoll-stress.jsonl")).splitlines():
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue
     by_threads = {}
     for r in rows:
         by_threads.setdefault(r["threads"], []).append(r["events_per_ms"])
     medians = [{"threads": t, "median_events_per_ms": statistics.median(v), "rounds": len(v)}
                for t, v in sorted(by_threads.items())]
     return {"command": "epoll-stress -t T -n 20000", "runs": rows, "medians": medians}
+
+
+def ratio_interval(stock, patched, seed=1):
+    """patched/stock ratio of the medians and its bootstrap interval, from
+    the two lists of samples; None when either has fewer than 2."""
+    if len(stock) < 2 or len(patched) < 2:
+        return None
+    rng = random.Random(seed)   # the same files give the same interval
+    ratios = sorted(statistics.median(rng.choices(patched, k=len(patched))) /
+                    statistics.median(rng.choices(stock, k=len(stock)))
+                    for _ in range(BOOTSTRAP_ROUNDS))
+    tail = (1 - CONFIDENCE) / 2
+    lo, hi = ratios[int(tail * len(ratios))], ratios[int((1 - tail) * len(ratios)) - 1]
+    if lo <= 1.0 <= hi:
+        word = "inconclusive"
+    else:
+        word = "patched faster" if lo > 1.0 else "patched slower"
+    return {"ratio": statistics.median(patched) / statistics.median(stock),
+            "low": lo, "high": hi, "confidence": CONFIDENCE,
+            "samples": [len(stock), len(patched)], "verdict": word}
+
+
+def compare(cost):
+    """Every cost figure, stock against patched, with its interval."""
+    if not {"stock", "patched"} <= set(cost):
+        return []
+    out = []
+
+    def add(name, unit, stock, patched):
+        iv = ratio_interval(stock, patched)
+        if iv:
+            out.append(dict(name=name, unit=unit, stock_median=statistics.median(stock),
+                            patched_median=statistics.median(patched), **iv))
+
+    add("perf bench epoll wait -t 4", "ops/s",
+        *[[r["ops_per_sec"] for r in cost[k]["perf_bench_epoll_wait"]["runs"]]
+          for k in ("stock", "patched")])
+    threads = sorted({r["threads"] for k in ("stock", "patched")
+                      for r in cost[k]["epoll_stress"]["runs"]})
+    for t in threads:
+        add("epoll-stress %d producers" % t, "events/ms",
+            *[[r["events_per_ms"] for r in cost[k]["epoll_stress"]["runs"] if r["threads"] == t]
+              for k in ("stock", "patched")])
+    return out
+
+
+def boot_clock(d):
+    """The clock kernel/vm/boot ran a guest on (boot.json), or None."""
+    try:
+        with open(os.path.join(d, "boot.json")) as f:
+            return json.load(f).get("clock")
+    except (OSError, ValueError):
+        return None
+
+
+def cost_dirs(out):
+    """{kernel: [results dirs of its cost boots, in boot order]}."""
+    found = {}
+    for d in os.listdir(out):
+        m = COST_DIR.match(d)
+        if m and os.path.isdir(os.path.join(out, d)):
+            found.setdefault(m.group(2), []).append((int(m.group(1)), os.path.join(out, d)))
+    return {k: [d for _, d in sorted(v)] for k, v in found.items()}
 
 
 def main():
@@ -113,10 +190,10 @@ def main():
 
     with open(args.manifest) as f:
         manifest = json.load(f)
-    kernels = sorted(
-        (d for d in os.listdir(args.out) if os.path.isfile(os.path.join(args.out, d, "outcome"))),
-        key=lambda d: (d != "stock", d != "patched", d),
-    )
+    order = lambda d: (d != "stock", d != "patched", d)   # noqa: E731
+    kernels = sorted((d for d in os.listdir(args.out) if not COST_DIR.match(d) and
+                      os.path.isfile(os.path.join(args.out, d, "outcome"))), key=order)
+    boots = cost_dirs(args.out)
     st, cost = {}, {}
     for k in kernels:
         kd = os.path.join(args.out, k)
@@ -125,29 +202,31 @@ def main():
         st[k] = dict(outcome=outcome,
                      kernel_release=read(os.path.join(results, "kernel-release")).strip(),
                      console_log=os.path.join(kd, "console.log"),
-                     **selftests(results))
-        load = read(os.path.join(kd, "host-loadavg")).split()
-        cost[k] = {"perf_bench_epoll_wait": perf_wait(results), "epoll_stress": stress(results),
-                   "host_loadavg_1min_before_after": [float(x) for x in load]}
+                     clock=boot_clock(kd), **selftests(results))
+    for k in sorted(boots, key=order):
+        dirs = boots[k]
+        loads = [[float(x) for x in read(os.path.join(d, "host-loadavg")).split()] for d in dirs]
+        res = [os.path.join(d, "results") for d in dirs]
+        cost[k] = {"perf_bench_epoll_wait": perf_wait(res), "epoll_stress": stress(res),
+                   "boots": [dict(dir=os.path.basename(d), outcome=read(os.path.join(d, "outcome")).strip(),
+                                  clock=boot_clock(d), host_loadavg_1min_before_after=l)
+                             for d, l in zip(dirs, loads)]}
+    comparison = compare(cost)
 
     common = {"line": args.line, "package": manifest["package"], "version": manifest["version"],
               "preempt_rt": manifest["preempt_rt"], "vcpus": 2, "emulation": "qemu TCG"}
     with open(os.path.join(args.out, "selftests.json"), "w") as f:
         json.dump(dict(common, kernels=st), f, indent=2)
     with open(os.path.join(args.out, "cost.json"), "w") as f:
-        json.dump(dict(common, kernels=cost), f, indent=2)
+        json.dump(dict(common, kernels=cost, comparison=comparison), f, indent=2)
 
-    print("linux %s (%s %s), epoll selftests and cost, QEMU TCG 2 vCPUs"
+    print("linux %s (%s %s), epoll selftests, QEMU TCG 2 vCPUs"
           % (args.line, manifest["package"], manifest["version"]))
-    print("%-10s %-11s %6s %6s %6s %14s %-12s %s" % ("kernel", "guest", "pass", "fail", "skip",
-                                                    "epoll-wait/s", "host load", "epoll-stress events/ms, median (1/2/4/8 thr)"))
+    print("%-10s %-11s %-8s %6s %6s %6s" % ("kernel", "guest", "clock", "pass", "fail", "skip"))
     for k in kernels:
-        s, c = st[k], cost[k]
-        wait = c["perf_bench_epoll_wait"].get("median_ops_per_sec")
-        ev = "/".join("%.0f" % r["median_events_per_ms"] for r in c["epoll_stress"]["medians"]) or "-"
-        load = "/".join("%.1f" % x for x in c["host_loadavg_1min_before_after"]) or "-"
-        print("%-10s %-11s %6d %6d %6d %14s %-12s %s" % (k, s["outcome"], s["passed"], s["failed"],
-                                                         s["skipped"], "%.0f" % wait if wait else "-", load, ev))
+        s = st[k]
+        print("%-10s %-11s %-8s %6d %6d %6d" % (k, s["outcome"], s["clock"], s["passed"],
+                                                s["failed"], s["skipped"]))
         if s["failed_tests"]:
             print("           failed: %s" % ", ".join(s["failed_tests"]))
         if s["flaky_tests"]:
@@ -156,6 +235,20 @@ def main():
         if s["planned"] != s["passed"] + s["failed"] + s["skipped"]:
             print("           incomplete: %s tests planned, %d reported"
                   % (s["planned"], s["passed"] + s["failed"] + s["skipped"]))
+    if comparison:
+        loads = [x for k in cost for b in cost[k]["boots"] for x in b["host_loadavg_1min_before_after"]]
+        print()
+        print("cost of the fix, host clock, %d boots (host load %.1f-%.1f): patched / stock "
+              "of the medians, %.0f %% interval" % (sum(len(c["boots"]) for c in cost.values()),
+                                                   min(loads or [0]), max(loads or [0]),
+                                                   CONFIDENCE * 100))
+        print("%-30s %10s %10s %7s %15s  %s" % ("benchmark", "stock", "patched", "ratio",
+                                                "interval", "n"))
+        for c in comparison:
+            print("%-30s %10.0f %10.0f %7.2f %15s  %d/%d  %s"
+                  % (c["name"] + " " + c["unit"], c["stock_median"], c["patched_median"],
+                     c["ratio"], "%.2f-%.2f" % (c["low"], c["high"]), c["samples"][0],
+                     c["samples"][1], c["verdict"]))
     print("results: %s/selftests.json, %s/cost.json" % (args.out, args.out))
 
     p = st.get("patched")

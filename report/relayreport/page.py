@@ -94,16 +94,29 @@ def _cost(view, plots):
                 "the spinlock: stress-epoll lost 31-47 % on 12 x86 CPUs; "
                 "<code>perf bench epoll wait</code> changed little (110279 to 114577 ops/s).</p>")
     body = "".join(f"<tr><td>{_e(b)}</td><td>{v['stock']:.0f}</td><td>{v['patched']:.0f}</td>"
-                   f"<td>{(v['patched'] / v['stock'] - 1) * 100:+.1f} %</td></tr>"
-                   for b, v in rows if v["stock"])
+                   f"<td>{(v['ratio'] - 1) * 100:+.1f} %</td>"
+                   f"<td>{_interval(v)}</td></tr>"
+                   for b, v in rows)
     where = view.cost.get("version", "?")
     return ("<h2 id='cost'>The cost side</h2>"
             f"<p>Measured by the kernel harness (<code>make kernel-selftests</code>, linux "
-            f"{_e(where)}, {_e(view.cost.get('emulation', ''))}, {_e(view.cost.get('vcpus', '?'))} vCPUs). "
-            "Emulated throughput is noisy: read the sign and size, not the digits.</p>"
+            f"{_e(where)}, {_e(view.cost.get('emulation', ''))}, {_e(view.cost.get('vcpus', '?'))} vCPUs, "
+            "host clock: the vCPUs run in parallel there, as the rwlock's readers need). "
+            "Medians of every round; the interval is a 95 % bootstrap interval of the change, "
+            "and a change whose interval includes none is <b>inconclusive</b>.</p>"
             "<table><thead><tr><th>benchmark</th><th>stock</th>"
-            f"<th>patched</th><th>change</th></tr></thead><tbody>{body}</tbody></table>"
+            f"<th>patched</th><th>change</th><th>95 % interval</th></tr></thead><tbody>{body}</tbody></table>"
             + _figures(view, [p for p in plots if p[0] == "cost.svg"]))
+
+
+def _interval(v):
+    """The interval cell: the change's range, and what it says."""
+    if v.get("verdict") is None:
+        return "not measured (one run)"
+    text = f"{(v['low'] - 1) * 100:+.1f} to {(v['high'] - 1) * 100:+.1f} %"
+    if v["verdict"] == "inconclusive":
+        return f"{_e(text)}: <b>inconclusive</b>"
+    return _e(f"{text}: {v['verdict']}")
 
 
 def _note(view):

@@ -73,3 +73,46 @@ fi
 grep -q 'incomplete: 3 tests planned, 2 reported' "$TEST_TMP/short.out" ||
 	{ cat "$TEST_TMP/short.out"; fail "the incomplete run is not reported"; }
 pass "an incomplete run fails"
+
+# The cost side: every figure gets an interval from the rounds of all boots
+# of a kernel (cost-<i>-<kernel>); one whose interval holds 1.0 is
+# inconclusive. perf bench: patched clearly slower; epoll-stress at one
+# producer: the same spread on both kernels.
+# cost_boot I KERNEL WAIT-OPS... : a cost boot's perf bench rounds, and
+# epoll-stress rounds at 1 producer that alternate 400 and 600 on either kernel.
+cost_boot() {
+	local d=$out/cost-$1-$2 i=0 v
+	shift 2
+	mkdir -p "$d/results"
+	echo ok >"$d/outcome"
+	echo '{"clock": "host"}' >"$d/boot.json"
+	echo "1.0 1.0" >"$d/host-loadavg"
+	for v in "$@"; do
+		i=$((i + 1))
+		printf '# Running epoll wait\n[thread  0] ...\nAveraged %d operations/sec (+- 1.50%%), total secs = 5\n' \
+			"$v" >"$d/results/perf-epoll-wait-$i.txt"
+		printf '{"threads": 1, "events_per_ms": %d}\n' $((400 + i % 2 * 200)) >>"$d/results/epoll-stress.jsonl"
+	done
+}
+cost_boot 1 stock 5000 5100
+cost_boot 2 patched 3900 3950
+cost_boot 3 patched 4000 3920
+cost_boot 4 stock 5050 4950
+summarize >"$TEST_TMP/cost.out" 2>&1 || true
+cat "$TEST_TMP/cost.out"
+python3 - "$out/cost.json" <<'PY' || fail "cost.json's intervals are wrong"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert len(c["kernels"]["stock"]["perf_bench_epoll_wait"]["runs"]) == 4
+assert [b["dir"] for b in c["kernels"]["stock"]["boots"]] == ["cost-1-stock", "cost-4-stock"]
+by = {x["name"]: x for x in c["comparison"]}
+w = by["perf bench epoll wait -t 4"]
+assert w["verdict"] == "patched slower" and w["high"] < 1.0 and w["samples"] == [4, 4], w
+assert abs(w["ratio"] - 3935 / 5025) < 1e-9, w
+s = by["epoll-stress 1 producers"]
+assert s["verdict"] == "inconclusive" and s["low"] <= 1.0 <= s["high"], s
+PY
+grep -Eq '^perf bench epoll wait -t 4 ops/s +5025 +3935 +0\.78 .*patched slower' "$TEST_TMP/cost.out" ||
+	fail "the cost table lacks the perf bench row"
+grep -q 'inconclusive' "$TEST_TMP/cost.out" || fail "the cost table does not say inconclusive"
+pass "each cost figure has an interval; one that holds 1.0 is inconclusive"
