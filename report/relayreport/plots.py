@@ -63,7 +63,7 @@ set ylabel "latency (ms)"
 set format y "%g"
 """
     if view.signal_ms:
-        arrow, key = _signal_line(view.signal_ms)
+        arrow, key = _signal_line(view)
         script += arrow
         plots.append(key)
     _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
@@ -77,17 +77,22 @@ def _nines(decade):
     return "99" + ("." + "9" * (decade - 2) if decade > 2 else "") + "%"
 
 
-def _signal_line(limit, short=False):
-    """The noise limit as a dashed line, named in the key (a label on the
-    plot would sit on the data)."""
-    name = f"{limit:.0f} ms noise limit" if short else \
-        f"{limit:.0f} ms: above is signal, below emulation noise"
+def _signal_line(view, short=False):
+    """The late limit as a dashed line, named in the key (a label on the
+    plot would sit on the data). On the host clock it is the emulation-noise
+    limit; on the virtual clock the limit the patched tail justifies."""
+    limit = view.signal_ms
+    if view.clock == "virtual":
+        name = f"{limit:g} ms late limit" if short else f"{limit:g} ms: RT datagrams above are late"
+    else:
+        name = f"{limit:g} ms noise limit" if short else \
+            f"{limit:g} ms: above is signal, below emulation noise"
     return (f'set arrow from graph 0, first {limit} to graph 1, first {limit} nohead '
             f'dt 2 lc rgb "#888888" lw 1.5 front\n',
             f'NaN with lines dt 2 lc rgb "#888888" lw 1.5 title "{name}"')
 
 
-def timeline(view, col, out, ymax_ms):
+def timeline(view, col, out, ymax_ms, ymin_ms):
     """Relay latency over time (max per window) with stalls shaded and the
     quota lifts marked."""
     if not col.timeseries:
@@ -121,14 +126,14 @@ def timeline(view, col, out, ymax_ms):
     script = HEAD.format(w=820, h=340, out=out) + _block("ts", rows) + marks + f"""
 set title {_quoted(col.label + ': latency over time (x: s since ' + start + ')')}
 set logscale y
-set yrange [0.01:{ymax_ms * 2}]
+set yrange [{ymin_ms}:{ymax_ms * 2}]
 set xrange [0:{duration}]
 set ylabel "ms"
 set format y "%g"
 set key below horizontal samplen 2
 """
     if view.signal_ms:
-        arrow, key = _signal_line(view.signal_ms, short=True)
+        arrow, key = _signal_line(view, short=True)
         script += arrow
         plots.append(key)
     _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
@@ -136,32 +141,44 @@ set key below horizontal samplen 2
 
 
 def cost(view, out):
-    """Throughput before/after the fix, when the kernel harness measured it."""
+    """Throughput of the patched kernel as % of stock, with the interval of
+    each figure, when the kernel harness measured it."""
     bars = _cost_rows(view.cost)
     if not bars:
         return False
-    rows = [(_quoted(b), v["stock"], v["patched"]) for b, v in bars]
-    script = HEAD.format(w=820, h=320, out=out) + _block("c", rows) + f"""
-set title "epoll throughput: stock vs patched (higher is better)"
+    rows = [(_quoted(b), v["ratio"] * 100, v["low"] * 100, v["high"] * 100) for b, v in bars]
+    script = HEAD.format(w=820, h=340, out=out) + _block("c", rows) + f"""
+set title "epoll throughput of the patched kernel, % of stock (bars: 95 % interval)"
 set style data histograms
-set style histogram clustered gap 1
+set style histogram errorbars gap 1 lw 1.5
 set style fill solid 0.9 noborder
 set yrange [0:*]
 set ylabel "patched, % of stock"
 set xtics rotate by -20
-set key outside right top vertical
-plot $c using ($2/$2*100):xtic(1) lc rgb "{COLOURS[0]}" title "stock", \\
-     $c using ($3/$2*100) lc rgb "{COLOURS[1]}" title "patched"
+set arrow from graph 0, first 100 to graph 1, first 100 nohead dt 2 lc rgb "#888888" lw 1.5 front
+set key top right
+plot $c using 2:3:4:xtic(1) lc rgb "{COLOURS[1]}" title "patched / stock", \\
+     NaN with lines dt 2 lc rgb "#888888" lw 1.5 title "no change (stock)"
 """
     _gnuplot(script, out)
     return True
 
 
 def _cost_rows(cost):
-    """(benchmark, {"stock": n, "patched": n}) from the cost.json of
-    kernel/selftests (make kernel-selftests): perf bench epoll wait (median
-    ops/s) and epoll-stress (events/ms) per producer thread count."""
-    kernels = (cost or {}).get("kernels") if isinstance(cost, dict) else None
+    """(benchmark, {stock, patched, ratio, low, high, verdict}) from the
+    cost.json of kernel/selftests (make kernel-selftests): each figure's
+    medians, the ratio patched / stock and its interval. A cost.json from
+    before the intervals has medians only: its interval is the ratio
+    itself and its verdict None (one sample says nothing of the noise)."""
+    if not isinstance(cost, dict):
+        return []
+    if isinstance(cost.get("comparison"), list):
+        return [(f"{c['name']}, {c['unit']}",
+                 {"stock": c["stock_median"], "patched": c["patched_median"],
+                  "ratio": c["ratio"], "low": c["low"], "high": c["high"],
+                  "verdict": c["verdict"]})
+                for c in cost["comparison"] if c.get("stock_median")]
+    kernels = cost.get("kernels")
     if not isinstance(kernels, dict) or not {"stock", "patched"} <= set(kernels):
         return []
     rows = {}
@@ -173,10 +190,15 @@ def _cost_rows(cost):
     for k in ("stock", "patched"):
         wait = kernels[k].get("perf_bench_epoll_wait") or {}
         put("perf bench epoll wait -t 4, ops/s", k, wait.get("median_ops_per_sec"))
-        for run in (kernels[k].get("epoll_stress") or {}).get("runs", []):
-            put(f"epoll-stress {run.get('threads')} producers, events/ms", k,
-                run.get("events_per_ms"))
-    return [(n, v) for n, v in rows.items() if len(v) == 2]
+        for med in (kernels[k].get("epoll_stress") or {}).get("medians", []):
+            put(f"epoll-stress {med.get('threads')} producers, events/ms", k,
+                med.get("median_events_per_ms"))
+    out = []
+    for n, v in rows.items():
+        if len(v) == 2 and v["stock"]:
+            r = v["patched"] / v["stock"]
+            out.append((n, dict(v, ratio=r, low=r, high=r, verdict=None)))
+    return out
 
 
 def draw_all(view, plot_dir):
@@ -187,14 +209,18 @@ def draw_all(view, plot_dir):
         f = f"distribution-{name}.svg"
         if distribution(view, name, title, os.path.join(plot_dir, f)):
             made.append((f, f"{title}: percentile distribution"))
-    peak = 1.0
+    # One y scale for every column: from a decade below the smallest window
+    # max (sub-millisecond on the virtual clock) to above the largest.
+    peak, floor = 1.0, 0.01
     for c in view.columns:
         if c.timeseries:
-            peak = max([peak] + [r["max_us"] / 1000.0 for r in read_timeseries(c.timeseries)
-                                 if not math.isnan(r["max_us"])])
+            maxes = [r["max_us"] / 1000.0 for r in read_timeseries(c.timeseries)
+                     if r["count"] > 0 and not math.isnan(r["max_us"])]
+            peak = max([peak] + maxes)
+            floor = min([floor] + [10 ** math.floor(math.log10(m)) for m in maxes if m > 0])
     for c in view.columns:
         f = f"timeline-{c.key}.svg"
-        if timeline(view, c, os.path.join(plot_dir, f), peak):
+        if timeline(view, c, os.path.join(plot_dir, f), peak, floor):
             made.append((f, f"{c.label}: latency over time"))
     if cost(view, os.path.join(plot_dir, "cost.svg")):
         made.append(("cost.svg", "the cost side: epoll throughput"))

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 
 from .files import DataError, read_json
-from .summary import KERNEL_ORDER, PCT_KEYS, SIGNAL_MS
+from .summary import HOST_CLOCK_LATE_MS, KERNEL_ORDER, PCT_KEYS
 
 PCT_LABELS = {"p50": "p50", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99", "max": "max"}
 MODEL_VARIANTS = (("rwlock", "rwlock (stock)"),
@@ -35,7 +35,8 @@ class View:
     facts: list               # [(label, text)]
     caveats: list
     distributions: list       # [(name, title)] for the percentile plots
-    signal_ms: float = None   # noise limit drawn on the plots
+    signal_ms: float = None   # late limit drawn on the plots
+    clock: str = None         # the guests' clock: virtual | host (None: no guests)
     cost: dict = None
 
 
@@ -117,6 +118,10 @@ def _throttle_cells(c):
 def demo_view(run_dir, s):
     cols = [_kernel_column(run_dir, k, s[k]) for k in KERNEL_ORDER if k in s]
     rt = any(c.data.get("rt_ticker") for c in cols)
+    rule = s.get("rule") or {}
+    late = rule.get("late_ms", rule.get("signal_ms", HOST_CLOCK_LATE_MS))
+    clock = None if s.get("kind") == "host" else s.get("clock") or rule.get("clock", "host")
+    virtual = clock == "virtual"
     sections = []
     if rt:
         sections.append(("RT ticker datagram, send to echo, ms (the RT waker the fix protects)",
@@ -127,16 +132,16 @@ def demo_view(run_dir, s):
         ("loadgen send to reply, ms (the throttled side)", _pct_rows(cols, "loadgen_latency_us")),
         ("stalls and throttling", [
             ("watchdog stalls", [_stall_cells(c) for c in cols]),
-            *([(f"RT datagrams over {SIGNAL_MS:.0f} ms", [
+            *([(f"RT datagrams over {late:g} ms", [
                 "-" if c.data.get("rt_late") is None else
-                f"{c.data['rt_late']} of {c.data.get('rt_samples')}" for c in cols]),
-               ("... more during guest freezes", [
-                   _count(c.data.get("rt_late_in_guest_freeze")) for c in cols]),
-               ("guest freezes >= 5 ms (count, total ms)", [
+                f"{c.data['rt_late']} of {c.data.get('rt_samples')}" for c in cols])] +
+              ([] if virtual else [("... more during guest freezes", [
+                   _count(c.data.get("rt_late_in_guest_freeze")) for c in cols])]) +
+              [("guest freezes >= 5 ms (count, total ms)", [
                    "-" if not c.data.get("guest_freezes") else
                    f"{c.data['guest_freezes']['count']}, {c.data['guest_freezes']['total_ms']:.0f}"
                    for c in cols])] if rt else []),
-            (f"timer ticks over {SIGNAL_MS:.0f} ms late (100 ms windows)", [
+            (f"timer ticks over {late:g} ms late (100 ms windows)", [
                 _count(c.data.get("timer_late_windows")) for c in cols]),
             ("worst stall, ms", [
                 "-" if c.data.get("worst_stall_ms") is None else f"{c.data['worst_stall_ms']:.0f}"
@@ -154,6 +159,11 @@ def demo_view(run_dir, s):
             facts.append((f"{c.key} image", built[c.key]))
         facts.append((f"{c.key} outcome", f"{c.data.get('outcome')}, {c.data.get('wall_s', '?')} s wall"))
         facts.append((f"{c.key} problems", "; ".join(c.data.get("problems") or []) or "none"))
+    if clock:
+        facts.append(("guest clock", "virtual: guest time is the instruction count "
+                      "(QEMU -icount, one instruction per ns); the host cannot make the guest "
+                      "late" if virtual else
+                      "host: guest time is host time; host hiccups become guest latency"))
     facts.append(("initramfs sha256", s.get("initramfs_sha256") or "?"))
     if p:
         facts.append(("parameters", ", ".join(f"{k}={v}" for k, v in p.items())))
@@ -163,13 +173,28 @@ def demo_view(run_dir, s):
     honesty = s.get("honesty", {})
     facts.append(("same initramfs and parameters",
                   "yes" if honesty and all(honesty.values()) else f"NO: {honesty}"))
-    caveats = [
-        "A busy host sometimes does not run the guest, or one of its vCPUs, for a while. "
-        "A thread above every other one on each vCPU wakes every 5 ms and records when "
-        "it woke 5 ms late or more; a late RT datagram that would not have been late "
-        "without that frozen time is listed apart and not counted, on either kernel.",
-        "QEMU software emulation (TCG) adds latency noise of up to ~35 ms on the "
-        f"patched kernel; only latencies above {SIGNAL_MS:.0f} ms count as signal.",
+    if virtual:
+        noise = [
+            "The guests ran on a virtual clock: QEMU counts instructions and the guest's "
+            "time is that count, so the host's scheduling cannot make the guest late. "
+            "A thread above every other one on each vCPU wakes every 5 ms and records when "
+            "it woke 5 ms late or more: on this clock it must see nothing, and the run "
+            "is invalid if it does.",
+            "The virtual clock is faithful to the bug (the inversion needs a preempted "
+            "lock holder, not two CPUs in the same nanosecond) but runs the two vCPUs one "
+            "after the other: it hides the reader parallelism that the rwlock bought, so "
+            "the cost side is measured on the host clock.",
+        ]
+    else:
+        noise = [
+            "A busy host sometimes does not run the guest, or one of its vCPUs, for a while. "
+            "A thread above every other one on each vCPU wakes every 5 ms and records when "
+            "it woke 5 ms late or more; a late RT datagram that would not have been late "
+            "without that frozen time is listed apart and not counted, on either kernel.",
+            "QEMU software emulation (TCG) on the host clock adds latency noise of up to "
+            f"~35 ms on the patched kernel; only latencies above {late:g} ms count as signal.",
+        ]
+    caveats = noise + [
         "A stall is the watchdog seeing no relay progress for "
         f"{p.get('stall_ms', '?')} ms while it kept running itself. It then lifts the "
         "quota to recover: without that "
@@ -183,7 +208,7 @@ def demo_view(run_dir, s):
         "The fix protects RT waiters only. On the patched 6.12 kernel the relay's timerfd "
         "tick is delivered by ksoftirqd (SCHED_OTHER), which can still wait for a throttled "
         "producer: boosting a SCHED_OTHER waiter does not escape the quota. The row 'timer "
-        "ticks over 50 ms late' counts it on both kernels"
+        f"ticks over {late:g} ms late' counts it on both kernels"
         + (f" (this run: {_caveat_counts(s)})" if _caveat_counts(s) else "")
         + ". The verdict judges the RT side (the RT ticker and the watchdog); without an RT "
         "client waking the relay (--ticker-us 0) the patched kernel can stall too. Non-RT "
@@ -195,13 +220,15 @@ def demo_view(run_dir, s):
     if s.get("kind") == "host":
         title = "relay on this host: one run"
         caveats = [c for c in caveats if c.startswith(("A stall is", "loadgen is"))]
+    elif virtual:
+        title = "PREEMPT_RT epoll ready-list fix: stock vs patched kernel (virtual clock)"
     else:
         title = "PREEMPT_RT epoll ready-list fix: stock vs patched kernel"
     return View(s.get("kind", "vm-demo"), title, cols, sections,
                 s.get("verdict", "?"), s.get("headline", ""), facts, caveats,
                 [("rt", "RT ticker datagram latency"), ("relay", "relay timer tick lateness"),
                  ("loadgen", "loadgen send to reply")],
-                SIGNAL_MS if s.get("kind") != "host" else None, s.get("cost"))
+                late if s.get("kind") != "host" else None, s.get("cost"), clock)
 
 
 def _caveat_counts(s):
@@ -241,7 +268,7 @@ def model_view(run_dir, s):
         word = "incomplete"
     return View("model", "Userspace model of the epoll ready-list locking", cols, sections,
                 word, str(s.get("verdict", "")), facts, caveats,
-                [("wait", "consumer lock wait")], None, None)
+                [("wait", "consumer lock wait")], None, None, None)
 
 
 def load(run_dir):
