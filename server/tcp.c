@@ -308,12 +308,14 @@ rounds_done:
 }
 
 /* Watch x for what its blocked operations wait for; reading only while
- * its buffer has room. */
+ * its buffer has room, and then for the peer's FIN too (sock.h says why). */
 static void interest(struct tcp_conn *c, struct tcp_side *x)
 {
 	uint32_t ev = x->wr_wait;
 	if (!x->ready || (!x->eof && (x->tail < c->cap || x->head > 0)))
 		ev |= x->rd_wait;
+	if (ev & EPOLLIN)
+		ev |= EPOLLRDHUP;
 	if (ev != x->events && loop_mod(c->t->loop, x->s.fd, &x->h, ev) == 0)
 		x->events = ev;
 }
@@ -446,6 +448,8 @@ static bool on_event(struct loop *l, struct loop_handler *h, uint32_t events)
 	/* An error or hang-up is for the next operation to report. */
 	if (events & (EPOLLERR | EPOLLHUP))
 		x->rd_wait = x->wr_wait = 0;
+	if (events & EPOLLRDHUP)
+		x->s.rdhup = true;
 	if (events & x->rd_wait)
 		x->rd_wait = 0;
 	if (events & x->wr_wait)

@@ -5,8 +5,9 @@
  * stalled, with the loop quiet meanwhile), idle, upstream reset, refused and
  * unanswered connects, the connection limit, a drain (no new connections,
  * open ones go on), running out of descriptors,
- * TLS termination (good, garbage, stalled handshake) and TLS origination
- * (verified, expired certificate). */
+ * TLS termination (good, garbage, stalled handshake), TLS origination
+ * (verified, expired certificate), and the last bytes arriving together
+ * with the FIN (plain and TLS, with and without close_notify, each way). */
 #include "check.h"
 #include "certs.h"
 #include "../../server/tcp.h"
@@ -683,6 +684,99 @@ static void test_tls_origination(void)
 	tls_free(ct);
 }
 
+/* Send 100 bytes and the end of the stream back to back through end e:
+ * close_notify and FIN when notify, the FIN alone otherwise (TLS peers
+ * that just close). */
+static void data_then_fin(struct sock *e, bool notify)
+{
+	static const char hundred[100] = "the last bytes";
+	size_t n;
+	CHECK_EQ_INT(e->ops->write(e, hundred, sizeof(hundred), &n), SOCK_OK);
+	CHECK_EQ_INT(n, sizeof(hundred));
+	if (notify)
+		CHECK_EQ_INT(e->ops->shutdown(e), SOCK_OK);
+	else
+		CHECK(shutdown(e->fd, SHUT_WR) == 0);
+}
+
+/* Read through e while the loop runs until its stream ends. Returns the
+ * bytes read before the end, -1 if it did not end within 2 s or failed. */
+static int read_to_end(struct sock *e)
+{
+	char buf[256];
+	int got = 0;
+	size_t n;
+	for (int i = 0; i < 1000; i++) {
+		enum sock_rc rc = e->ops->read(e, buf, sizeof(buf), &n);
+		if (rc == SOCK_OK)
+			got += (int)n;
+		else if (rc == SOCK_EOF)
+			return got;
+		else if (rc == SOCK_ERROR)
+			return -1;
+		else
+			spin(2);
+	}
+	return -1;
+}
+
+/* The last bytes and the FIN together, as request-then-close clients and
+ * close-after-reply servers send them, each way in turn (the client
+ * first, then the upstream first). Edge-triggered epoll raises one event
+ * for both when they arrive together: the relay must not take the short
+ * read of the data for an empty socket. The loop does not run while they
+ * are sent, so both are queued when it wakes; the idle timeout is a
+ * minute, so an end that arrives at all arrived on time. tls: the client
+ * speaks TLS to the relay (else the relay speaks TLS to the upstream when
+ * tls_up); notify: the TLS end sends close_notify before its FIN. */
+static void test_fin_with_data(bool tls, bool tls_up, bool notify)
+{
+	struct tcp_settings s;
+	struct tls *st = server_tls("server.pem"), *ct = client_tls();
+	for (int upstream_first = 0; upstream_first < 2; upstream_first++) {
+		struct sock cs, us;
+		defaults_fresh(&s);
+		if (tls_up) {
+			s.upstream.kind = ADDR_TLS;
+			s.upstream_tls = ct;
+			snprintf(s.upstream_host, sizeof(s.upstream_host),
+				 "localhost");
+		}
+		setup(&s, tls ? st : NULL);
+		if (tls) {
+			CHECK(sock_init_tls(&cs, client(), tls_connect(ct,
+					"localhost", NULL, 0)) == 0);
+			CHECK_EQ_INT(handshake(&cs), SOCK_OK);
+		} else {
+			sock_init_plain(&cs, client());
+		}
+		int u = up_accept();
+		CHECK(u >= 0);
+		if (tls_up) {
+			CHECK(sock_init_tls(&us, u, tls_accept(st)) == 0);
+			CHECK_EQ_INT(handshake(&us), SOCK_OK);
+		} else {
+			sock_init_plain(&us, u);
+		}
+		spin(5);
+		struct sock *first = upstream_first ? &us : &cs;
+		struct sock *second = upstream_first ? &cs : &us;
+		data_then_fin(first, notify);
+		CHECK_EQ_INT(read_to_end(second), 100);
+		CHECK_EQ_INT(t.nconns, 1);
+		data_then_fin(second, notify);
+		CHECK_EQ_INT(read_to_end(first), 100);
+		spin(5);
+		CHECK_EQ_INT(closed(TCP_CLOSE_done), 1);
+		CHECK_EQ_INT(t.nconns, 0);
+		cs.ops->close(&cs, false);
+		us.ops->close(&us, false);
+		teardown();
+	}
+	tls_free(st);
+	tls_free(ct);
+}
+
 int main(void)
 {
 	certs_make("tcp");
@@ -701,6 +795,11 @@ int main(void)
 	test_no_fds();
 	test_tls_termination();
 	test_tls_origination();
+	test_fin_with_data(false, false, false);
+	test_fin_with_data(true, false, false);
+	test_fin_with_data(true, false, true);
+	test_fin_with_data(false, true, false);
+	test_fin_with_data(false, true, true);
 	hist_free(&lat);
 	hist_free(&wake);
 	certs_remove();
