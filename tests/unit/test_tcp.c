@@ -6,8 +6,9 @@
  * unanswered connects, the connection limit, a drain (no new connections,
  * open ones go on), running out of descriptors,
  * TLS termination (good, garbage, stalled handshake), TLS origination
- * (verified, expired certificate), and the last bytes arriving together
- * with the FIN (plain and TLS, with and without close_notify, each way). */
+ * (verified, expired certificate), the last bytes arriving together
+ * with the FIN (plain and TLS, with and without close_notify, each way),
+ * the first-byte deadline and the limit per source. */
 #include "check.h"
 #include "certs.h"
 #include "../../server/tcp.h"
@@ -777,6 +778,123 @@ static void test_fin_with_data(bool tls, bool tls_up, bool notify)
 	tls_free(ct);
 }
 
+/* A client connected to the relay from loopback address from. */
+static int client_from(const char *from)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(relay_port) };
+	struct sockaddr_in me = { .sin_family = AF_INET };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	inet_pton(AF_INET, from, &me.sin_addr);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("connect to relay");
+		exit(1);
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
+/* A client that says nothing is closed at the first-byte deadline, counted
+ * from its accept, even while the upstream talks to it; one that said a
+ * byte in time is not, and then only the idle timeout applies. Under TLS
+ * the handshake is no first byte. */
+static void test_first_byte(void)
+{
+	struct tcp_settings s;
+	struct tls *st = server_tls("server.pem"), *ct = client_tls();
+	char buf[8];
+	defaults_fresh(&s);
+	s.first_byte_ms = 400;
+	setup(&s, NULL);
+	int quiet = client(), talker = client();
+	int uq = up_accept(), ut = up_accept();
+	CHECK(uq >= 0 && ut >= 0);
+	int64_t t0 = mono_ms();
+	CHECK_EQ_INT(send(uq, "banner", 6, 0), 6);
+	CHECK_EQ_INT(recv_n(quiet, buf, 6), 6);
+	CHECK_EQ_INT(send(talker, "x", 1, 0), 1);
+	CHECK_EQ_INT(wait_end(quiet), 0);
+	int64_t took = mono_ms() - t0;
+	CHECK(took >= 350);
+	CHECK_EQ_INT(closed(TCP_CLOSE_silent), 1);
+	CHECK_EQ_INT(wait_end(uq), 0);
+	/* The talker outlives the deadline by far. */
+	spin(600);
+	CHECK_EQ_INT(t.nconns, 1);
+	CHECK_EQ_INT(closed(TCP_CLOSE_silent), 1);
+	CHECK_EQ_INT(recv_n(ut, buf, 1), 1);
+	close(quiet);
+	close(uq);
+	close(talker);
+	close(ut);
+	teardown();
+
+	defaults_fresh(&s);
+	s.first_byte_ms = 400;
+	setup(&s, st);
+	struct sock cs;
+	CHECK(sock_init_tls(&cs, client(), tls_connect(ct, "localhost", NULL,
+						       0)) == 0);
+	CHECK_EQ_INT(handshake(&cs), SOCK_OK);
+	int u = up_accept();
+	CHECK(u >= 0);
+	CHECK_EQ_INT(sock_recv_n(&cs, buf, 1), SOCK_EOF);
+	CHECK_EQ_INT(closed(TCP_CLOSE_silent), 1);
+	cs.ops->close(&cs, false);
+	close(u);
+	teardown();
+	tls_free(st);
+	tls_free(ct);
+}
+
+/* One source holds at most max_per_source of the loop's connections; the
+ * next is reset at once and counted, others are served meanwhile, and a
+ * slot given back is taken again. */
+static void test_per_source(void)
+{
+	struct tcp_settings s;
+	char b;
+	defaults_fresh(&s);
+	s.max_per_source = 2;
+	setup(&s, NULL);
+	int a1 = client_from("127.0.0.1"), a2 = client_from("127.0.0.1");
+	int u1 = up_accept(), u2 = up_accept();
+	CHECK(u1 >= 0 && u2 >= 0);
+	int a3 = client_from("127.0.0.1");
+	CHECK_EQ_INT(wait_end(a3), -ECONNRESET);
+	CHECK_EQ_INT(lc(TCP_L_refused_source), 1);
+	CHECK_EQ_INT(lc(TCP_L_accepted), 2);
+	int other = client_from("127.0.0.2");
+	int uo = up_accept();
+	CHECK(uo >= 0);
+	CHECK_EQ_INT(send(other, "o", 1, 0), 1);
+	CHECK_EQ_INT(recv_n(uo, &b, 1), 1);
+	close(a1);
+	close(u1);
+	spin(20);
+	int a4 = client_from("127.0.0.1");
+	int u4 = up_accept();
+	CHECK(u4 >= 0);
+	CHECK_EQ_INT(send(a4, "4", 1, 0), 1);
+	CHECK_EQ_INT(recv_n(u4, &b, 1), 1);
+	CHECK_EQ_INT(lc(TCP_L_refused_source), 1);
+	CHECK_EQ_INT(lc(TCP_L_accepted), 4);
+	/* A reload that lifts the limit lets the source past it. */
+	s.max_per_source = 0;
+	s.server_tls = NULL;
+	tcp_loop_configure(&t, &s);
+	int a5 = client_from("127.0.0.1");
+	int u5 = up_accept();
+	CHECK(u5 >= 0);
+	CHECK_EQ_INT(lc(TCP_L_accepted), 5);
+	int fds[] = { a2, u2, a3, other, uo, a4, u4, a5, u5 };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		close(fds[i]);
+	teardown();
+}
+
 int main(void)
 {
 	certs_make("tcp");
@@ -800,6 +918,8 @@ int main(void)
 	test_fin_with_data(true, false, true);
 	test_fin_with_data(false, true, false);
 	test_fin_with_data(false, true, true);
+	test_first_byte();
+	test_per_source();
 	hist_free(&lat);
 	hist_free(&wake);
 	certs_remove();
