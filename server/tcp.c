@@ -517,8 +517,13 @@ static bool conn_run(struct tcp_conn *c)
 		int err = 0;
 		socklen_t len = sizeof(err);
 		getsockopt(c->up.s.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+		/* A reset after the handshake (the upstream accepted, then
+		 * reset before the loop saw the connect complete) is a reset,
+		 * passed on as one, not a refusal. */
 		if (err) {
-			conn_close(c, TCP_CLOSE_connect_failed);
+			conn_close(c, err == ECONNRESET || err == EPIPE ?
+				   TCP_CLOSE_upstream_reset :
+				   TCP_CLOSE_connect_failed);
 			return false;
 		}
 		c->up.connecting = false;

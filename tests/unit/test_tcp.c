@@ -328,8 +328,10 @@ static void test_stalled(void)
 			continue;
 		}
 		spin(1);
+		/* Full, and quiet for long enough that a busy host has let
+		 * every segment in flight arrive. */
 		if (send(u, big, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN &&
-		    spin(5) == 0)
+		    spin(50) == 0)
 			break;
 	}
 	uint64_t in = t.stats.u[TCP_U_rx_bytes];
@@ -382,6 +384,28 @@ static void test_upstream_reset(void)
 	/* The reset is passed on to the client. */
 	CHECK_EQ_INT(wait_end(c), -ECONNRESET);
 	CHECK_EQ_INT(closed(TCP_CLOSE_upstream_reset), 1);
+	close(c);
+	teardown();
+}
+
+/* The upstream accepts and resets before the loop has seen its connect
+ * complete: still a reset, passed on as one. */
+static void test_upstream_reset_early(void)
+{
+	struct tcp_settings s;
+	defaults_fresh(&s);
+	setup(&s, NULL);
+	int c = client();
+	for (int i = 0; i < 500 && !t.stats.u[TCP_U_connects]; i++)
+		loop_run_once(&loop, 10);
+	int u = accept4(up_l, NULL, NULL, 0);
+	CHECK(u >= 0);
+	struct linger lg = { 1, 0 };
+	setsockopt(u, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(u);
+	CHECK_EQ_INT(wait_end(c), -ECONNRESET);
+	CHECK_EQ_INT(closed(TCP_CLOSE_upstream_reset), 1);
+	CHECK_EQ_INT(closed(TCP_CLOSE_connect_failed), 0);
 	close(c);
 	teardown();
 }
@@ -906,6 +930,7 @@ int main(void)
 	test_stalled();
 	test_idle();
 	test_upstream_reset();
+	test_upstream_reset_early();
 	test_connect_refused();
 	test_connect_timeout();
 	test_limit();
