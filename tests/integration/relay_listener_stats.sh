@@ -4,7 +4,7 @@
 # in /metrics, /stats and the stats file; a reload that removes a listener
 # and changes the upstream keeps the other listener's and the old
 # upstream's counts.
-# timeout: 60
+# timeout: 180
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 
