@@ -54,8 +54,11 @@ static const struct key keys[] = {
 	{ "connect_timeout_ms",   K_INT, F(connect_timeout_ms),   1, 600000 },
 	{ "tcp_idle_ms",   K_INT,      F(tcp_idle_ms),   1, 86400000 },
 	{ "tcp_kernel_stamps", K_BOOL, F(tcp_kernel_stamps), 0, 0 },
+	{ "first_byte_timeout_ms", K_INT, F(first_byte_timeout_ms), 0, 600000 },
+	{ "max_conns_per_source",  K_INT, F(max_conns_per_source),  0, 1 << 20 },
 };
 #define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
+_Static_assert(NKEYS <= 64, "set_mask has a bit per key");
 
 static int errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -126,7 +129,7 @@ int conf_set(struct conf *c, const char *key, const char *value,
 	if (!k)
 		return errf(err, errlen, "unknown key '%s'", key);
 	if (k->type != K_LISTEN && k->type != K_UPSTREAM && origin == CONF_FILE &&
-	    (c->set_mask & (1u << idx)))
+	    (c->set_mask & (1ull << idx)))
 		return errf(err, errlen, "%s: set twice", key);
 
 	char *field = (char *)c + k->off;
@@ -224,7 +227,7 @@ int conf_set(struct conf *c, const char *key, const char *value,
 		strcpy(field, value);
 		break;
 	}
-	c->set_mask |= 1u << idx;
+	c->set_mask |= 1ull << idx;
 	return 0;
 }
 

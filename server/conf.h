@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "addr.h"
 
@@ -47,8 +48,10 @@ struct conf {
 	char ca[CONF_PATH_MAX];		/* tls:// upstream: CA file ("": system) */
 	char alpn[CONF_PATH_MAX];	/* "h2,http/1.1": ALPN on tls:// listeners */
 	int max_conns;			/* per loop thread */
+	int max_conns_per_source;	/* per loop and source, 0: any */
 	int tcp_buffer;			/* bytes buffered per direction */
 	int handshake_timeout_ms, connect_timeout_ms, tcp_idle_ms;
+	int first_byte_timeout_ms;	/* 0: none */
 	bool tcp_kernel_stamps;		/* TCP latency from the kernel receive
 					 * time (else from the read) */
 	int addr_flags;			/* extra addr_parse flags (ADDR_NUMERIC:
@@ -56,7 +59,7 @@ struct conf {
 
 	/* Bookkeeping for strictness: which keys were set, and whether the
 	 * next "listen" from this origin replaces the list. */
-	unsigned set_mask;
+	uint64_t set_mask;
 	int listen_origin;
 };
 

@@ -50,8 +50,9 @@ void loop_free(struct loop *l);
 /* Watch fd for input (edge-triggered), calling h. Returns 0 or -1/errno. */
 int loop_add(struct loop *l, int fd, struct loop_handler *h);
 
-/* Watch fd for events (EPOLLIN, EPOLLOUT or both; may be 0 for errors and
- * hang-ups only), edge-triggered, calling h. Returns 0 or -1/errno. */
+/* Watch fd for events (EPOLLIN, EPOLLOUT, EPOLLRDHUP or several; may be 0
+ * for errors and hang-ups only), edge-triggered, calling h. Returns 0 or
+ * -1/errno. */
 int loop_add_events(struct loop *l, int fd, struct loop_handler *h,
 		    uint32_t events);
 

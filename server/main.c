@@ -49,7 +49,8 @@ static const char usage[] =
 "             [--cert FILE --key FILE] [--alpn LIST] [--ca FILE] [--max-conns N]\n"
 "             [--tcp-buffer BYTES] [--handshake-timeout-ms N]\n"
 "             [--connect-timeout-ms N] [--tcp-idle-ms N]\n"
-"             [--tcp-kernel-stamps yes|no]\n"
+"             [--tcp-kernel-stamps yes|no] [--first-byte-timeout-ms N]\n"
+"             [--max-conns-per-source N]\n"
 "       relay --check-config --config FILE [flags]\n"
 "\n"
 "Relays UDP datagrams from the listeners to the upstream and the replies back\n"
@@ -92,6 +93,10 @@ static const char usage[] =
 "  --handshake-timeout-ms N  client TLS handshake deadline (5000)\n"
 "  --connect-timeout-ms N    upstream connect (and TLS) deadline (5000)\n"
 "  --tcp-idle-ms N      close a connection idle this long (60000)\n"
+"  --first-byte-timeout-ms N  close a client silent this long after its\n"
+"                       accept (0: never, the default)\n"
+"  --max-conns-per-source N  connections one address (IPv6: /64) may hold\n"
+"                       per loop; more are reset (0: any, the default)\n"
 "  --tcp-kernel-stamps yes|no  time TCP bytes from their kernel receive time\n"
 "                       (yes: includes the wait for the loop; stamps every\n"
 "                       packet on the host) or from relay's read (no)\n"
@@ -203,6 +208,8 @@ static int parse_args(struct relay *r, int argc, char **argv, bool *check)
 		{ "connect-timeout-ms", required_argument, NULL, O_KEY },
 		{ "tcp-idle-ms", required_argument, NULL, O_KEY },
 		{ "tcp-kernel-stamps", required_argument, NULL, O_KEY },
+		{ "first-byte-timeout-ms", required_argument, NULL, O_KEY },
+		{ "max-conns-per-source", required_argument, NULL, O_KEY },
 		{ "config", required_argument, NULL, O_CONFIG },
 		{ "check-config", no_argument, NULL, O_CHECK },
 		{ "help", no_argument, NULL, O_HELP },
@@ -354,6 +361,8 @@ static void stream_settings(const struct conf *c, struct tls *server,
 	t->server_tls = server;
 	t->buffer = c->tcp_buffer;
 	t->max_conns = c->max_conns;
+	t->max_per_source = c->max_conns_per_source;
+	t->first_byte_ms = c->first_byte_timeout_ms;
 	t->handshake_ms = c->handshake_timeout_ms;
 	t->connect_ms = c->connect_timeout_ms;
 	t->idle_ms = c->tcp_idle_ms;
@@ -565,6 +574,8 @@ static void reload(struct relay *r)
 	memcpy(c->tcp_upstream_host, nc.tcp_upstream_host,
 	       sizeof(c->tcp_upstream_host));
 	c->max_conns = nc.max_conns;
+	c->max_conns_per_source = nc.max_conns_per_source;
+	c->first_byte_timeout_ms = nc.first_byte_timeout_ms;
 	c->tcp_buffer = nc.tcp_buffer;
 	c->handshake_timeout_ms = nc.handshake_timeout_ms;
 	c->connect_timeout_ms = nc.connect_timeout_ms;

@@ -91,9 +91,9 @@ static enum sock_rc plain_read(struct sock *s, void *buf, size_t len, size_t *n)
 	ssize_t r = recv_ts(s, buf, len);
 	if (r > 0) {
 		*n = (size_t)r;
-		/* A short read emptied the socket: edge-triggered epoll reports
-		 * the next arrival, so there is no need to see EAGAIN first. */
-		s->want = (size_t)r < len ? EPOLLIN : 0;
+		/* A short read emptied the socket, but for a FIN queued behind
+		 * the data (see sock.h). */
+		s->want = (size_t)r < len && !s->rdhup ? EPOLLIN : 0;
 		return SOCK_OK;
 	}
 	if (r == 0) {
@@ -160,6 +160,7 @@ void sock_init_plain(struct sock *s, int fd)
 	s->want = 0;
 	s->fail = SOCK_FAIL_none;
 	s->rx_ns = 0;
+	s->rdhup = false;
 	s->peer_eof = false;
 	s->drained = false;
 	s->sys_errno = 0;
@@ -341,9 +342,11 @@ static enum sock_rc tls_read(struct sock *s, void *buf, size_t len, size_t *n)
 {
 	if (SSL_read_ex(s->ssl, buf, len, n) == 1) {
 		/* With read-ahead the BIO asks for more than a record; when it
-		 * got less and nothing is left buffered, the socket is empty
-		 * (as after a short plain read). */
-		s->want = s->drained && !SSL_has_pending(s->ssl) ? EPOLLIN : 0;
+		 * got less and nothing is left buffered (a record, or the
+		 * close_notify behind the data), the socket is empty, as after
+		 * a short plain read. */
+		s->want = s->drained && !SSL_has_pending(s->ssl) && !s->rdhup ?
+			  EPOLLIN : 0;
 		return SOCK_OK;
 	}
 	enum sock_rc rc = tls_result(s, 0);

@@ -9,6 +9,13 @@
  * write in order to read and the other way round, so a caller must take
  * want as it comes rather than assume EPOLLIN for reads.
  *
+ * A read shorter than asked for is taken to have emptied the socket, so
+ * want says EPOLLIN without a second read to see EAGAIN: edge-triggered
+ * epoll reports the next arrival. It does not report a FIN that arrived
+ * together with the data (one wake-up, one event), so once the owner has
+ * seen EPOLLRDHUP it sets s->rdhup and reads go on until the end of the
+ * stream instead.
+ *
  * With sock_stamp_arrivals, reads record the kernel receive time of the
  * bytes they return (SO_TIMESTAMPNS, CLOCK_REALTIME) in s->rx_ns, for TLS
  * too: its records are read through a BIO of our own.
@@ -73,6 +80,7 @@ struct sock {
 	uint32_t want;		/* see above */
 	enum sock_fail fail;	/* why the last SOCK_ERROR */
 	int64_t rx_ns;		/* kernel receive time of the last read, 0 unknown */
+	bool rdhup;		/* the peer's FIN is queued (EPOLLRDHUP seen) */
 	bool peer_eof;		/* TLS: the BIO read the peer's FIN */
 	bool drained;		/* TLS: the BIO's last read emptied the socket */
 	int sys_errno;		/* TLS: the BIO's last socket error */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,7 +49,7 @@ struct tcp_side {
 	char *buf;
 };
 
-enum { L_NONE, L_HANDSHAKE, L_CONNECT, L_RELAY };
+enum { L_NONE, L_HANDSHAKE, L_CONNECT, L_RELAY, L_UNHEARD };
 
 struct tcp_conn {
 	struct tcp_side cl, up;
@@ -57,7 +58,12 @@ struct tcp_conn {
 	uint32_t cap;		/* bytes per buffer */
 	int list;
 	int64_t since_ns;	/* phase start or last activity, coarse clock */
+	int64_t born_ns;	/* accepted, coarse clock */
 	struct tcp_conn *prev, *next;
+	struct tcp_conn *snext;	/* chain of its source's bucket */
+	uint8_t source[16];	/* see source_key */
+	bool sourced;		/* on that chain */
+	bool heard;		/* the client sent a byte (or its FIN) */
 	bool dead;
 };
 
@@ -99,6 +105,7 @@ static struct tcp_list *list_of(struct tcp_loop *t, int which)
 	case L_HANDSHAKE: return &t->handshaking;
 	case L_CONNECT: return &t->connecting;
 	case L_RELAY: return &t->relaying;
+	case L_UNHEARD: return &t->unheard;
 	default: return NULL;
 	}
 }
@@ -120,26 +127,132 @@ static void list_unlink(struct tcp_conn *c)
 	c->list = L_NONE;
 }
 
-/* Put c at the end of list which: every list has one timeout, so appending
- * as time goes keeps each in deadline order. */
-static void list_append(struct tcp_conn *c, int which)
+/* Put c into list which as if appended at since. Every list has one
+ * timeout, so appending as time goes keeps each in deadline order; the
+ * first-byte deadline counts from the accept while connections reach its
+ * list in the order their upstreams answered, hence the walk back. */
+static void list_insert(struct tcp_conn *c, int which, int64_t since)
 {
 	list_unlink(c);
 	struct tcp_list *l = list_of(c->t, which);
+	struct tcp_conn *after = l->tail;
+	while (after && after->since_ns > since)
+		after = after->prev;
 	c->list = which;
-	c->since_ns = coarse_ns();
-	c->prev = l->tail;
-	if (l->tail)
-		l->tail->next = c;
+	c->since_ns = since;
+	c->prev = after;
+	c->next = after ? after->next : l->head;
+	if (c->next)
+		c->next->prev = c;
+	else
+		l->tail = c;
+	if (after)
+		after->next = c;
 	else
 		l->head = c;
-	l->tail = c;
+}
+
+static void list_append(struct tcp_conn *c, int which)
+{
+	list_insert(c, which, coarse_ns());
+}
+
+/* Relaying: on the idle timeout's list, or, while the client has sent
+ * nothing and a first-byte deadline is set, on that deadline's. */
+static void start_relaying(struct tcp_conn *c)
+{
+	if (c->heard || !c->t->set.first_byte_ms)
+		list_append(c, L_RELAY);
+	else
+		list_insert(c, L_UNHEARD, c->born_ns);
 }
 
 static void set_nodelay(int fd)
 {
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* ---- connections per source ---- */
+
+/* The source a connection counts under: an IPv4 address (as IPv4-mapped
+ * IPv6, the form a dual-stack listener reports it in) or an IPv6 /64, the
+ * least a site is given, so that stepping through the low bits does not
+ * step around the limit. */
+static void source_key(uint8_t key[16], const struct sockaddr_storage *sa)
+{
+	memset(key, 0, 16);
+	if (sa->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const void *)sa;
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &s4->sin_addr, 4);
+	} else if (sa->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+		memcpy(key, &s6->sin6_addr,
+		       IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) ? 16 : 8);
+	}
+}
+
+static struct tcp_conn **source_chain(const struct tcp_loop *t,
+				      const uint8_t key[16])
+{
+	uint64_t w[2];
+	memcpy(w, key, sizeof(w));
+	uint64_t h = (w[0] ^ t->source_seed) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ (h >> 29) ^ w[1]) * 0xbf58476d1ce4e5b9ull;
+	return &t->by_source[(uint32_t)(h ^ (h >> 32)) & t->source_mask];
+}
+
+/* How many of the loop's connections come from key. */
+static int source_count(const struct tcp_loop *t, const uint8_t key[16])
+{
+	int n = 0;
+	if (!t->by_source)
+		return 0;
+	for (const struct tcp_conn *c = *source_chain(t, key); c; c = c->snext)
+		n += memcmp(c->source, key, 16) == 0;
+	return n;
+}
+
+static void source_add(struct tcp_conn *c)
+{
+	struct tcp_conn **head = source_chain(c->t, c->source);
+	c->snext = *head;
+	*head = c;
+	c->sourced = true;
+}
+
+static void source_remove(struct tcp_conn *c)
+{
+	struct tcp_conn **p = source_chain(c->t, c->source);
+	while (*p && *p != c)
+		p = &(*p)->snext;
+	if (*p)
+		*p = c->snext;
+	c->sourced = false;
+}
+
+/* As many buckets as max_conns (a power of two); a reload that raises it
+ * moves the chains to a larger table. Without the memory the old table
+ * goes on, with longer chains (or, never made, nothing is counted). */
+static void source_table(struct tcp_loop *t)
+{
+	uint32_t want = 64, old = t->by_source ? t->source_mask + 1 : 0;
+	while (want < (uint32_t)t->set.max_conns && want < (1u << 20))
+		want <<= 1;
+	if (want <= old)
+		return;
+	struct tcp_conn **b = calloc(want, sizeof(*b)), **ob = t->by_source;
+	if (!b)
+		return;
+	t->by_source = b;
+	t->source_mask = want - 1;
+	for (uint32_t i = 0; i < old; i++)
+		for (struct tcp_conn *c = ob[i], *next; c; c = next) {
+			next = c->snext;
+			source_add(c);
+		}
+	free(ob);
 }
 
 /* ---- listeners ---- */
@@ -185,6 +298,8 @@ static void conn_close(struct tcp_conn *c, enum tcp_close why)
 		x->s.ops->close(&x->s, abort);
 	}
 	list_unlink(c);
+	if (c->sourced)
+		source_remove(c);
 	stats_add(&t->stats.closed[c->slot][why], 1);
 	stats_set(&t->stats.active[c->slot], t->stats.active[c->slot] - 1);
 	t->nconns--;
@@ -266,6 +381,8 @@ static int pump(struct tcp_conn *c, struct tcp_side *src, struct tcp_side *dst,
 					src->buf + src->tail, c->cap - src->tail, &n);
 			if (rc == SOCK_ERROR)
 				return *why = src_fail, -1;
+			if (rc != SOCK_AGAIN && from_client)
+				c->heard = true;
 			if (rc == SOCK_OK) {
 				if (src->s.rx_ns)
 					record_wake(c->t, src->s.rx_ns);
@@ -286,7 +403,7 @@ rounds_done:
 			break;
 		active = true;
 	}
-	if (active && c->list == L_RELAY)
+	if (active && (c->list == L_RELAY || (c->list == L_UNHEARD && c->heard)))
 		list_append(c, L_RELAY);
 	if (src->eof && src->head == src->tail && dst->ready && !dst->shut &&
 	    !dst->wr_wait) {
@@ -308,12 +425,14 @@ rounds_done:
 }
 
 /* Watch x for what its blocked operations wait for; reading only while
- * its buffer has room. */
+ * its buffer has room, and then for the peer's FIN too (sock.h says why). */
 static void interest(struct tcp_conn *c, struct tcp_side *x)
 {
 	uint32_t ev = x->wr_wait;
 	if (!x->ready || (!x->eof && (x->tail < c->cap || x->head > 0)))
 		ev |= x->rd_wait;
+	if (ev & EPOLLIN)
+		ev |= EPOLLRDHUP;
 	if (ev != x->events && loop_mod(c->t->loop, x->s.fd, &x->h, ev) == 0)
 		x->events = ev;
 }
@@ -398,8 +517,13 @@ static bool conn_run(struct tcp_conn *c)
 		int err = 0;
 		socklen_t len = sizeof(err);
 		getsockopt(c->up.s.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+		/* A reset after the handshake (the upstream accepted, then
+		 * reset before the loop saw the connect complete) is a reset,
+		 * passed on as one, not a refusal. */
 		if (err) {
-			conn_close(c, TCP_CLOSE_connect_failed);
+			conn_close(c, err == ECONNRESET || err == EPIPE ?
+				   TCP_CLOSE_upstream_reset :
+				   TCP_CLOSE_connect_failed);
 			return false;
 		}
 		c->up.connecting = false;
@@ -416,7 +540,7 @@ static bool conn_run(struct tcp_conn *c)
 		if (rc == SOCK_OK) {
 			c->up.ready = true;
 			stats_add(&t->stats.u[TCP_U_connected], 1);
-			list_append(c, L_RELAY);
+			start_relaying(c);
 		}
 	}
 	bool more = false;
@@ -446,6 +570,8 @@ static bool on_event(struct loop *l, struct loop_handler *h, uint32_t events)
 	/* An error or hang-up is for the next operation to report. */
 	if (events & (EPOLLERR | EPOLLHUP))
 		x->rd_wait = x->wr_wait = 0;
+	if (events & EPOLLRDHUP)
+		x->s.rdhup = true;
 	if (events & x->rd_wait)
 		x->rd_wait = 0;
 	if (events & x->wr_wait)
@@ -453,7 +579,8 @@ static bool on_event(struct loop *l, struct loop_handler *h, uint32_t events)
 	return conn_run(c);
 }
 
-static void conn_new(struct tcp_loop *t, int slot, int fd)
+static void conn_new(struct tcp_loop *t, int slot, int fd,
+		     const uint8_t source[16])
 {
 	struct tcp_listener *ls = &t->ls[slot];
 	uint32_t cap = (uint32_t)t->set.buffer;
@@ -488,6 +615,10 @@ static void conn_new(struct tcp_loop *t, int slot, int fd)
 	c->cl.c = c->up.c = c;
 	c->cl.h.fn = c->up.h.fn = on_event;
 	c->up.s.fd = -1;
+	c->born_ns = coarse_ns();
+	memcpy(c->source, source, sizeof(c->source));
+	if (t->by_source)
+		source_add(c);
 	t->nconns++;
 	stats_add(&t->stats.l[slot][TCP_L_accepted], 1);
 	stats_set(&t->stats.active[slot], t->stats.active[slot] + 1);
@@ -522,9 +653,24 @@ static bool on_accept(struct loop *l, struct loop_handler *h, uint32_t events)
 			listener_pause(ls, TCP_L_paused_limit);
 			return false;
 		}
-		int fd = accept4(ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage sa;
+		socklen_t salen = sizeof(sa);
+		int fd = accept4(ls->fd, (struct sockaddr *)&sa, &salen,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
-			conn_new(t, slot, fd);
+			uint8_t key[16];
+			source_key(key, &sa);
+			if (t->set.max_per_source &&
+			    source_count(t, key) >= t->set.max_per_source) {
+				/* A reset: an end of stream could pass for
+				 * the upstream's answer. */
+				struct sock s;
+				sock_init_plain(&s, fd);
+				s.ops->close(&s, true);
+				stats_add(&t->stats.l[slot][TCP_L_refused_source], 1);
+				continue;
+			}
+			conn_new(t, slot, fd, key);
 			continue;
 		}
 		switch (errno) {
@@ -575,11 +721,16 @@ void tcp_loop_init(struct tcp_loop *t, struct loop *l,
 		t->ls[i].fd = -1;
 		t->stats.id[i] = -1;
 	}
+	if (getrandom(&t->source_seed, sizeof(t->source_seed), GRND_NONBLOCK) !=
+	    sizeof(t->source_seed))
+		t->source_seed = (uint64_t)(uintptr_t)t ^ (uint64_t)coarse_ns();
+	source_table(t);
 }
 
 void tcp_loop_configure(struct tcp_loop *t, const struct tcp_settings *set)
 {
 	t->set = *set;
+	source_table(t);
 	listeners_resume(t);
 }
 
@@ -621,9 +772,9 @@ int tcp_add_listener(struct tcp_loop *t, int id, int fd, bool tls)
 /* Close the connections of listener slot (-1: all). */
 static void close_conns(struct tcp_loop *t, int slot)
 {
-	struct tcp_list *lists[3] = { &t->handshaking, &t->connecting,
-				      &t->relaying };
-	for (int i = 0; i < 3; i++) {
+	struct tcp_list *lists[4] = { &t->handshaking, &t->connecting,
+				      &t->relaying, &t->unheard };
+	for (int i = 0; i < 4; i++) {
 		struct tcp_conn *c = lists[i]->head, *next;
 		for (; c; c = next) {
 			next = c->next;
@@ -675,6 +826,8 @@ void tcp_loop_free(struct tcp_loop *t)
 	free_list(t->dying);
 	free_list(t->dead);
 	t->dying = t->dead = NULL;
+	free(t->by_source);
+	t->by_source = NULL;
 }
 
 /* Close, oldest first, what has been in list l longer than ms. */
@@ -694,6 +847,8 @@ static void expire(struct tcp_loop *t, struct tcp_list *l, int ms, int64_t now,
 			if (tls)
 				stats_add(&t->stats.u_hs_failed[SOCK_FAIL_timeout], 1);
 			why = tls ? TCP_CLOSE_upstream_tls : TCP_CLOSE_connect_timeout;
+		} else if (c->list == L_UNHEARD && t->set.first_byte_ms) {
+			why = TCP_CLOSE_silent;
 		} else {
 			bool pending = c->cl.tail > c->cl.head ||
 				       c->up.tail > c->up.head;
@@ -715,6 +870,9 @@ void tcp_tick(struct tcp_loop *t)
 	expire(t, &t->handshaking, t->set.handshake_ms, now, &budget);
 	expire(t, &t->connecting, t->set.connect_ms, now, &budget);
 	expire(t, &t->relaying, t->set.idle_ms, now, &budget);
+	/* A reload may have lifted the deadline: then silence is idleness. */
+	expire(t, &t->unheard, t->set.first_byte_ms ? t->set.first_byte_ms :
+	       t->set.idle_ms, now, &budget);
 	if (t->resume_ns && now >= t->resume_ns) {
 		t->resume_ns = 0;
 		listeners_resume(t);

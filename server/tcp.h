@@ -15,6 +15,11 @@
  * closed and counted as stalled. A connection limit per loop and running
  * out of descriptors pause accepting (counted) instead of spinning.
  *
+ * Silence is not allowed to hold those slots: optionally a client must
+ * send its first byte within a deadline counted from its accept, and one
+ * source address (IPv6: its /64) may hold only so many of a loop's
+ * connections; the next is reset at once.
+ *
  * Latency: from the kernel receive time of a burst read from one side (or,
  * without kernel_stamps, from its read) to the moment its first byte was
  * written to the other, microseconds, through the owner's record function.
@@ -52,6 +57,7 @@ struct tls;
 	X(connect_failed,  "the upstream refused or could not be reached") \
 	X(connect_timeout, "the upstream did not answer in time") \
 	X(upstream_tls,    "the TLS handshake with the upstream failed") \
+	X(silent,          "the client sent nothing before the first-byte deadline") \
 	X(shutdown,        "the listener was removed or the relay stopped")
 
 /* Per listener. */
@@ -61,7 +67,8 @@ struct tls;
 	X(tx_bytes,        "Bytes sent to clients") \
 	X(paused_limit,    "Times accepting paused: max_conns reached") \
 	X(paused_no_fd,    "Times accepting paused: out of file descriptors") \
-	X(accept_errors,   "accept() failed otherwise")
+	X(accept_errors,   "accept() failed otherwise") \
+	X(refused_source,  "Connections reset at once: their source held max_conns_per_source")
 
 /* For the upstream. */
 #define TCP_UCOUNTERS(X) \
@@ -99,7 +106,10 @@ struct tcp_settings {
 	struct tls *server_tls;		/* tls:// listeners: their context */
 	int buffer;			/* bytes buffered per direction */
 	int max_conns;			/* per loop */
+	int max_per_source;		/* per loop and source address, 0: any */
 	int handshake_ms, connect_ms, idle_ms;
+	int first_byte_ms;		/* from accept to the client's first
+					 * byte, 0: no deadline */
 	bool kernel_stamps;		/* latency from the kernel receive time */
 };
 
@@ -131,8 +141,12 @@ struct tcp_loop {
 	struct tcp_settings set;
 	struct tcp_listener ls[TCP_MAX_LISTEN];
 	struct tcp_list handshaking, connecting, relaying;
+	struct tcp_list unheard;	/* relaying, the client silent so far */
 	struct tcp_conn *dying, *dead;	/* closed, freed two ticks later */
 	int nconns;
+	struct tcp_conn **by_source;	/* hash chains of open connections */
+	uint32_t source_mask;		/* buckets - 1 */
+	uint64_t source_seed;		/* random: clients choose addresses */
 	int64_t resume_ns;		/* out of descriptors: retry accept then */
 	struct tcp_stats stats;
 	void (*record)(void *arg, enum tcp_latency what, int64_t us);

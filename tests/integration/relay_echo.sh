@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The echo upstream reflects each datagram to its sender, in both families,
 # and on several loop threads at once when there are CPUs for them.
-# timeout: 60
+# timeout: 180
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 

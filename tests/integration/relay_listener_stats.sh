@@ -4,7 +4,7 @@
 # in /metrics, /stats and the stats file; a reload that removes a listener
 # and changes the upstream keeps the other listener's and the old
 # upstream's counts.
-# timeout: 60
+# timeout: 180
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 
@@ -35,7 +35,9 @@ write_conf() {
 	{ echo "[relay]"; for l in "$@"; do echo "listen = $l"; done
 	  echo "upstream = udp://127.0.0.1:$UP"
 	  echo "upstream = tcp://127.0.0.1:$tup"
-	  echo "cpus = $cpus"; echo "allow_non_rt = true"; echo "max_conns = 64"; } >"$conf"
+	  echo "cpus = $cpus"; echo "allow_non_rt = true"; echo "max_conns = 64"
+	  # flows_active is checked: no flow may expire on a slow host.
+	  echo "flow_idle_ms = 600000"; } >"$conf"
 }
 UP=$a_PORT write_conf udp://127.0.0.1:$pA "udp://[::1]:$pB" tcp://127.0.0.1:$pT
 start_relay --config "$conf" --stats-file "$TEST_TMP/relay.json"

@@ -5,8 +5,10 @@
  * stalled, with the loop quiet meanwhile), idle, upstream reset, refused and
  * unanswered connects, the connection limit, a drain (no new connections,
  * open ones go on), running out of descriptors,
- * TLS termination (good, garbage, stalled handshake) and TLS origination
- * (verified, expired certificate). */
+ * TLS termination (good, garbage, stalled handshake), TLS origination
+ * (verified, expired certificate), the last bytes arriving together
+ * with the FIN (plain and TLS, with and without close_notify, each way),
+ * the first-byte deadline and the limit per source. */
 #include "check.h"
 #include "certs.h"
 #include "../../server/tcp.h"
@@ -326,8 +328,10 @@ static void test_stalled(void)
 			continue;
 		}
 		spin(1);
+		/* Full, and quiet for long enough that a busy host has let
+		 * every segment in flight arrive. */
 		if (send(u, big, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN &&
-		    spin(5) == 0)
+		    spin(50) == 0)
 			break;
 	}
 	uint64_t in = t.stats.u[TCP_U_rx_bytes];
@@ -366,20 +370,28 @@ static void test_idle(void)
 	teardown();
 }
 
-static void test_upstream_reset(void)
+/* The upstream resets; early: before the loop has seen its connect
+ * complete. Either way a reset, passed on to the client as one. */
+static void test_upstream_reset(bool early)
 {
 	struct tcp_settings s;
 	defaults_fresh(&s);
 	setup(&s, NULL);
-	int c = client();
-	int u = up_accept();
+	int c = client(), u;
+	if (early) {
+		for (int i = 0; i < 500 && !t.stats.u[TCP_U_connects]; i++)
+			loop_run_once(&loop, 10);
+		u = accept4(up_l, NULL, NULL, 0);
+	} else {
+		u = up_accept();
+	}
 	CHECK(u >= 0);
 	struct linger lg = { 1, 0 };
 	setsockopt(u, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(u);
-	/* The reset is passed on to the client. */
 	CHECK_EQ_INT(wait_end(c), -ECONNRESET);
 	CHECK_EQ_INT(closed(TCP_CLOSE_upstream_reset), 1);
+	CHECK_EQ_INT(closed(TCP_CLOSE_connect_failed), 0);
 	close(c);
 	teardown();
 }
@@ -683,6 +695,216 @@ static void test_tls_origination(void)
 	tls_free(ct);
 }
 
+/* Send 100 bytes and the end of the stream back to back through end e:
+ * close_notify and FIN when notify, the FIN alone otherwise (TLS peers
+ * that just close). */
+static void data_then_fin(struct sock *e, bool notify)
+{
+	static const char hundred[100] = "the last bytes";
+	size_t n;
+	CHECK_EQ_INT(e->ops->write(e, hundred, sizeof(hundred), &n), SOCK_OK);
+	CHECK_EQ_INT(n, sizeof(hundred));
+	if (notify)
+		CHECK_EQ_INT(e->ops->shutdown(e), SOCK_OK);
+	else
+		CHECK(shutdown(e->fd, SHUT_WR) == 0);
+}
+
+/* Read through e while the loop runs until its stream ends. Returns the
+ * bytes read before the end, -1 if it did not end within 2 s or failed. */
+static int read_to_end(struct sock *e)
+{
+	char buf[256];
+	int got = 0;
+	size_t n;
+	for (int i = 0; i < 1000; i++) {
+		enum sock_rc rc = e->ops->read(e, buf, sizeof(buf), &n);
+		if (rc == SOCK_OK)
+			got += (int)n;
+		else if (rc == SOCK_EOF)
+			return got;
+		else if (rc == SOCK_ERROR)
+			return -1;
+		else
+			spin(2);
+	}
+	return -1;
+}
+
+/* The last bytes and the FIN together, as request-then-close clients and
+ * close-after-reply servers send them, each way in turn (the client
+ * first, then the upstream first). Edge-triggered epoll raises one event
+ * for both when they arrive together: the relay must not take the short
+ * read of the data for an empty socket. The loop does not run while they
+ * are sent, so both are queued when it wakes; the idle timeout is a
+ * minute, so an end that arrives at all arrived on time. tls: the client
+ * speaks TLS to the relay (else the relay speaks TLS to the upstream when
+ * tls_up); notify: the TLS end sends close_notify before its FIN. */
+static void test_fin_with_data(bool tls, bool tls_up, bool notify)
+{
+	struct tcp_settings s;
+	struct tls *st = server_tls("server.pem"), *ct = client_tls();
+	for (int upstream_first = 0; upstream_first < 2; upstream_first++) {
+		struct sock cs, us;
+		defaults_fresh(&s);
+		if (tls_up) {
+			s.upstream.kind = ADDR_TLS;
+			s.upstream_tls = ct;
+			snprintf(s.upstream_host, sizeof(s.upstream_host),
+				 "localhost");
+		}
+		setup(&s, tls ? st : NULL);
+		if (tls) {
+			CHECK(sock_init_tls(&cs, client(), tls_connect(ct,
+					"localhost", NULL, 0)) == 0);
+			CHECK_EQ_INT(handshake(&cs), SOCK_OK);
+		} else {
+			sock_init_plain(&cs, client());
+		}
+		int u = up_accept();
+		CHECK(u >= 0);
+		if (tls_up) {
+			CHECK(sock_init_tls(&us, u, tls_accept(st)) == 0);
+			CHECK_EQ_INT(handshake(&us), SOCK_OK);
+		} else {
+			sock_init_plain(&us, u);
+		}
+		spin(5);
+		struct sock *first = upstream_first ? &us : &cs;
+		struct sock *second = upstream_first ? &cs : &us;
+		data_then_fin(first, notify);
+		CHECK_EQ_INT(read_to_end(second), 100);
+		CHECK_EQ_INT(t.nconns, 1);
+		data_then_fin(second, notify);
+		CHECK_EQ_INT(read_to_end(first), 100);
+		spin(5);
+		CHECK_EQ_INT(closed(TCP_CLOSE_done), 1);
+		CHECK_EQ_INT(t.nconns, 0);
+		cs.ops->close(&cs, false);
+		us.ops->close(&us, false);
+		teardown();
+	}
+	tls_free(st);
+	tls_free(ct);
+}
+
+/* A client connected to the relay from loopback address from. */
+static int client_from(const char *from)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(relay_port) };
+	struct sockaddr_in me = { .sin_family = AF_INET };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	inet_pton(AF_INET, from, &me.sin_addr);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("connect to relay");
+		exit(1);
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
+/* A client that says nothing is closed at the first-byte deadline, counted
+ * from its accept, even while the upstream talks to it; one that said a
+ * byte in time is not, and then only the idle timeout applies. Under TLS
+ * the handshake is no first byte. */
+static void test_first_byte(void)
+{
+	struct tcp_settings s;
+	struct tls *st = server_tls("server.pem"), *ct = client_tls();
+	char buf[8];
+	defaults_fresh(&s);
+	s.first_byte_ms = 400;
+	setup(&s, NULL);
+	int quiet = client(), talker = client();
+	int uq = up_accept(), ut = up_accept();
+	CHECK(uq >= 0 && ut >= 0);
+	int64_t t0 = mono_ms();
+	CHECK_EQ_INT(send(uq, "banner", 6, 0), 6);
+	CHECK_EQ_INT(recv_n(quiet, buf, 6), 6);
+	CHECK_EQ_INT(send(talker, "x", 1, 0), 1);
+	CHECK_EQ_INT(wait_end(quiet), 0);
+	int64_t took = mono_ms() - t0;
+	CHECK(took >= 350);
+	CHECK_EQ_INT(closed(TCP_CLOSE_silent), 1);
+	CHECK_EQ_INT(wait_end(uq), 0);
+	/* The talker outlives the deadline by far. */
+	spin(600);
+	CHECK_EQ_INT(t.nconns, 1);
+	CHECK_EQ_INT(closed(TCP_CLOSE_silent), 1);
+	CHECK_EQ_INT(recv_n(ut, buf, 1), 1);
+	close(quiet);
+	close(uq);
+	close(talker);
+	close(ut);
+	teardown();
+
+	defaults_fresh(&s);
+	s.first_byte_ms = 400;
+	setup(&s, st);
+	struct sock cs;
+	CHECK(sock_init_tls(&cs, client(), tls_connect(ct, "localhost", NULL,
+						       0)) == 0);
+	CHECK_EQ_INT(handshake(&cs), SOCK_OK);
+	int u = up_accept();
+	CHECK(u >= 0);
+	CHECK_EQ_INT(sock_recv_n(&cs, buf, 1), SOCK_EOF);
+	CHECK_EQ_INT(closed(TCP_CLOSE_silent), 1);
+	cs.ops->close(&cs, false);
+	close(u);
+	teardown();
+	tls_free(st);
+	tls_free(ct);
+}
+
+/* One source holds at most max_per_source of the loop's connections; the
+ * next is reset at once and counted, others are served meanwhile, and a
+ * slot given back is taken again. */
+static void test_per_source(void)
+{
+	struct tcp_settings s;
+	char b;
+	defaults_fresh(&s);
+	s.max_per_source = 2;
+	setup(&s, NULL);
+	int a1 = client_from("127.0.0.1"), a2 = client_from("127.0.0.1");
+	int u1 = up_accept(), u2 = up_accept();
+	CHECK(u1 >= 0 && u2 >= 0);
+	int a3 = client_from("127.0.0.1");
+	CHECK_EQ_INT(wait_end(a3), -ECONNRESET);
+	CHECK_EQ_INT(lc(TCP_L_refused_source), 1);
+	CHECK_EQ_INT(lc(TCP_L_accepted), 2);
+	int other = client_from("127.0.0.2");
+	int uo = up_accept();
+	CHECK(uo >= 0);
+	CHECK_EQ_INT(send(other, "o", 1, 0), 1);
+	CHECK_EQ_INT(recv_n(uo, &b, 1), 1);
+	close(a1);
+	close(u1);
+	spin(20);
+	int a4 = client_from("127.0.0.1");
+	int u4 = up_accept();
+	CHECK(u4 >= 0);
+	CHECK_EQ_INT(send(a4, "4", 1, 0), 1);
+	CHECK_EQ_INT(recv_n(u4, &b, 1), 1);
+	CHECK_EQ_INT(lc(TCP_L_refused_source), 1);
+	CHECK_EQ_INT(lc(TCP_L_accepted), 4);
+	/* A reload that lifts the limit lets the source past it. */
+	s.max_per_source = 0;
+	s.server_tls = NULL;
+	tcp_loop_configure(&t, &s);
+	int a5 = client_from("127.0.0.1");
+	int u5 = up_accept();
+	CHECK(u5 >= 0);
+	CHECK_EQ_INT(lc(TCP_L_accepted), 5);
+	int fds[] = { a2, u2, a3, other, uo, a4, u4, a5, u5 };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		close(fds[i]);
+	teardown();
+}
+
 int main(void)
 {
 	certs_make("tcp");
@@ -693,7 +915,8 @@ int main(void)
 	test_stamps(false);
 	test_stalled();
 	test_idle();
-	test_upstream_reset();
+	test_upstream_reset(false);
+	test_upstream_reset(true);
 	test_connect_refused();
 	test_connect_timeout();
 	test_limit();
@@ -701,6 +924,13 @@ int main(void)
 	test_no_fds();
 	test_tls_termination();
 	test_tls_origination();
+	test_fin_with_data(false, false, false);
+	test_fin_with_data(true, false, false);
+	test_fin_with_data(true, false, true);
+	test_fin_with_data(false, true, false);
+	test_fin_with_data(false, true, true);
+	test_first_byte();
+	test_per_source();
 	hist_free(&lat);
 	hist_free(&wake);
 	certs_remove();
