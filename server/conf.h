@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "addr.h"
 
@@ -26,7 +27,10 @@ struct conf {
 	bool admin_off;			/* admin = off */
 	int cpus[CONF_MAX_CPUS];
 	int ncpus;
+	bool sched_other;		/* sched = other: loops run SCHED_OTHER */
 	int rt_priority;		/* SCHED_FIFO priority of the loops */
+	int rt_budget;			/* % of a window a SCHED_FIFO loop may
+					 * be busy before it runs SCHED_OTHER */
 	int tick_us;			/* timerfd interval */
 	bool allow_non_rt;
 	int flow_idle_ms;		/* idle flows expire after this */
@@ -56,7 +60,7 @@ struct conf {
 
 	/* Bookkeeping for strictness: which keys were set, and whether the
 	 * next "listen" from this origin replaces the list. */
-	unsigned set_mask;
+	uint64_t set_mask;
 	int listen_origin;
 };
 
