@@ -1,5 +1,5 @@
-# Shared scaffolding of the bench/*.sh scripts. Source it after setting
-# BENCH to the script's name:
+# Shared scaffolding of the bench/*.sh scripts. Source it from the top of
+# the tree after setting BENCH to the script's name:
 #   BENCH=relay_pps; . "$(dirname "$0")/lib.sh"
 # It gives a temporary directory $tmp, a list $pids of background processes
 # that are killed and reaped on exit, die, a free loopback port, median
@@ -16,6 +16,27 @@ cleanup() {
 trap cleanup EXIT
 
 die() { echo "$BENCH: $*" >&2; exit 2; }
+
+top=$(pwd)
+out=$top/build/bench
+mkdir -p "$out"
+relay=$top/build/release/bin/relay
+stream_mod=/usr/lib/nginx/modules/ngx_stream_module.so
+
+# udp_bench_needs TOOL...: two CPUs, each TOOL, relay built, nginx's stream
+# module, and relay_blast built as $blast; or die.
+udp_bench_needs() {
+	[ "$(nproc)" -ge 2 ] || die "needs 2 CPUs"
+	local t
+	for t in "$@" cc; do
+		command -v "$t" >/dev/null || die "$t missing (mk/deps bench)"
+	done
+	[ -x "$relay" ] || die "build relay first (make)"
+	[ -f $stream_mod ] || die "$stream_mod missing (libnginx-mod-stream)"
+	blast=$out/relay_blast
+	cc -O2 -Wall -Wextra -Werror -pthread -o "$blast" bench/relay_blast.c ||
+		die "cannot build relay_blast"
+}
 
 # port [udp|tcp]: a loopback port nothing is bound to now (default udp).
 port() {

@@ -23,27 +23,13 @@
 # missed, 2 if a tool is missing or a run failed.
 set -u
 cd "$(dirname "$0")/.."
-top=$(pwd)
-out=$top/build/bench
-mkdir -p "$out"
-[ "$(nproc)" -ge 2 ] || { echo "relay_pps: needs 2 CPUs"; exit 2; }
-for t in nginx socat cc; do
-	command -v $t >/dev/null || { echo "relay_pps: $t missing (mk/deps bench)"; exit 2; }
-done
-relay=$top/build/release/bin/relay
-[ -x "$relay" ] || { echo "relay_pps: build relay first (make)"; exit 2; }
-stream_mod=/usr/lib/nginx/modules/ngx_stream_module.so
-[ -f $stream_mod ] || { echo "relay_pps: $stream_mod missing (libnginx-mod-stream)"; exit 2; }
-
 SECONDS_RUN=${RELAY_BENCH_SECONDS:-5}
 RUNS=${RELAY_BENCH_RUNS:-3}
 PINGS=${RELAY_BENCH_PINGS:-20000}
 SIZE=64
 BENCH=relay_pps
 . "$(dirname "$0")/lib.sh"
-blast=$out/relay_blast
-cc -O2 -Wall -Wextra -Werror -pthread -o "$blast" bench/relay_blast.c ||
-	{ echo "relay_pps: cannot build relay_blast"; exit 2; }
+udp_bench_needs nginx socat
 
 # cpu1_busy: jiffies CPU 1 spent not idle (user+nice+system+irq+softirq+steal).
 cpu1_busy() { awk '$1 == "cpu1" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }

@@ -19,25 +19,11 @@
 # exits 1 if a target is missed, 2 if a tool is missing or a run failed.
 set -u
 cd "$(dirname "$0")/.."
-top=$(pwd)
-out=$top/build/bench
-mkdir -p "$out"
-[ "$(nproc)" -ge 2 ] || { echo "udp_overload: needs 2 CPUs"; exit 2; }
-for t in nginx socat cc; do
-	command -v $t >/dev/null || { echo "udp_overload: $t missing (mk/deps bench)"; exit 2; }
-done
-relay=$top/build/release/bin/relay
-[ -x "$relay" ] || { echo "udp_overload: build relay first (make)"; exit 2; }
-stream_mod=/usr/lib/nginx/modules/ngx_stream_module.so
-[ -f $stream_mod ] || { echo "udp_overload: $stream_mod missing (libnginx-mod-stream)"; exit 2; }
-
 STEP=${UDP_OVERLOAD_SECONDS:-2}
 RUNS=${UDP_OVERLOAD_RUNS:-3}
 BENCH=udp_overload
 . "$(dirname "$0")/lib.sh"
-blast=$out/relay_blast
-cc -O2 -Wall -Wextra -Werror -pthread -o "$blast" bench/relay_blast.c ||
-	die "cannot build relay_blast"
+udp_bench_needs nginx socat
 proxy_wrap="nice -n -19"
 
 # with KIND: start KIND forwarding to a counting sink, both on CPU 1; sets
