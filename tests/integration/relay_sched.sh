@@ -3,7 +3,7 @@
 # SCHED_FIFO at --rt-priority, --sched other (or sched = other in the file)
 # runs them SCHED_OTHER, as the kernel shows in /proc/TID/sched, and /metrics
 # says which. A bad value exits 64 naming the flag, 78 naming file:line.
-# timeout: 60
+# timeout: 180
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 need_root "SCHED_FIFO"
