@@ -23,76 +23,13 @@
 # missed, 2 if a tool is missing or a run failed.
 set -u
 cd "$(dirname "$0")/.."
-top=$(pwd)
-out=$top/build/bench
-mkdir -p "$out"
-[ "$(nproc)" -ge 2 ] || { echo "relay_pps: needs 2 CPUs"; exit 2; }
-for t in nginx socat cc; do
-	command -v $t >/dev/null || { echo "relay_pps: $t missing (mk/deps bench)"; exit 2; }
-done
-relay=$top/build/release/bin/relay
-[ -x "$relay" ] || { echo "relay_pps: build relay first (make)"; exit 2; }
-stream_mod=/usr/lib/nginx/modules/ngx_stream_module.so
-[ -f $stream_mod ] || { echo "relay_pps: $stream_mod missing (libnginx-mod-stream)"; exit 2; }
-
 SECONDS_RUN=${RELAY_BENCH_SECONDS:-5}
 RUNS=${RELAY_BENCH_RUNS:-3}
 PINGS=${RELAY_BENCH_PINGS:-20000}
 SIZE=64
 BENCH=relay_pps
 . "$(dirname "$0")/lib.sh"
-blast=$out/relay_blast
-cc -O2 -Wall -Wextra -Werror -pthread -o "$blast" bench/relay_blast.c ||
-	{ echo "relay_pps: cannot build relay_blast"; exit 2; }
-
-# start_proxy KIND LISTEN_PORT UPSTREAM_PORT [RELAY_FLAG]: KIND on CPU 1;
-# sets proxy_pid.
-start_proxy() {
-	local kind=$1 lp=$2 up=$3
-	case $kind in
-	relay)
-		"$relay" --listen udp://127.0.0.1:$lp --upstream udp://127.0.0.1:$up \
-			--cpus 1 --admin off --batch 64 --socket-buffer 8388608 \
-			--allow-non-rt ${4:-} >"$tmp/relay.log" 2>&1 &
-		proxy_pid=$! ;;
-	nginx)
-		mkdir -p "$tmp/nginx"
-		cat >"$tmp/nginx/nginx.conf" <<CONF
-load_module $stream_mod;
-daemon off;
-master_process off;
-worker_processes 1;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 4096; }
-stream {
-	server {
-		listen 127.0.0.1:$lp udp reuseport;
-		proxy_pass 127.0.0.1:$up;
-		proxy_timeout 20s;
-	}
-}
-CONF
-		taskset -c 1 nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" \
-			>"$tmp/nginx.log" 2>&1 &
-		proxy_pid=$! ;;
-	socat)
-		taskset -c 1 socat -T 20 UDP4-LISTEN:$lp,bind=127.0.0.1,fork,reuseaddr \
-			UDP4:127.0.0.1:$up >"$tmp/socat.log" 2>&1 &
-		proxy_pid=$! ;;
-	esac
-	pids+=("$proxy_pid")
-	sleep 0.5
-	kill -0 "$proxy_pid" 2>/dev/null || { echo "relay_pps: $kind did not start"; cat "$tmp"/*.log; exit 2; }
-}
-
-stop_proxy() {
-	kill "$proxy_pid" 2>/dev/null
-	wait "$proxy_pid" 2>/dev/null
-	# socat's per-peer children live on for -T seconds; end those we made.
-	local c
-	for c in $(pgrep -P "$proxy_pid" 2>/dev/null); do kill "$c"; done
-}
+udp_bench_needs nginx socat
 
 # cpu1_busy: jiffies CPU 1 spent not idle (user+nice+system+irq+softirq+steal).
 cpu1_busy() { awk '$1 == "cpu1" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }

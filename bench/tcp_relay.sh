@@ -27,7 +27,21 @@
 # speed cancels; the table shows the medians of the values themselves.
 # Prints a table and the ratios, writes build/bench/tcp_relay.json; exits 1
 # if a target is missed, 2 if a tool is missing or a run failed.
+#
+# tcp_relay.sh shared: the layout of a CPU shared with the upstream (what
+# bench/tcp_shared.sh runs): the upstream nginx moves to CPU 1 with the
+# relays, every peer runs SCHED_OTHER, and relay_rd becomes relay_other
+# (--sched other, --tcp-kernel-stamps no), the set-up relay(8) recommends
+# there; relay as it comes stays SCHED_FIFO. CPU 1 busy per request then
+# counts the upstream's work too, the same for every peer. Writes
+# build/bench/tcp_shared.json.
 set -u
+layout=${1:-dedicated}
+case $layout in
+dedicated) up_cpu=0 mine=relay_rd mine_flags=(--tcp-kernel-stamps no) name=tcp_relay ;;
+shared)    up_cpu=1 mine=relay_other mine_flags=(--tcp-kernel-stamps no --sched other) name=tcp_shared ;;
+*) echo "usage: bench/tcp_relay.sh [dedicated|shared]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 top=$(pwd)
 out=$top/build/bench
@@ -44,7 +58,7 @@ relay=$top/build/release/bin/relay
 S=${TCP_BENCH_SECONDS:-3}
 RUNS=${TCP_BENCH_RUNS:-7}
 CONNS=${TCP_BENCH_CONNS:-50}
-BENCH=tcp_relay
+BENCH=$name
 . "$(dirname "$0")/lib.sh"
 
 wait_port() {
@@ -81,29 +95,32 @@ http {
 	server { listen 127.0.0.1:$up; location / { return 200 "ok\n"; } }
 }
 CONF
-taskset -c 0 nginx -p "$tmp/up" -c "$tmp/up/nginx.conf" -e "$tmp/up/error.log" &
+taskset -c $up_cpu nginx -p "$tmp/up" -c "$tmp/up/nginx.conf" -e "$tmp/up/error.log" &
 pids+=($!)
 
 # The peers' scheduling class: relay's (SCHED_FIFO 50) when we may.
 fifo=(chrt -f 50)
 "${fifo[@]}" true 2>/dev/null || fifo=()
 sched=${fifo[*]:-SCHED_OTHER (no permission for SCHED_FIFO)}
+if [ "$layout" = shared ]; then
+	fifo=() sched="SCHED_OTHER, sharing CPU 1 with the upstream"
+fi
 
 declare -A P
-for peer in relay relay_rd haproxy nginx; do
+for peer in relay $mine haproxy nginx; do
 	P[$peer.plain]=$(port tcp)
 	P[$peer.tls]=$(port tcp)
 done
 
 declare -A PID
-for peer in relay relay_rd; do
-	stamps=yes
-	[ $peer = relay_rd ] && stamps=no
+for peer in relay $mine; do
+	flags=()
+	[ $peer = $mine ] && flags=("${mine_flags[@]}")
 	taskset -c 1 "$relay" --cpus 1 --allow-non-rt --admin 127.0.0.1:0 \
 		--listen "tcp://127.0.0.1:${P[$peer.plain]}" \
 		--listen "tls://127.0.0.1:${P[$peer.tls]}" --cert "$cert" --key "$key" \
 		--upstream "tcp://127.0.0.1:$up" --max-conns 1000 \
-		--tcp-kernel-stamps $stamps >"$tmp/$peer.log" 2>&1 &
+		"${flags[@]}" >"$tmp/$peer.log" 2>&1 &
 	pids+=($!)
 	PID[$peer]=$!
 done
@@ -188,7 +205,7 @@ pct() { awk -v b="$1" -v hz="$hz" -v ns="$2" 'BEGIN { printf "%.0f", b / hz / ns
 # Per run and peer: V[$mode.$peer.$run] for V in RPS P99 B0 B1 (busy %)
 # and US (CPU 1 us per request).
 hz=$(getconf CLK_TCK)
-peers="direct relay relay_rd haproxy nginx"
+peers="direct relay $mine haproxy nginx"
 declare -A RPS P99 B0 B1 US
 step=0
 for run in $(seq "$RUNS"); do
@@ -217,8 +234,8 @@ med() {
 	done | median
 }
 
-echo "wrk -t1 -c$CONNS -d${S}s on CPU 0; relays on CPU 1 (peers: $sched); $RUNS runs"
-echo "relay: TCP latency from kernel receive stamps (default); relay_rd: --tcp-kernel-stamps no"
+echo "wrk -t1 -c$CONNS -d${S}s on CPU 0; relays on CPU 1 (peers: $sched); upstream on CPU $up_cpu; $RUNS runs"
+echo "relay: as it comes (SCHED_FIFO, TCP latency from kernel receive stamps); $mine: ${mine_flags[*]}"
 status=0
 json="{\"seconds\": $S, \"runs\": $RUNS, \"connections\": $CONNS"
 printf '%-6s %-9s %9s %7s %7s %8s %10s %11s %9s\n' mode peer rps cpu0_% cpu1_% p99_us \
@@ -242,7 +259,7 @@ for mode in plain tls; do
 		core=$(awk -v c="$us" 'BEGIN { printf "%.0f", 1e6 / c }')
 		printf ' %11.2f %9s\n' "$us" "$core"
 		json+=", \"cpu1_busy_pct\": $b1, \"cpu1_us_per_request\": $us, \"rps_per_core\": $core"
-		if [ $peer = relay ] || [ $peer = relay_rd ]; then
+		if [ $peer = relay ] || [ $peer = $mine ]; then
 			declare "RR_$peer=$(med RPS $mode $peer "v / h")"
 			declare "KR_$peer=$(med US $mode $peer "h / v")"
 			declare "PD_$peer=$(med P99 $mode $peer "v - h")"
@@ -251,10 +268,10 @@ for mode in plain tls; do
 		json+="}"
 	done
 	# Which CPU was the limit: the client's when CPU 0 was saturated in
-	# haproxy's runs and in relay_rd's.
-	client_bound=$(awk -v a="$(med B0 $mode relay_rd)" -v b="$(med B0 $mode haproxy)" \
+	# haproxy's runs and in $mine's.
+	client_bound=$(awk -v a="$(med B0 $mode $mine)" -v b="$(med B0 $mode haproxy)" \
 		'BEGIN { print (a >= 95 && b >= 95) ? 1 : 0 }')
-	for peer in relay relay_rd; do
+	for peer in relay $mine; do
 		rr=RR_$peer kr=KR_$peer pd=PD_$peer ar=AR_$peer
 		printf '%s: %s/haproxy rps measured %sx, per core %sx; p99 %+.0f us against haproxy (added p99 ratio %s)\n' \
 			"$mode" "$peer" "${!rr}" "${!kr}" "${!pd}" "${!ar}"
@@ -263,19 +280,20 @@ for mode in plain tls; do
 	done
 	if [ "$client_bound" = 1 ]; then
 		basis="per core (CPU 0 saturated: the client was the limit)"
-		ratio=$KR_relay_rd
+		kr=KR_$mine ratio=${!kr}
 	else
 		basis="measured (CPU 0 not saturated: the relays were the limit)"
-		ratio=$RR_relay_rd
+		rr=RR_$mine ratio=${!rr}
 	fi
+	pd=PD_$mine ar=AR_$mine
 	json+=", \"client_bound\": $([ "$client_bound" = 1 ] && echo true || echo false)}"
-	echo "$mode: requests per second on one core, $basis: relay_rd/haproxy ${ratio}x (target >= 1)"
-	printf '%s: p99 relay_rd minus haproxy %+.0f us, added p99 ratio %s (target <= 0 us, <= 1)\n' \
-		"$mode" "$PD_relay_rd" "$AR_relay_rd"
+	echo "$mode: requests per second on one core, $basis: $mine/haproxy ${ratio}x (target >= 1)"
+	printf '%s: p99 %s minus haproxy %+.0f us, added p99 ratio %s (target <= 0 us, <= 1)\n' \
+		"$mode" "$mine" "${!pd}" "${!ar}"
 	awk -v r="$ratio" 'BEGIN { exit !(r >= 1) }' ||
 		{ echo "$mode: MISSED: relay carries fewer requests per core than haproxy"; status=1; }
-	awk -v d="$PD_relay_rd" 'BEGIN { exit !(d <= 0) }' ||
+	awk -v d="${!pd}" 'BEGIN { exit !(d <= 0) }' ||
 		{ echo "$mode: MISSED: relay adds more p99 than haproxy"; status=1; }
 done
-echo "$json}" >"$out/tcp_relay.json"
+echo "$json}" >"$out/$name.json"
 exit $status

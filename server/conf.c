@@ -17,7 +17,8 @@
 
 #include "rt.h"
 
-enum key_type { K_INT, K_BOOL, K_LISTEN, K_UPSTREAM, K_ADMIN, K_CPUS, K_PATH };
+enum key_type { K_INT, K_BOOL, K_SCHED, K_LISTEN, K_UPSTREAM, K_ADMIN, K_CPUS,
+		K_PATH };
 
 struct key {
 	const char *name;
@@ -32,7 +33,9 @@ static const struct key keys[] = {
 	{ "upstream",      K_UPSTREAM, F(upstream),      0, 0 },
 	{ "admin",         K_ADMIN,    F(admin),         0, 0 },
 	{ "cpus",          K_CPUS,     F(cpus),          0, 0 },
+	{ "sched",         K_SCHED,    F(sched_other),   0, 0 },
 	{ "rt_priority",   K_INT,      F(rt_priority),   1, 99 },
+	{ "rt_budget",     K_INT,      F(rt_budget),     10, 100 },
 	{ "tick_us",       K_INT,      F(tick_us),       50, 1000000 },
 	{ "allow_non_rt",  K_BOOL,     F(allow_non_rt),  0, 0 },
 	{ "flow_idle_ms",  K_INT,      F(flow_idle_ms),  1, 86400000 },
@@ -81,6 +84,7 @@ void conf_defaults(struct conf *c)
 	c->cpus[0] = 0;
 	c->ncpus = 1;
 	c->rt_priority = 50;
+	c->rt_budget = 50;
 	c->tick_us = 1000;
 	c->flow_idle_ms = 30000;
 	c->max_flows = 4096;
@@ -153,6 +157,12 @@ int conf_set(struct conf *c, const char *key, const char *value,
 			return errf(err, errlen, "%s: '%s' is not a boolean "
 				    "(true/false, yes/no, on/off, 1/0)", key,
 				    value);
+		break;
+	case K_SCHED:
+		if (strcmp(value, "fifo") && strcmp(value, "other"))
+			return errf(err, errlen, "%s: '%s' is not a policy "
+				    "(fifo or other)", key, value);
+		*(bool *)field = strcmp(value, "other") == 0;
 		break;
 	case K_LISTEN: {
 		struct addr a;

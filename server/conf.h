@@ -27,7 +27,10 @@ struct conf {
 	bool admin_off;			/* admin = off */
 	int cpus[CONF_MAX_CPUS];
 	int ncpus;
+	bool sched_other;		/* sched = other: loops run SCHED_OTHER */
 	int rt_priority;		/* SCHED_FIFO priority of the loops */
+	int rt_budget;			/* % of a window a SCHED_FIFO loop may
+					 * be busy before it runs SCHED_OTHER */
 	int tick_us;			/* timerfd interval */
 	bool allow_non_rt;
 	int flow_idle_ms;		/* idle flows expire after this */

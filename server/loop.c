@@ -12,11 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 int loop_init(struct loop *l)
 {
 	l->again_head = NULL;
 	l->again_run = NULL;
 	l->wake_ns = 0;
+	l->idle_ns = 0;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	return l->epfd < 0 ? -1 : 0;
 }
@@ -75,22 +78,18 @@ void loop_again(struct loop *l, struct loop_handler *h)
 	l->again_head = h;
 }
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int loop_run_once(struct loop *l, int timeout_ms)
 {
 	struct epoll_event ev[LOOP_MAX_EVENTS];
 	bool blocking = !l->again_head && timeout_ms != 0;
+	int64_t t0 = blocking ? clock_ns(CLOCK_MONOTONIC) : 0;
 	int n = epoll_wait(l->epfd, ev, LOOP_MAX_EVENTS, blocking ? timeout_ms : 0);
+	if (blocking)
+		l->idle_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 	if (n < 0)
 		return errno == EINTR ? 0 : -1;
 	/* Only a wait that could sleep measures a wake-up. */
-	l->wake_ns = blocking && n > 0 ? realtime_ns() : 0;
+	l->wake_ns = blocking && n > 0 ? clock_ns(CLOCK_REALTIME) : 0;
 	for (int i = 0; i < n; i++) {
 		struct loop_handler *h = ev[i].data.ptr;
 		if (h->fn(l, h, ev[i].events))

@@ -37,6 +37,7 @@ struct loop {
 	int epfd;
 	int64_t wake_ns;	/* CLOCK_REALTIME when a blocking epoll_wait
 				 * returned; the handler that uses it zeroes it */
+	int64_t idle_ns;	/* CLOCK_MONOTONIC time blocked in epoll_wait */
 	struct loop_handler *again_head;	/* to run next round */
 	struct loop_handler *again_run;		/* running this round */
 };

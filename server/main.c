@@ -42,7 +42,8 @@ static const char usage[] =
 "usage: relay --listen udp://ADDR:PORT|tcp://ADDR:PORT|tls://ADDR:PORT [--listen ...]\n"
 "             --upstream udp://ADDR:PORT|echo [--upstream tcp://ADDR:PORT|tls://HOST:PORT]\n"
 "             [--config FILE] [--admin ADDR:PORT|off] [--cpus LIST]\n"
-"             [--rt-priority N] [--tick-us N] [--allow-non-rt]\n"
+"             [--sched fifo|other] [--rt-priority N] [--rt-budget PCT]\n"
+"             [--tick-us N] [--allow-non-rt]\n"
 "             [--flow-idle-ms N] [--max-flows N] [--max-datagram N] [--batch N]\n"
 "             [--udp-gro] [--drain-ms N] [--socket-buffer BYTES]\n"
 "             [--stats-file FILE] [--heartbeat FILE]\n"
@@ -69,7 +70,11 @@ static const char usage[] =
 "  --config FILE        INI file with a [relay] section (see relay(8))\n"
 "  --admin ADDR:PORT    HTTP /metrics /stats /healthz /hgrm/* (127.0.0.1:9310)\n"
 "  --cpus LIST          one loop per CPU, e.g. 1 or 2-3 (default 0)\n"
+"  --sched fifo|other   loops real-time (fifo), or ordinary tasks for a CPU\n"
+"                       shared with busy ones (other) (fifo)\n"
 "  --rt-priority N      SCHED_FIFO priority of the loops, 1-99 (50)\n"
+"  --rt-budget PCT      a SCHED_FIFO loop busier than this share of its CPU\n"
+"                       runs SCHED_OTHER until it keeps up, 10-100 (50)\n"
 "  --tick-us N          loop timer interval, 50-1000000 us (1000)\n"
 "  --allow-non-rt       run SCHED_OTHER when real-time is refused\n"
 "  --flow-idle-ms N     close a flow idle this long (30000)\n"
@@ -186,7 +191,9 @@ static int parse_args(struct relay *r, int argc, char **argv, bool *check)
 		{ "upstream", required_argument, NULL, O_KEY },
 		{ "admin", required_argument, NULL, O_KEY },
 		{ "cpus", required_argument, NULL, O_KEY },
+		{ "sched", required_argument, NULL, O_KEY },
 		{ "rt-priority", required_argument, NULL, O_KEY },
+		{ "rt-budget", required_argument, NULL, O_KEY },
 		{ "tick-us", required_argument, NULL, O_KEY },
 		{ "allow-non-rt", no_argument, NULL, O_KEY },
 		{ "flow-idle-ms", required_argument, NULL, O_KEY },
@@ -285,9 +292,13 @@ static void describe(const struct conf *c, FILE *out)
 	fprintf(out, "; cpus");
 	for (int i = 0; i < c->ncpus; i++)
 		fprintf(out, "%s%d", i ? "," : " ", c->cpus[i]);
-	fprintf(out, "; rt_priority %d; tick_us %d; max_flows %d; "
-		"flow_idle_ms %d\n", c->rt_priority, c->tick_us, c->max_flows,
-		c->flow_idle_ms);
+	if (c->sched_other)
+		fprintf(out, "; sched other");
+	else
+		fprintf(out, "; rt_priority %d; rt_budget %d%%", c->rt_priority,
+			c->rt_budget);
+	fprintf(out, "; tick_us %d; max_flows %d; flow_idle_ms %d\n",
+		c->tick_us, c->max_flows, c->flow_idle_ms);
 }
 
 /* Open listener a on every loop into fds[]; all or nothing. */
@@ -476,6 +487,7 @@ static void reload(struct relay *r)
 	static const struct { const char *key; size_t off, len; } fixed[] = {
 #define FIXED(k) { #k, offsetof(struct conf, k), sizeof(((struct conf *)0)->k) }
 		FIXED(cpus), FIXED(ncpus), FIXED(rt_priority), FIXED(tick_us),
+		FIXED(sched_other), FIXED(rt_budget),
 		FIXED(max_flows), FIXED(max_datagram), FIXED(batch), FIXED(udp_gro),
 		FIXED(socket_buffer), FIXED(admin), FIXED(admin_off),
 		FIXED(heartbeat), FIXED(stats_file), FIXED(allow_non_rt),
@@ -769,8 +781,10 @@ static int run(struct relay *r)
 			r->sched.priority = 0;
 			snprintf(r->sched.why, sizeof(r->sched.why), "%s",
 				 r->w[i].why);
-			fprintf(stderr, "relay: running SCHED_OTHER, not "
-				"real-time (--allow-non-rt): %s\n", r->w[i].why);
+			if (!c->sched_other)
+				fprintf(stderr, "relay: running SCHED_OTHER, "
+					"not real-time (--allow-non-rt): %s\n",
+					r->w[i].why);
 		}
 	}
 	/* Locked after the loops started, so a refused SCHED_FIFO is what
@@ -781,7 +795,7 @@ static int run(struct relay *r)
 	fprintf(stderr, "relay: sanitizer build: memory not locked\n");
 #else
 	if (rt_lock_memory(err, sizeof(err)) < 0) {
-		if (!c->allow_non_rt) {
+		if (!c->allow_non_rt && !c->sched_other) {
 			fprintf(stderr, "relay: %s (or --allow-non-rt)\n", err);
 			drain(r);
 			return EX_OSERR;

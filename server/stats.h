@@ -50,6 +50,8 @@
 	X(flows_closed,     "Flows closed by a reload or drain") \
 	X(ticks,            "Timer ticks handled") \
 	X(ticks_missed,     "Timer expirations that passed unhandled (stalls)") \
+	X(rt_demotions,     "Times a SCHED_FIFO loop busy beyond rt_budget dropped to SCHED_OTHER") \
+	X(ticks_demoted,    "Timer ticks handled while dropped to SCHED_OTHER for that") \
 	X(wakeups,          "epoll_wait calls that returned events") \
 	X(batches,          "recvmmsg batches") \
 	X(gro_runs,         "Coalesced runs received (udp_gro); their datagrams count one by one")

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "rt.h"
 
 #define STACK_SIZE	(4 * 1024 * 1024)	/* static TLS lives here too */
@@ -27,13 +28,6 @@ _Static_assert(STATS_MAX_LISTEN == CONF_MAX_LISTEN, "a stats slot each");
 static sem_t started_sem;
 static pthread_once_t sem_once = PTHREAD_ONCE_INIT;
 static void sem_setup(void) { sem_init(&started_sem, 0, 0); }
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void worker_close_flow(struct worker *w, struct flow *f, enum stats_counter why)
 {
@@ -67,7 +61,7 @@ static bool on_tick(struct loop *l, struct loop_handler *h, uint32_t events)
 	(void)events;
 	if (read(w->tfd, &exp, sizeof(exp)) != sizeof(exp))
 		return false;
-	int64_t now = mono_ns();
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
 	/* Late by the time since the first expiry we had not handled. */
 	int64_t late = now - w->next_tick_ns;
 	w->next_tick_ns += (int64_t)exp * w->tick_us * 1000;
@@ -84,6 +78,11 @@ static bool on_tick(struct loop *l, struct loop_handler *h, uint32_t events)
 	     now - f->last_ns >= w->idle_ns; i++)
 		worker_close_flow(w, f, S_flows_expired);
 
+	if (w->realtime) {
+		int change = budget_check(&w->budget, now, w->loop.idle_ns);
+		stats_add(&s->counter[S_rt_demotions], change > 0);
+		stats_add(&s->counter[S_ticks_demoted], w->budget.demoted);
+	}
 	tcp_tick(&w->tcp);
 	heartbeat_beat(w->hb, now, s->counter[S_ticks],
 		       s->counter[S_rx_packets] + s->counter[S_reply_packets]);
@@ -185,7 +184,7 @@ static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 		for (int i = 0; i < CONF_MAX_LISTEN; i++)
 			if (w->ls[i].fd >= 0)
 				udp_drain_listener(w, i);
-		int64_t now = mono_ns();
+		int64_t now = clock_ns(CLOCK_MONOTONIC);
 		w->drain_deadline = now + w->drain_ns;
 		if (!w->drain_deadline)
 			w->drain_deadline = 1;
@@ -216,6 +215,8 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 	w->index = index;
 	w->cpu = cpu;
 	w->rt_priority = c->rt_priority;
+	w->rt_budget = c->rt_budget;
+	w->sched_other = c->sched_other;
 	w->tick_us = c->tick_us;
 	w->batch = c->batch;
 	w->max_datagram = c->max_datagram;
@@ -228,6 +229,7 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 	w->hb = hb;
 	w->start_ns = start_ns;
 	w->tfd = w->efd = -1;
+	w->budget.schedstat_fd = -1;
 	w->loop.epfd = -1;
 	for (int i = 0; i < CONF_MAX_LISTEN; i++)
 		w->ls[i].fd = -1;
@@ -282,6 +284,7 @@ void worker_free(struct worker *w)
 	if (w->efd >= 0)
 		close(w->efd);
 	w->tfd = w->efd = -1;
+	budget_free(&w->budget);
 	tcp_loop_free(&w->tcp);
 	loop_free(&w->loop);
 	flow_table_free(&w->flows);
@@ -299,7 +302,9 @@ static void *worker_main(void *arg)
 		sem_post(&started_sem);
 		return NULL;
 	}
-	if (rt_set_fifo(w->rt_priority, why, sizeof(why)) == 0) {
+	if (w->sched_other) {
+		snprintf(w->why, sizeof(w->why), "sched = other");
+	} else if (rt_set_fifo(w->rt_priority, why, sizeof(why)) == 0) {
 		w->realtime = true;
 	} else {
 		snprintf(w->why, sizeof(w->why), "%s", why);
@@ -314,7 +319,7 @@ static void *worker_main(void *arg)
 	w->hb->pid = gettid();
 
 	int64_t tick = (int64_t)w->tick_us * 1000;
-	w->next_tick_ns = mono_ns() + tick;
+	w->next_tick_ns = clock_ns(CLOCK_MONOTONIC) + tick;
 	struct itimerspec its = {
 		.it_value = { w->next_tick_ns / 1000000000, w->next_tick_ns % 1000000000 },
 		.it_interval = { tick / 1000000000, tick % 1000000000 },
@@ -326,6 +331,9 @@ static void *worker_main(void *arg)
 		sem_post(&started_sem);
 		return NULL;
 	}
+	if (w->realtime)
+		budget_init(&w->budget, w->rt_budget, w->rt_priority, clock_ns(CLOCK_MONOTONIC),
+			    w->loop.idle_ns);
 	w->started = 1;
 	sem_post(&started_sem);
 
@@ -338,7 +346,7 @@ static void *worker_main(void *arg)
 		stats_add(&w->stats.counter[S_wakeups], n > 0);
 	}
 	udp_count_drops(w);
-	stats_roll_window(&w->stats, mono_ns(), true);
+	stats_roll_window(&w->stats, clock_ns(CLOCK_MONOTONIC), true);
 	return NULL;
 }
 

@@ -1,6 +1,7 @@
 /*
- * worker: one loop thread per configured CPU: pinned, SCHED_FIFO, memory
- * locked, stack pre-faulted; it owns one SO_REUSEPORT socket per listener,
+ * worker: one loop thread per configured CPU: pinned, SCHED_FIFO (within
+ * its rt_budget, see budget.h) or SCHED_OTHER, memory locked, stack
+ * pre-faulted; it owns one SO_REUSEPORT socket per listener,
  * its flow table, its statistics and a timerfd tick. The main thread talks
  * to it only through worker_command (a mailbox and an eventfd), never by
  * touching its state.
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "addr.h"
+#include "budget.h"
 #include "conf.h"
 #include "flow.h"
 #include "heartbeat.h"
@@ -52,9 +54,10 @@ struct worker {
 	int index, cpu;
 	pthread_t thread;
 	/* Settings fixed at start-up. */
-	int rt_priority, tick_us, batch, max_datagram, socket_buffer;
+	int rt_priority, rt_budget, tick_us, batch, max_datagram, socket_buffer;
 	bool udp_gro;
 	bool allow_non_rt;
+	bool sched_other;		/* SCHED_OTHER by choice */
 	/* Settings a reload may change (only through a command). */
 	struct addr upstream;
 	int upstream_id, upstream_slot;	/* new flows' upstream's counts */
@@ -68,6 +71,7 @@ struct worker {
 	struct udp_batch b;
 	struct tcp_loop tcp;		/* tcp:// and tls:// listeners */
 	struct stats stats;
+	struct budget budget;		/* SCHED_FIFO loops only */
 	struct heartbeat_loop *hb;
 	int64_t start_ns, next_tick_ns;	/* CLOCK_MONOTONIC */
 	int64_t drain_deadline;		/* 0: not draining */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # relay-preflight on made-up hosts (a root with the /proc, /sys and /boot
 # files it reads): every way it decides the fix, the RT_GROUP_SCHED trap,
-# a missing cpu controller; then once on this machine.
-# timeout: 60
+# a missing cpu controller, relay's CPUs not isolated; then on this machine,
+# a busy task on relay's CPU.
+# timeout: 240
 . "$(dirname "$0")/../lib.sh"
 pf=$top/deploy/preflight
 
@@ -27,11 +28,12 @@ host() {
 	done
 }
 
-# expect NAME STATUS PATTERN...: run on $TEST_TMP/h; the exit status and
-# every pattern (an extended regex on one line of the output) must match.
+# expect NAME STATUS PATTERN...: run on $TEST_TMP/h (with $PF_ARGS); the
+# exit status and every pattern (an extended regex on one line of the
+# output) must match.
 expect() {
 	local name=$1 want=$2 got out; shift 2
-	out=$("$pf" --root "$TEST_TMP/h" 2>&1); got=$?
+	out=$("$pf" --root "$TEST_TMP/h" --sample 0 ${PF_ARGS:-} 2>&1); got=$?
 	[ "$got" = "$want" ] || { echo "$out"; fail "$name: exit $got, expected $want"; }
 	for p in "$@"; do
 		grep -Eq -- "$p" <<<"$out" || { echo "$out"; fail "$name: no line matches '$p'"; }
@@ -110,8 +112,37 @@ mkdir -p "$TEST_TMP/h/sys/kernel/btf" && : >"$TEST_TMP/h/sys/kernel/btf/vmlinux"
 PATH=$TEST_TMP/bin:$PATH expect "BTF outranks the release name" 1 \
 	"^act +epoll ready-list fix: MISSING .*decided from the running kernel's BTF: struct eventpoll's lock is rwlock_t"
 
-"$pf" --bogus >/dev/null 2>&1; [ $? = 64 ] || fail "an unknown argument should exit 64"
-pass "usage error"
+# relay's CPUs: isolated or not, from --cpus or the cpus key of the file.
+host "$TEST_TMP/h" 6.18.2 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
+echo 2-3 >"$TEST_TMP/h/sys/devices/system/cpu/isolated" 2>/dev/null ||
+	{ mkdir -p "$TEST_TMP/h/sys/devices/system/cpu"; echo 2-3 >"$TEST_TMP/h/sys/devices/system/cpu/isolated"; }
+PF_ARGS="--cpus 2-3" expect "isolated CPUs" 0 "^ok +relay's CPUs: 2-3 \(from --cpus\) isolated" \
+	"^note +busy tasks on relay's CPUs: not watched"
+PF_ARGS="--cpus 1-2" expect "a CPU not isolated" 0 "^warn +relay's CPUs: CPU 1 \(of 1-2, from --cpus\) not isolated" \
+	'what to do: give relay CPUs of its own.*sched = other'
+mkdir -p "$TEST_TMP/h/etc/relay"
+printf '[relay]\ncpus = 0,3\n' >"$TEST_TMP/h/etc/relay/relay.conf"
+expect "CPUs from relay.conf" 0 "^warn +relay's CPUs: CPU 0 \(of 0,3, from cpus in /etc/relay/relay.conf\) not isolated"
+
+for bad in "--cpus x" "--cpus" "--sample 61" "--sample soon" "--bogus"; do
+	# shellcheck disable=SC2086
+	"$pf" $bad >/dev/null 2>&1; [ $? = 64 ] || fail "'$bad' should exit 64"
+done
+pass "usage errors"
+
+# A busy task on relay's CPU, on this machine's /proc (the rest of this
+# host is checked below): named, with its share.
+cpu=$(($(nproc) - 1))
+mkdir -p "$TEST_TMP/live"
+ln -sfn /proc "$TEST_TMP/live/proc"
+taskset -c $cpu nice -n -10 yes >/dev/null &
+hog=$!
+bg_pids+=("$hog")
+out=$("$pf" --root "$TEST_TMP/live" --cpus $cpu --sample 1 2>&1)
+kill $hog
+grep -Eq "^warn +busy tasks on relay's CPUs: over 1 s: .*yes \(pid $hog, CPU $cpu, [0-9]+ %\)" <<<"$out" ||
+	{ echo "$out"; fail "the busy task on CPU $cpu was not named"; }
+pass "a busy task on relay's CPU"
 
 # This machine: whatever it finds, every topic gets a line and a summary.
 out=$("$pf" 2>&1); st=$?
