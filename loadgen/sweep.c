@@ -73,8 +73,6 @@ void sweep_judge_run(const struct opts *o, const struct run_result *r,
 		snprintf(b, sizeof(b), "%.0f", r->target_rate);
 		add_why(s->why, sizeof(s->why), "achieved %s of %s pps%s", a,
 			b, "");
-		snprintf(s->sat_why, sizeof(s->sat_why), "achieved %s of %s pps",
-			 a, b);
 	}
 	if (r->lost) {
 		snprintf(a, sizeof(a), "%llu", (unsigned long long)r->lost);
@@ -82,9 +80,8 @@ void sweep_judge_run(const struct opts *o, const struct run_result *r,
 		snprintf(c, sizeof(c), " (%.2g%%)",
 			 100.0 * (double)r->lost / (double)r->sent);
 		add_why(s->why, sizeof(s->why), "lost %s of %s%s", a, b, c);
-		if (!s->sat_why[0])
-			snprintf(s->sat_why, sizeof(s->sat_why), "lost %s of %s%s",
-				 a, b, c);
+		snprintf(s->sat_why, sizeof(s->sat_why), "lost %s of %s%s", a,
+			 b, c);
 	}
 	for (int i = 0; i < o->nslo; i++) {
 		s->slo_us[i] = hist_percentile(&r->corrected, o->slo[i].pct);

@@ -21,8 +21,8 @@
 struct sweep_run {
 	int pos;		/* the step's place, easiest (0) to hardest */
 	bool meets;
-	bool saturated;		/* lost datagrams or missed the rate: the
-				 * target stopped keeping up (the knee) */
+	bool saturated;		/* lost datagrams: the target stopped keeping
+				 * up (the knee); a missed rate is the sender's */
 	char why[192];		/* why it did not meet; "" when it did */
 	char sat_why[192];	/* why it counts as saturated */
 	int64_t slo_us[OPTS_MAX_SLO];	/* each objective's percentile */

@@ -61,8 +61,10 @@ grep -q '^not monotonic: a step failed below one that met' "$TEST_TMP/n.txt" ||
 	fail "the sweep did not say it is not monotonic"
 grep -q '^noise: 500 pps: [0-9] of 3 runs met, p99 ' "$TEST_TMP/n.txt" || fail "no noise line"
 grep -q '^capacity: none: ' "$TEST_TMP/n.txt" || fail "a capacity was claimed"
-check_py "$TEST_TMP/n.json" "not j['monotonic'] and j['capacity'] is None and
-	j['repeats'] == 2 and len(j['steps']) >= 4 and j['noise'][0]['runs'] == 3" \
+# (after the repeats the verdict may be "monotonic" again: on a busy host
+# 1000 pps can fall behind its rate in a repeat, and then no step met)
+check_py "$TEST_TMP/n.json" "j['capacity'] is None and j['repeats'] == 2 and
+	len(j['steps']) == 6 and [n['runs'] for n in j['noise']] == [3, 3]" \
 	"the JSON of a non-monotonic sweep"
 
 # 3. against loadgen echo: the plot of a quick sweep exists.

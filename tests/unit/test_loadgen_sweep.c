@@ -98,6 +98,7 @@ static void test_judge(void)
 	result(&r, 500, 0, false);
 	sweep_judge_run(&o, &r, 1, &s);
 	CHECK(!s.meets && strstr(s.why, "achieved 900 of 1000 pps"));
+	CHECK(!s.saturated);	/* the sender fell behind, not the target */
 	hist_free(&r.corrected);
 	/* both objectives broken: both named, with units */
 	result(&r, 2600, 0, true);
