@@ -440,6 +440,9 @@ int sweep_run(const struct opts *o, char *err, size_t errlen)
 	json_t *noisy = repeated ? noise(&w, lo, hi, stdout) : json_array();
 	char text[512];
 	verdict_text(&w, &v, text, sizeof(text));
+	if (status == 130)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 " (interrupted after %d of %d runs)", w.n, w.planned);
 	if (v.knee >= 0) {
 		char label[48];
 		json_t *k = knee_json(&w, &v);
