@@ -4,7 +4,7 @@
 # monotonic repeated and its noise reported instead of a capacity, and
 # report/sweep's table and latency-vs-rate plot (the same table from a
 # stored sweep every time).
-# timeout: 240
+# timeout: 420
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
