@@ -5,6 +5,7 @@
 #   make test            install what the tests need, build, run every test
 #   make demo            stock vs patched PREEMPT_RT kernel under QEMU, and the report
 #   make demo-model      the userspace model of the ready-list locking (seconds)
+#   make capacity        stock vs patched: RT load rate meeting a latency objective
 #   make bench           side-by-side benchmarks against peer tools
 #   make kernels         build (or take from the cache) the stock and patched kernels
 #   make kernel-selftests  boot both and run the kernel's epoll selftests
@@ -88,7 +89,8 @@ endef
 
 include lib/lib.mk
 include $(wildcard server/server.mk loadgen/loadgen.mk kernel/kernel.mk \
-	kernel/model/model.mk report/report.mk deploy/deploy.mk bench/bench.mk)
+	kernel/model/model.mk kernel/vm/capacity/capacity.mk report/report.mk \
+	deploy/deploy.mk bench/bench.mk)
 include tests/tests.mk
 
 bins: $(BINS)

@@ -56,6 +56,10 @@ void opts_usage(FILE *out)
 "                        of the way: a more precise schedule for CPU time\n"
 "                        (default 0: off; see loadgen(1) before using it\n"
 "                        with --cpu-quota)\n"
+"  --rt-priority N       run the sender threads SCHED_FIFO at N (1-98): RT\n"
+"                        clients of the target\n"
+"  --watch-cgroup PATH   also report the CPU throttling this other cgroup\n"
+"                        (a co-tenant's) got during the run\n"
 "  --json FILE           write every counter and percentile as JSON\n"
 "  --hgrm FILE           write the corrected latency distribution (HdrHistogram\n"
 "                        percentile format, ms) and FILE.uncorrected.hgrm\n"
@@ -65,10 +69,15 @@ void opts_usage(FILE *out)
 "  -h, --help            this text\n"
 "\n"
 "sweep: one run per step from --from to --to (rates, or with --quota\n"
-"quota percentages at a fixed --rate); prints each step, the highest rate\n"
-"(lowest quota) meeting every --slo (p50 p90 p99 p99.9 p99.99 max =\n"
-"VALUE[us|ms|s], comma separated) and writes --json and --csv FILE.\n"
+"quota percentages at a fixed --rate); prints each step and the capacity:\n"
+"the highest rate (lowest quota) up to which every step met every --slo\n"
+"(p50 p90 p99 p99.9 p99.99 max = VALUE[us|ms|s], comma separated; the flag\n"
+"may be given more than once). Writes --json and --csv FILE, and with\n"
+"--hgrm FILE one distribution per step (FILE-<step>.hgrm).\n"
 "  --pause MS            idle time between steps (default 500)\n"
+"  --repeat N            runs again, N times, the steps of a sweep that is\n"
+"                        not monotonic (a step failed below one that met)\n"
+"                        to measure the noise (default 2; 0: no repeats)\n"
 "\n"
 "echo: a small UDP echo server for tests and benchmarks.\n"
 "\n"
@@ -227,7 +236,7 @@ enum {
 	O_QUOTA, O_PERIOD_US, O_PERIOD, O_CGROUP, O_SCOPE, O_TIMEOUT,
 	O_NOPROBE, O_JSON, O_HGRM, O_TS, O_WINDOW, O_NOPROGRESS, O_FROM,
 	O_TO, O_STEPS, O_SLO, O_QUOTA_SWEEP, O_CSV, O_PAUSE, O_LISTEN, O_TIMER,
-	O_SPIN,
+	O_SPIN, O_RT_PRIO, O_WATCH_CG, O_REPEAT,
 };
 
 static const struct option longopts[] = {
@@ -260,6 +269,9 @@ static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, O_LISTEN },
 	{ "timer", required_argument, NULL, O_TIMER },
 	{ "spin-us", required_argument, NULL, O_SPIN },
+	{ "rt-priority", required_argument, NULL, O_RT_PRIO },
+	{ "watch-cgroup", required_argument, NULL, O_WATCH_CG },
+	{ "repeat", required_argument, NULL, O_REPEAT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -277,6 +289,7 @@ static void defaults(struct opts *o)
 	o->probe = true;
 	o->progress = -1;
 	o->pause_ms = 500;
+	o->repeat = 2;
 }
 
 /* One flag's value into o. Returns 0 or -1 with err filled. */
@@ -379,6 +392,19 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 			return bad(err, errlen, "--spin-us '%s' is not a number "
 				   "of us from 0 to %d", v, OPTS_MAX_SPIN_US);
 		return 0;
+	case O_RT_PRIO:
+		if (count(v, 1, 98, &o->rt_prio) < 0)
+			return bad(err, errlen, "--rt-priority '%s' is not a "
+				   "SCHED_FIFO priority from 1 to 98", v);
+		return 0;
+	case O_REPEAT:
+		if (count(v, 0, 10, &o->repeat) < 0)
+			return bad(err, errlen, "--repeat '%s' is not a number "
+				   "from 0 to 10", v);
+		return 0;
+	case O_WATCH_CG:
+		o->watch_cgroup = v;
+		return 0;
 	case O_NOPROBE:
 		o->probe = false;
 		return 0;
@@ -413,13 +439,24 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 			return bad(err, errlen, "--steps '%s' is not a number "
 				   "from 1 to 1000", v);
 		return 0;
-	case O_SLO:
-		o->nslo = opts_parse_slo(v, o->slo, OPTS_MAX_SLO);
-		if (o->nslo < 0)
+	case O_SLO: {
+		/* several --slo add up: --slo p99.9=1ms --slo p99=500us */
+		int n = opts_parse_slo(v, o->slo + o->nslo,
+				       OPTS_MAX_SLO - o->nslo);
+		if (n < 0)
 			return bad(err, errlen, "--slo '%s' is not a list of "
 				   "PERCENTILE=LATENCY (p99=1ms,max=20ms; "
-				   "percentiles p50 p90 p99 p99.9 p99.99 max)", v);
+				   "percentiles p50 p90 p99 p99.9 p99.99 max; "
+				   "at most %d in all)", v, OPTS_MAX_SLO);
+		for (int i = o->nslo; i < o->nslo + n; i++)
+			for (int k = 0; k < i; k++)
+				if (strcmp(o->slo[i].name, o->slo[k].name) == 0)
+					return bad(err, errlen, "--slo '%s': %s "
+						   "is given twice", v,
+						   o->slo[i].name);
+		o->nslo += n;
 		return 0;
+	}
 	default:
 		return bad(err, errlen, "unknown option %s", flag);
 	}
@@ -451,9 +488,9 @@ static int check(struct opts *o, char *err, size_t errlen)
 		if (o->sweep == OPTS_SWEEP_QUOTA && o->quota_pct >= 0)
 			return bad(err, errlen, "a quota sweep sets the quota "
 				   "itself: drop --cpu-quota");
-		if (o->hgrm || o->timeseries)
-			return bad(err, errlen, "sweep writes --json and --csv; "
-				   "--hgrm and --timeseries are for single runs");
+		if (o->timeseries)
+			return bad(err, errlen, "sweep writes --json, --csv and "
+				   "--hgrm; --timeseries is for single runs");
 		double top = o->sweep == OPTS_SWEEP_RATE
 			     ? fmax(o->from, o->to) : o->rate;
 		if (top / o->threads > MAX_PPS_PER_THREAD)

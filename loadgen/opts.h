@@ -49,6 +49,8 @@ struct opts {
 	bool epoll_timer;	/* pace with epoll_wait timeouts, not a timerfd */
 	int spin_us;		/* busy-wait before each send; 0: off */
 	int progress;		/* -1 auto (tty), 0 off */
+	int rt_prio;		/* sender threads SCHED_FIFO at this; 0: no */
+	const char *watch_cgroup;	/* report this cgroup's throttling too */
 	/* sweep */
 	enum opts_sweep sweep;
 	double from, to;	/* rates, or quota percentages */
@@ -56,6 +58,7 @@ struct opts {
 	struct opts_slo slo[OPTS_MAX_SLO];
 	int nslo;
 	int64_t pause_ms;
+	int repeat;		/* extra runs of a non-monotonic sweep's steps */
 	/* echo */
 	struct addr listen;
 };
@@ -74,7 +77,8 @@ int opts_parse_rate(const char *s, double *rate);
  * or -1. */
 int opts_parse_time_us(const char *s, int64_t *us);
 
-/* Parse "p99=1ms,max=20ms". Returns the number of objectives or -1. */
+/* Parse "p99=1ms,max=20ms" into slo (room for max). Returns the number of
+ * objectives or -1. */
 int opts_parse_slo(const char *s, struct opts_slo *slo, int max);
 
 #endif

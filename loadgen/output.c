@@ -70,6 +70,12 @@ void output_table(FILE *out, const struct opts *o, const struct run_result *r)
 			(unsigned long long)r->cgroup.stat.nr_periods,
 			(double)r->cgroup.stat.throttled_us / 1000.0);
 	}
+	if (r->watched.path[0])
+		fprintf(out, "watched cgroup %s: throttled in %llu of %llu "
+			"periods, %.1f ms in all\n", r->watched.path,
+			(unsigned long long)r->watched.stat.nr_throttled,
+			(unsigned long long)r->watched.stat.nr_periods,
+			(double)r->watched.stat.throttled_us / 1000.0);
 	fprintf(out, "cpu: user %.2f s, system %.2f s; interrupted: %s\n",
 		r->cpu_user_s, r->cpu_sys_s, yes_no(r->interrupted));
 }
@@ -128,6 +134,15 @@ json_t *output_json(const struct opts *o, const struct run_result *r)
 	json_object_set_new(j, "schedule_error_us",
 			    results_percentiles(&r->sched_err));
 	json_object_set_new(j, "cgroup", cgroup_json(r));
+	json_object_set_new(j, "rt_priority", json_integer(o->rt_prio));
+	json_object_set_new(j, "watched_cgroup", !r->watched.path[0]
+		? json_null()
+		: json_pack("{s:s, s:I, s:I, s:I, s:I}",
+			"path", r->watched.path,
+			"nr_periods", (json_int_t)r->watched.stat.nr_periods,
+			"nr_throttled", (json_int_t)r->watched.stat.nr_throttled,
+			"throttled_us", (json_int_t)r->watched.stat.throttled_us,
+			"usage_us", (json_int_t)r->watched.stat.usage_us));
 	json_object_set_new(j, "cpu", json_pack("{s:f, s:f}",
 		"user_s", r->cpu_user_s, "sys_s", r->cpu_sys_s));
 	return j;

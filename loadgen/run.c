@@ -305,6 +305,16 @@ static void collect(struct worker *ws, int n, int64_t start, double rate,
 	r->rate_ok = r->achieved_rate >= 0.99 * rate;
 }
 
+/* What a cgroup's counters grew by from a to b. */
+static void stat_delta(const struct cg_stat *a, const struct cg_stat *b,
+		       struct cg_stat *d)
+{
+	d->nr_periods = b->nr_periods - a->nr_periods;
+	d->nr_throttled = b->nr_throttled - a->nr_throttled;
+	d->throttled_us = b->throttled_us - a->throttled_us;
+	d->usage_us = b->usage_us - a->usage_us;
+}
+
 static double tv_s(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
@@ -316,8 +326,8 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 	int T = o->threads, F = o->flows, status = 0, started = 0;
 	int *fds = malloc((size_t)F * sizeof(int));
 	struct worker *ws = calloc((size_t)T, sizeof(*ws));
-	struct cg cg = { 0 };
-	struct cg_stat st0 = { 0 };
+	struct cg cg = { 0 }, watch = { 0 };
+	struct cg_stat st0 = { 0 }, wst0 = { 0 };
 	struct rusage ru0, ru1;
 	uint32_t run_id;
 	sigset_t block, old;
@@ -342,6 +352,15 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 	if ((quota_pct >= 0 || o->cgroup) &&
 	    (status = setup_cgroup(o, quota_pct, &cg, err, errlen)))
 		goto out;
+	if (o->watch_cgroup) {
+		char why[1024];
+		if (cg_open(&watch, o->watch_cgroup, "watch", false, why,
+			    sizeof(why)) < 0) {
+			status = say(err, errlen, EX_UNAVAILABLE,
+				     "--watch-cgroup: %s", why);
+			goto out;
+		}
+	}
 	if (o->ncpus && rt_pin(o->cpus[0], err, errlen) < 0) {
 		status = EX_OSERR;
 		goto out;
@@ -373,6 +392,7 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 			.total = r->expected,
 			.timeout_ns = o->timeout_ms * 1000000LL,
 			.cpu = o->ncpus ? o->cpus[k % o->ncpus] : -1,
+			.rt_prio = o->rt_prio,
 			.epoll_timer = o->epoll_timer,
 			.spin_ns = o->spin_us * 1000LL,
 			.stream = is_stream(o),
@@ -400,6 +420,8 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 
 	if (cg.path[0])
 		cg_read_stat(&cg, &st0);
+	if (watch.path[0])
+		cg_read_stat(&watch, &wst0);
 	int64_t start = worker_now() + START_DELAY_NS;
 	r->series.start_ns = start;
 	for (int k = 0; k < T; k++)
@@ -420,14 +442,15 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 		r->cgroup.version = cg.version;
 		r->cgroup.threads_only = o->quota_threads;
 		cg_get_quota(&cg, &r->cgroup.quota_us, &r->cgroup.period_us);
-		if (cg_read_stat(&cg, &st1) == 0) {
-			r->cgroup.stat.nr_periods = st1.nr_periods - st0.nr_periods;
-			r->cgroup.stat.nr_throttled =
-				st1.nr_throttled - st0.nr_throttled;
-			r->cgroup.stat.throttled_us =
-				st1.throttled_us - st0.throttled_us;
-			r->cgroup.stat.usage_us = st1.usage_us - st0.usage_us;
-		}
+		if (cg_read_stat(&cg, &st1) == 0)
+			stat_delta(&st0, &st1, &r->cgroup.stat);
+	}
+	if (watch.path[0]) {
+		struct cg_stat st1;
+		snprintf(r->watched.path, sizeof(r->watched.path), "%s",
+			 watch.path);
+		if (cg_read_stat(&watch, &st1) == 0)
+			stat_delta(&wst0, &st1, &r->watched.stat);
 	}
 	getrusage(RUSAGE_SELF, &ru1);
 	r->cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
@@ -439,6 +462,7 @@ out:
 		if (fds[f] >= 0)
 			close(fds[f]);
 	cg_close(&cg);
+	cg_close(&watch);
 	free(fds);
 	free(ws);
 	return status;

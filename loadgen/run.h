@@ -36,6 +36,11 @@ struct run_result {
 		int64_t quota_us, period_us;
 		struct cg_stat stat;	/* during the run */
 	} cgroup;
+	/* --watch-cgroup: another cgroup's throttling during the run */
+	struct {
+		char path[4096];	/* empty: none watched */
+		struct cg_stat stat;
+	} watched;
 	double cpu_user_s, cpu_sys_s;
 };
 

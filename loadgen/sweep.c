@@ -1,14 +1,16 @@
-/* sweep: a series of runs and the SLO verdict over them. */
+/* sweep: a series of runs and the capacity verdict over them. */
 #include "sweep.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
 #include <time.h>
 
 #include "output.h"
+#include "results.h"
 
 double sweep_value(const struct opts *o, int i)
 {
@@ -17,35 +19,153 @@ double sweep_value(const struct opts *o, int i)
 	return o->from + (o->to - o->from) * i / (o->steps - 1);
 }
 
-bool sweep_meets(const struct opts *o, const struct run_result *r)
+int sweep_step_at(const struct opts *o, int pos)
 {
-	if (!r->rate_ok || r->sent == 0 || r->lost * 1000 > r->sent)
-		return false;
-	for (int i = 0; i < o->nslo; i++)
-		if (hist_percentile(&r->corrected, o->slo[i].pct) > o->slo[i].us)
-			return false;
-	return true;
+	/* rates get harder as they rise, quotas as they fall */
+	bool rising = o->to >= o->from;
+	bool easy_first = o->sweep == OPTS_SWEEP_QUOTA ? !rising : rising;
+	return easy_first ? pos : o->steps - 1 - pos;
+}
+
+/* "850 us", "2.6 ms", "1.20 s" */
+static void fmt_us(char *buf, size_t len, int64_t us)
+{
+	if (us < 1000)
+		snprintf(buf, len, "%lld us", (long long)us);
+	else if (us < 1000000)
+		snprintf(buf, len, "%.3g ms", (double)us / 1e3);
+	else
+		snprintf(buf, len, "%.3g s", (double)us / 1e6);
+}
+
+static void slo_name(const struct opts_slo *s, char *buf, size_t len)
+{
+	/* p99_9 is the JSON key; people write p99.9 */
+	snprintf(buf, len, "%s", s->name);
+	for (char *c = buf; *c; c++)
+		if (*c == '_')
+			*c = '.';
+}
+
+static void add_why(char *why, size_t len, const char *fmt, const char *a,
+		    const char *b, const char *c)
+{
+	size_t n = strlen(why);
+	if (n + 2 < len) {
+		if (n)
+			n += (size_t)snprintf(why + n, len - n, "; ");
+		snprintf(why + n, len - n, fmt, a, b, c);
+	}
+}
+
+void sweep_judge_run(const struct opts *o, const struct run_result *r,
+		     int pos, struct sweep_run *s)
+{
+	char a[48], b[48], c[48];
+	memset(s, 0, sizeof(*s));
+	s->pos = pos;
+	if (r->interrupted)
+		add_why(s->why, sizeof(s->why), "%s%s%s", "interrupted", "", "");
+	if (r->sent == 0)
+		add_why(s->why, sizeof(s->why), "%s%s%s", "nothing sent", "", "");
+	if (!r->rate_ok) {
+		snprintf(a, sizeof(a), "%.0f", r->achieved_rate);
+		snprintf(b, sizeof(b), "%.0f", r->target_rate);
+		add_why(s->why, sizeof(s->why), "achieved %s of %s pps%s", a,
+			b, "");
+	}
+	if (r->lost) {
+		snprintf(a, sizeof(a), "%llu", (unsigned long long)r->lost);
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)r->sent);
+		snprintf(c, sizeof(c), " (%.2g%%)",
+			 100.0 * (double)r->lost / (double)r->sent);
+		add_why(s->why, sizeof(s->why), "lost %s of %s%s", a, b, c);
+		snprintf(s->sat_why, sizeof(s->sat_why), "lost %s of %s%s", a,
+			 b, c);
+	}
+	for (int i = 0; i < o->nslo; i++) {
+		s->slo_us[i] = hist_percentile(&r->corrected, o->slo[i].pct);
+		if (s->slo_us[i] <= o->slo[i].us)
+			continue;
+		slo_name(&o->slo[i], a, sizeof(a));
+		fmt_us(b, sizeof(b), s->slo_us[i]);
+		fmt_us(c, sizeof(c), o->slo[i].us);
+		add_why(s->why, sizeof(s->why), "%s %s > %s", a, b, c);
+	}
+	s->meets = !s->why[0];
+	s->saturated = s->sat_why[0] != 0;
+}
+
+void sweep_verdict(const struct sweep_run *runs, int n, int npos,
+		   struct sweep_verdict *v)
+{
+	v->capacity = v->first_fail = v->last_met = v->knee = -1;
+	for (int p = 0; p < npos; p++) {
+		bool all = true, seen = false, sat = true;
+		for (int i = 0; i < n; i++) {
+			if (runs[i].pos != p)
+				continue;
+			seen = true;
+			all &= runs[i].meets;
+			sat &= runs[i].saturated;
+		}
+		if (!seen)
+			continue;
+		if (!all && v->first_fail < 0)
+			v->first_fail = p;
+		if (all)
+			v->last_met = p;
+		if (all && v->first_fail < 0)
+			v->capacity = p;
+		if (sat && v->knee < 0)
+			v->knee = p;
+	}
+	v->monotonic = v->first_fail < 0 || v->last_met < v->first_fail;
+}
+
+/* The per-step distribution file: FILE.hgrm -> FILE-20000pps.hgrm, a
+ * repeat FILE-20000pps-r2.hgrm. */
+static void step_hgrm(const char *file, double rate, double quota,
+		      bool by_quota, int pass, char *out, size_t len)
+{
+	size_t n = strlen(file);
+	int stem = n > 5 && strcmp(file + n - 5, ".hgrm") == 0 ? (int)n - 5
+							       : (int)n;
+	char tag[64], rep[16] = "";
+	if (by_quota)
+		snprintf(tag, sizeof(tag), "%gpct", quota);
+	else
+		snprintf(tag, sizeof(tag), "%.0fpps", rate);
+	if (pass)
+		snprintf(rep, sizeof(rep), "-r%d", pass + 1);
+	snprintf(out, len, "%.*s-%s%s.hgrm", stem, file, tag, rep);
 }
 
 static void row(FILE *out, double rate, double quota,
-		const struct run_result *r, bool meets)
+		const struct run_result *r, const struct sweep_run *s,
+		int pass)
 {
 	char q[32] = "-";
+	const struct cg_stat *st = r->watched.path[0] ? &r->watched.stat
+						       : &r->cgroup.stat;
 	if (quota >= 0)
 		snprintf(q, sizeof(q), "%.1f%%", quota);
-	fprintf(out, "%10.0f %7s %10.0f %9lld %9lld %9lld %9lld %8llu %6llu  %s\n",
+	fprintf(out, "%10.0f %7s %10.0f %9lld %9lld %9lld %9lld %8llu %6llu  %s%s%s%s\n",
 		rate, q, r->achieved_rate,
 		(long long)hist_percentile(&r->corrected, 50),
 		(long long)hist_percentile(&r->corrected, 99),
 		(long long)hist_percentile(&r->corrected, 99.9),
 		(long long)hist_max(&r->corrected),
 		(unsigned long long)r->lost,
-		(unsigned long long)r->cgroup.stat.nr_throttled,
-		meets ? "yes" : "no");
+		(unsigned long long)st->nr_throttled,
+		s->meets ? "yes" : "no: ", s->why,
+		pass ? "  (repeat)" : "",
+		s->saturated ? "  [saturated]" : "");
 }
 
 static void csv_row(FILE *f, double rate, double quota,
-		    const struct run_result *r, bool meets)
+		    const struct run_result *r, const struct sweep_run *s,
+		    int pass)
 {
 	fprintf(f, "%.3f,", rate);
 	if (quota >= 0)
@@ -54,10 +174,11 @@ static void csv_row(FILE *f, double rate, double quota,
 	for (int i = 0; i < 6; i++)
 		fprintf(f, ",%lld", (long long)hist_percentile(&r->corrected,
 							      output_pcts[i]));
-	fprintf(f, ",%llu,%llu,%llu,%llu,%d\n", (unsigned long long)r->sent,
+	fprintf(f, ",%llu,%llu,%llu,%llu,%d,%d\n", (unsigned long long)r->sent,
 		(unsigned long long)r->lost,
 		(unsigned long long)r->cgroup.stat.nr_throttled,
-		(unsigned long long)r->cgroup.stat.throttled_us, meets);
+		(unsigned long long)r->cgroup.stat.throttled_us, s->meets,
+		pass);
 }
 
 static void pause_ms(int64_t ms)
@@ -66,88 +187,304 @@ static void pause_ms(int64_t ms)
 	nanosleep(&ts, NULL);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Everything a sweep carries from its runs to its report. */
+struct sweep {
+	const struct opts *o;
+	bool by_quota;
+	struct sweep_run *runs;
+	json_t *steps;
+	int n, cap;
+	FILE *csv;
+	double t0;
+	int planned;		/* runs the plan holds so far */
+};
+
+static json_t *value_json(const struct sweep *w, int pos)
+{
+	int i = sweep_step_at(w->o, pos);
+	double v = sweep_value(w->o, i);
+	double rate = w->by_quota ? w->o->rate : v;
+	return json_pack("{s:f, s:o}", "target_rate", rate, "quota_pct",
+			 w->by_quota ? json_real(v) : w->o->quota_pct >= 0
+			 ? json_real(w->o->quota_pct) : json_null());
+}
+
+static void step_label(const struct sweep *w, int pos, char *buf, size_t len)
+{
+	double v = sweep_value(w->o, sweep_step_at(w->o, pos));
+	if (w->by_quota)
+		snprintf(buf, len, "quota %.1f%%", v);
+	else
+		snprintf(buf, len, "%.0f pps", v);
+}
+
+/* One run of the step at pos. Returns 0, 130 when interrupted (the run is
+ * kept) or another exit status with err filled (it is not). */
+static int one(struct sweep *w, int pos, int pass, char *err, size_t errlen)
+{
+	const struct opts *o = w->o;
+	double v = sweep_value(o, sweep_step_at(o, pos));
+	double rate = w->by_quota ? o->rate : v;
+	double quota = w->by_quota ? v : o->quota_pct;
+	char label[48];
+	step_label(w, pos, label, sizeof(label));
+	if (o->progress) {
+		/* per run: its length, the pause and the drain seen so far */
+		double each = w->n ? (now_s() - w->t0) / w->n
+				   : o->duration_s + (double)o->pause_ms / 1e3 + 1;
+		fprintf(stderr, "loadgen sweep: run %d of %d: %s%s, about %.0f s "
+			"left\n", w->n + 1, w->planned, label,
+			pass ? " (repeat)" : "", each * (w->planned - w->n));
+	}
+	struct run_result r;
+	int status = run_once(o, rate, quota, &r, err, errlen);
+	if (status && status != 130) {
+		run_result_free(&r);
+		return status;
+	}
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 16;
+		struct sweep_run *m = realloc(w->runs, (size_t)w->cap * sizeof(*m));
+		if (!m) {
+			run_result_free(&r);
+			snprintf(err, errlen, "out of memory");
+			return EX_OSERR;
+		}
+		w->runs = m;
+	}
+	struct sweep_run *s = &w->runs[w->n++];
+	sweep_judge_run(o, &r, pos, s);
+	row(stdout, rate, quota, &r, s, pass);
+	fflush(stdout);
+	if (w->csv)
+		csv_row(w->csv, rate, quota, &r, s, pass);
+	json_t *j = value_json(w, pos);
+	json_object_update_new(j, json_pack("{s:i, s:b, s:o, s:b, s:o, s:o}",
+		"pass", pass, "meets_slo", s->meets,
+		"why", s->meets ? json_null() : json_string(s->why),
+		"saturated", s->saturated,
+		"saturated_why", s->saturated ? json_string(s->sat_why)
+					      : json_null(),
+		"result", output_json(o, &r)));
+	if (o->hgrm) {
+		char file[4200], why[512];
+		step_hgrm(o->hgrm, rate, quota, w->by_quota, pass, file,
+			  sizeof(file));
+		if (results_write_hgrm(&r.corrected, file, why, sizeof(why)) < 0) {
+			fprintf(stderr, "loadgen: %s\n", why);
+			json_object_set_new(j, "hgrm", json_null());
+		} else {
+			json_object_set_new(j, "hgrm", json_string(file));
+		}
+	}
+	json_array_append_new(w->steps, j);
+	run_result_free(&r);
+	return status;
+}
+
+/* What the repeated positions showed: runs, how many met, and each
+ * objective's range over them. */
+static json_t *noise(struct sweep *w, int lo, int hi, FILE *out)
+{
+	const struct opts *o = w->o;
+	json_t *all = json_array();
+	for (int p = lo; p <= hi; p++) {
+		int runs = 0, met = 0;
+		int64_t mn[OPTS_MAX_SLO], mx[OPTS_MAX_SLO];
+		for (int i = 0; i < w->n; i++) {
+			const struct sweep_run *s = &w->runs[i];
+			if (s->pos != p)
+				continue;
+			for (int k = 0; k < o->nslo; k++) {
+				mn[k] = runs && mn[k] < s->slo_us[k] ? mn[k] : s->slo_us[k];
+				mx[k] = runs && mx[k] > s->slo_us[k] ? mx[k] : s->slo_us[k];
+			}
+			runs++;
+			met += s->meets;
+		}
+		if (!runs)
+			continue;
+		char label[48], a[48], b[48], name[24];
+		step_label(w, p, label, sizeof(label));
+		fprintf(out, "noise: %s: %d of %d runs met", label, met, runs);
+		json_t *spread = json_object();
+		for (int k = 0; k < o->nslo; k++) {
+			slo_name(&o->slo[k], name, sizeof(name));
+			fmt_us(a, sizeof(a), mn[k]);
+			fmt_us(b, sizeof(b), mx[k]);
+			fprintf(out, ", %s %s to %s", name, a, b);
+			json_object_set_new(spread, o->slo[k].name,
+				json_pack("[I, I]", (json_int_t)mn[k],
+					  (json_int_t)mx[k]));
+		}
+		fputc('\n', out);
+		json_t *j = value_json(w, p);
+		json_object_update_new(j, json_pack("{s:i, s:i, s:o}", "runs",
+			runs, "met", met, "spread_us", spread));
+		json_array_append_new(all, j);
+	}
+	return all;
+}
+
+/* The verdict line, also kept in the JSON. */
+static void verdict_text(const struct sweep *w, const struct sweep_verdict *v,
+			 char *buf, size_t len)
+{
+	char cap[64], fail[64] = "";
+	const char *why = "";
+	for (int i = 0; v->first_fail >= 0 && i < w->n; i++)
+		if (w->runs[i].pos == v->first_fail && !w->runs[i].meets) {
+			why = w->runs[i].why;
+			break;
+		}
+	if (v->first_fail >= 0)
+		step_label(w, v->first_fail, fail, sizeof(fail));
+	if (v->capacity < 0) {
+		snprintf(buf, len, "capacity: none: the easiest step (%s) did "
+			 "not meet the SLO (%s)%s", fail, why, v->monotonic ? ""
+			 : "; the sweep is not monotonic: see the noise");
+		return;
+	}
+	step_label(w, v->capacity, cap, sizeof(cap));
+	if (v->first_fail < 0)
+		snprintf(buf, len, "capacity: %s or more: every step met the "
+			 "SLO", cap);
+	else
+		snprintf(buf, len, "capacity: %s: it and every easier step "
+			 "met the SLO; %s did not (%s)%s", cap, fail, why,
+			 v->monotonic ? "" : "; not monotonic: see the noise");
+}
+
+static json_t *knee_json(const struct sweep *w, const struct sweep_verdict *v)
+{
+	if (v->knee < 0)
+		return json_null();
+	json_t *j = value_json(w, v->knee);
+	for (int i = 0; i < w->n; i++)
+		if (w->runs[i].pos == v->knee && w->runs[i].saturated) {
+			json_object_set_new(j, "why",
+					    json_string(w->runs[i].sat_why));
+			break;
+		}
+	return j;
+}
+
 int sweep_run(const struct opts *o, char *err, size_t errlen)
 {
-	bool by_quota = o->sweep == OPTS_SWEEP_QUOTA;
-	json_t *steps = json_array(), *slo = json_object(), *best = json_null();
-	FILE *csv = NULL;
+	struct sweep w = { .o = o, .by_quota = o->sweep == OPTS_SWEEP_QUOTA,
+			   .steps = json_array(), .planned = o->steps,
+			   .t0 = now_s() };
+	json_t *slo = json_object();
 	int status = 0;
 
 	for (int i = 0; i < o->nslo; i++)
 		json_object_set_new(slo, o->slo[i].name,
 				    json_integer(o->slo[i].us));
 	if (o->csv) {
-		csv = fopen(o->csv, "w");
-		if (!csv) {
+		w.csv = fopen(o->csv, "w");
+		if (!w.csv) {
 			snprintf(err, errlen, "cannot write %s: %s", o->csv,
 				 strerror(errno));
-			json_decref(steps);
+			json_decref(w.steps);
 			json_decref(slo);
 			return EX_CANTCREAT;
 		}
-		fprintf(csv, "target_rate,quota_pct,achieved_rate,p50_us,p90_us,"
-			"p99_us,p99_9_us,p99_99_us,max_us,sent,lost,"
-			"nr_throttled,throttled_us,meets_slo\n");
+		fprintf(w.csv, "target_rate,quota_pct,achieved_rate,p50_us,"
+			"p90_us,p99_us,p99_9_us,p99_99_us,max_us,sent,lost,"
+			"nr_throttled,throttled_us,meets_slo,pass\n");
 	}
 	printf("%10s %7s %10s %9s %9s %9s %9s %8s %6s  %s\n", "rate", "quota",
 	       "achieved", "p50_us", "p99_us", "p99.9_us", "max_us", "lost",
 	       "thrtl", "slo");
-	for (int i = 0; i < o->steps && !status; i++) {
-		double v = sweep_value(o, i);
-		double rate = by_quota ? o->rate : v;
-		double quota = by_quota ? v : o->quota_pct;
-		struct run_result r;
-		status = run_once(o, rate, quota, &r, err, errlen);
-		if (status && status != 130) {
-			run_result_free(&r);
-			break;
-		}
-		bool meets = !r.interrupted && sweep_meets(o, &r);
-		row(stdout, rate, quota, &r, meets);
-		fflush(stdout);
-		if (csv)
-			csv_row(csv, rate, quota, &r, meets);
-		json_t *res = output_json(o, &r);
-		json_array_append_new(steps, json_pack("{s:f, s:o, s:b, s:o}",
-			"target_rate", rate,
-			"quota_pct", quota >= 0 ? json_real(quota) : json_null(),
-			"meets_slo", meets, "result", res));
-		/* rates rise: the last one meeting wins; quotas: the first */
-		if (meets && (!by_quota || json_is_null(best))) {
-			json_decref(best);
-			best = json_pack("{s:f, s:o, s:f}", "target_rate", rate,
-				"quota_pct", quota >= 0 ? json_real(quota)
-							: json_null(),
-				"achieved_rate", r.achieved_rate);
-		}
-		run_result_free(&r);
-		if (!status && i + 1 < o->steps)
+	for (int p = 0; p < o->steps && !status; p++) {
+		status = one(&w, p, 0, err, errlen);
+		if (!status && p + 1 < o->steps)
 			pause_ms(o->pause_ms);
 	}
-	if (json_is_null(best))
-		printf("no step met the SLO\n");
-	else if (by_quota)
-		printf("lowest quota meeting the SLO at %.0f pps: %.1f%%\n",
-		       o->rate, json_real_value(json_object_get(best, "quota_pct")));
-	else
-		printf("highest rate meeting the SLO: %.0f pps\n",
-		       json_real_value(json_object_get(best, "target_rate")));
-	if (csv && fclose(csv) != 0 && !status) {
+	struct sweep_verdict v;
+	sweep_verdict(w.runs, w.n, o->steps, &v);
+	/* A failed step below one that met: run the band between again,
+	 * every step of it once per pass, so that the passes see the host at
+	 * different times. */
+	int lo = v.first_fail, hi = v.last_met;
+	bool repeated = !v.monotonic && o->repeat > 0 && !status;
+	if (repeated) {
+		printf("not monotonic: a step failed below one that met; "
+		       "running the %d steps from %d to %d again, %d more "
+		       "time%s\n", hi - lo + 1, sweep_step_at(o, lo) + 1,
+		       sweep_step_at(o, hi) + 1, o->repeat,
+		       o->repeat == 1 ? "" : "s");
+		w.planned += (hi - lo + 1) * o->repeat;
+	}
+	for (int pass = 1; repeated && pass <= o->repeat && !status; pass++)
+		for (int p = lo; p <= hi && !status; p++) {
+			pause_ms(o->pause_ms);
+			status = one(&w, p, pass, err, errlen);
+		}
+	if (status && status != 130) {
+		if (w.csv)
+			fclose(w.csv);
+		json_decref(w.steps);
+		json_decref(slo);
+		free(w.runs);
+		return status;
+	}
+	sweep_verdict(w.runs, w.n, o->steps, &v);
+	json_t *noisy = repeated ? noise(&w, lo, hi, stdout) : json_array();
+	char text[512];
+	verdict_text(&w, &v, text, sizeof(text));
+	if (status == 130)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 " (interrupted after %d of %d runs)", w.n, w.planned);
+	if (v.knee >= 0) {
+		char label[48];
+		json_t *k = knee_json(&w, &v);
+		step_label(&w, v.knee, label, sizeof(label));
+		printf("knee: %s (%s)\n", label,
+		       json_string_value(json_object_get(k, "why")));
+		json_decref(k);
+	}
+	printf("%s\n", text);
+	if (w.csv && fclose(w.csv) != 0 && !status) {
 		snprintf(err, errlen, "cannot write %s", o->csv);
 		status = EX_CANTCREAT;
 	}
+	json_t *capacity = json_null();
+	if (v.capacity >= 0) {
+		capacity = value_json(&w, v.capacity);
+		for (int i = 0; i < (int)json_array_size(w.steps); i++) {
+			json_t *s = json_array_get(w.steps, i);
+			if (w.runs[i].pos == v.capacity)
+				json_object_set(capacity, "achieved_rate",
+					json_object_get(json_object_get(s,
+						"result"), "achieved_rate"));
+		}
+	}
 	if (o->json) {
-		json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}",
+		json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:b, s:i,"
+				      " s:o, s:o, s:s}",
 			"tool", "loadgen sweep", "target", o->target_text,
-			"mode", by_quota ? "quota" : "rate", "slo", slo,
-			"steps", steps, "best", best);
+			"mode", w.by_quota ? "quota" : "rate", "slo", slo,
+			"steps", w.steps, "capacity", capacity,
+			"monotonic", v.monotonic, "repeats",
+			repeated ? o->repeat : 0, "noise", noisy,
+			"knee", knee_json(&w, &v), "verdict", text);
 		if (output_write_json(o->json, j, err, errlen) < 0 && !status)
 			status = EX_CANTCREAT;
 		json_decref(j);
 	} else {
-		json_decref(steps);
+		json_decref(w.steps);
 		json_decref(slo);
-		json_decref(best);
+		json_decref(capacity);
+		json_decref(noisy);
 	}
+	free(w.runs);
 	return status;
 }

@@ -1,26 +1,60 @@
 /*
  * sweep: capacity planning. One run per step over a range of rates (or of
- * quotas at one rate); a step meets the SLO when every objective holds, the
- * achieved rate is within 1 % of the target and at most 0.1 % of the
- * packets are lost. Reports the highest rate (lowest quota) that meets it.
+ * quotas at one rate). A run meets the SLO when every objective holds, the
+ * achieved rate is within 1 % of the target and no datagram was lost. The
+ * capacity is the highest rate (lowest quota) up to which every step met
+ * it; a sweep where a step failed below one that met is not monotonic: its
+ * unsettled steps run again and the spread they showed is reported, and
+ * the capacity stays where every run of every easier step met.
  */
 #ifndef LOADGEN_SWEEP_H
 #define LOADGEN_SWEEP_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "opts.h"
 #include "run.h"
 
+/* What one run of one step measured, as far as the verdict needs it. */
+struct sweep_run {
+	int pos;		/* the step's place, easiest (0) to hardest */
+	bool meets;
+	bool saturated;		/* lost datagrams: the target stopped keeping
+				 * up (the knee); a missed rate is the sender's */
+	char why[192];		/* why it did not meet; "" when it did */
+	char sat_why[192];	/* why it counts as saturated */
+	int64_t slo_us[OPTS_MAX_SLO];	/* each objective's percentile */
+};
+
+/* The conclusion over all runs of npos steps. */
+struct sweep_verdict {
+	int capacity;		/* last position up to which every run met; -1 */
+	int first_fail;		/* first position with a run not met; -1 */
+	int last_met;		/* last position where every run met; -1 */
+	bool monotonic;		/* no failed position below a met one */
+	int knee;		/* first position where every run saturated; -1 */
+};
+
 /* The value of step i of o's sweep (a rate or a quota percentage). */
 double sweep_value(const struct opts *o, int i);
 
-/* Does r meet every objective of o (and the rate and loss rules)? */
-bool sweep_meets(const struct opts *o, const struct run_result *r);
+/* The step index at position pos, easiest first: ascending rates,
+ * descending quotas. */
+int sweep_step_at(const struct opts *o, int pos);
 
-/* Run the sweep, print a row per step and write --json and --csv.
- * Returns an exit status with err filled when it is not 0. */
+/* Judge one run r at position pos into s: the objectives, the rate and
+ * the loss rule, and whether the target saturated. */
+void sweep_judge_run(const struct opts *o, const struct run_result *r,
+		     int pos, struct sweep_run *s);
+
+/* The verdict over n runs of npos positions. */
+void sweep_verdict(const struct sweep_run *runs, int n, int npos,
+		   struct sweep_verdict *v);
+
+/* Run the sweep, print a row per run and the verdict, write --json, --csv
+ * and --hgrm. Returns an exit status with err filled when it is not 0. */
 int sweep_run(const struct opts *o, char *err, size_t errlen);
 
 #endif

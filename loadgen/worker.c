@@ -396,6 +396,8 @@ static void *thread_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	if (w->c.cpu >= 0 && rt_pin(w->c.cpu, why, sizeof(why)) < 0)
 		fail(w, "thread %d: %s", why);
+	else if (w->c.rt_prio && rt_set_fifo(w->c.rt_prio, why, sizeof(why)) < 0)
+		fail(w, "thread %d: %s", why);
 
 	pthread_mutex_lock(&w->mu);
 	w->ready = true;

@@ -39,6 +39,7 @@ struct worker_conf {
 	uint64_t total;		/* packets in the whole run */
 	int64_t timeout_ns;	/* a reply later than this is late */
 	int cpu;		/* pin to it; -1: no pinning */
+	int rt_prio;		/* SCHED_FIFO at it; 0: stay SCHED_OTHER */
 	bool epoll_timer;	/* no EVENT_BASE_FLAG_PRECISE_TIMER */
 	int64_t spin_ns;	/* busy-wait this long before a send; 0: never */
 	bool stream;		/* the flows are TCP connections */

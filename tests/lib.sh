@@ -52,3 +52,12 @@ need_root() { [ "$(id -u)" = 0 ] || skip "needs root ($1)"; }
 
 # asan builds are slower; scale time-based expectations with this factor.
 slow_factor() { [ "${VARIANT:-release}" = asan ] && echo 3 || echo 1; }
+
+# need_vm_page: what a test needs to boot the kernels under QEMU and look
+# at the page it makes in headless Chromium (root: cgroups and the device
+# nodes of the initramfs); skips naming what is missing.
+need_vm_page() {
+	need_root "cgroups, device nodes in the initramfs"
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed (mk/deps demo)"
+	command -v chromium >/dev/null || skip "chromium not installed (mk/deps report)"
+}

@@ -26,24 +26,41 @@ class _Images(html.parser.HTMLParser):
             self.srcs.append(dict(attrs).get("src", ""))
 
 
+def read_texts(run_dir, names):
+    """The text of each named file of run_dir; CheckError names the one
+    that cannot be read."""
+    out = []
+    for name in names:
+        try:
+            with open(os.path.join(run_dir, name), encoding="utf-8") as f:
+                out.append(f.read())
+        except OSError as e:
+            raise CheckError(str(e))
+    return out
+
+
 def files(run_dir):
     """The summary, the table, the page and its plots parse. Returns the
     view the page was made from."""
     try:
         view = views.load(run_dir)
-        with open(os.path.join(run_dir, "table.txt"), encoding="utf-8") as f:
-            table = f.read()
-        with open(os.path.join(run_dir, "report.html"), encoding="utf-8") as f:
-            page = f.read()
-    except (DataError, OSError) as e:
+    except DataError as e:
         raise CheckError(str(e))
+    table, page = read_texts(run_dir, ("table.txt", "report.html"))
     if "\nverdict: " not in table:
         raise CheckError("table.txt has no verdict line")
+    has_data = any(c.hgrm or c.timeseries for c in view.columns)
+    plots(run_dir, page, "report.html", has_data)
+    return view
+
+
+def plots(run_dir, page, name, needed):
+    """The page shows exactly the SVG plots in run_dir/plots, each a drawn
+    plot (at least one when needed)."""
     parser = _Images()
     parser.feed(page)
-    has_data = any(c.hgrm or c.timeseries for c in view.columns)
-    if has_data and not parser.srcs:
-        raise CheckError("report.html shows no plots")
+    if needed and not parser.srcs:
+        raise CheckError(f"{name} shows no plots")
     for src in parser.srcs:
         path = os.path.join(run_dir, src)
         try:
@@ -55,8 +72,7 @@ def files(run_dir):
     plot_dir = os.path.join(run_dir, "plots")
     on_disk = sorted(os.listdir(plot_dir)) if os.path.isdir(plot_dir) else []
     if sorted(os.path.basename(s) for s in parser.srcs) != on_disk:
-        raise CheckError(f"report.html shows {parser.srcs}, plots/ holds {on_disk}")
-    return view
+        raise CheckError(f"{name} shows {parser.srcs}, plots/ holds {on_disk}")
 
 
 def screenshot(view, png_path):

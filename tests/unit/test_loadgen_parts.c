@@ -127,7 +127,7 @@ static void test_errors(void)
 	CHECK(parse(&o, "sweep --target udp://127.0.0.1:9 --from 1 --to 2") == -1
 	      && says("--slo"));
 	CHECK(parse(&o, "sweep --target udp://127.0.0.1:9 --from 1 --to 2 "
-		    "--steps 2 --slo p99=1ms --hgrm x") == -1 &&
+		    "--steps 2 --slo p99=1ms --timeseries x") == -1 &&
 	      says("single runs"));
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 1 --cpus 9x") == -1
 	      && says("--cpus"));

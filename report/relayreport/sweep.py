@@ -1,0 +1,191 @@
+"""A loadgen sweep (loadgen(1) SWEEP, its --json) as a table and as a
+gnuplot plot of latency against the offered rate (or the quota)."""
+from .files import DataError, read_json
+from .plots import HEAD, _block, _gnuplot, _quoted
+
+# The percentiles a latency curve shows, JSON key and label.
+PCTS = (("p50", "p50"), ("p99", "p99"), ("p99_9", "p99.9"), ("max", "max"))
+PCT_COLOURS = ("#1e8449", "#2471a3", "#c0392b", "#7d3c98")
+# With several sweeps on one plot (kernels), one colour per sweep and one
+# dash pattern per percentile.
+PCT_DASH = (3, 4, 1, 2)
+
+
+def slo_label(name):
+    """"p99_9" -> "p99.9"."""
+    return name.replace("_", ".")
+
+
+def fmt_us(us):
+    """850 us, 2.6 ms, 1.2 s: three significant digits."""
+    if us is None:
+        return "-"
+    if us < 1000:
+        return f"{us:.0f} us"
+    if us < 1000000:
+        return f"{us / 1e3:.3g} ms"
+    return f"{us / 1e6:.3g} s"
+
+
+def objectives(slo):
+    """"p99.9 <= 1 ms, p99 <= 500 us" for an slo object."""
+    return ", ".join(f"{slo_label(k)} <= {fmt_us(v)}" for k, v in slo.items())
+
+
+def load(path):
+    """The sweep JSON, checked for the names this module reads."""
+    j = read_json(path)
+    if not isinstance(j, dict) or j.get("mode") not in ("rate", "quota") or \
+            not isinstance(j.get("steps"), list) or not isinstance(j.get("slo"), dict):
+        raise DataError(f"{path}: not a loadgen sweep (mode, slo, steps)")
+    for n, s in enumerate(j["steps"]):
+        try:
+            s["result"]["latency_us"]["corrected"]["p50"]
+            s["target_rate"], s["meets_slo"]
+        except (KeyError, TypeError):
+            raise DataError(f"{path}: step {n} lacks result.latency_us.corrected")
+    return j
+
+
+def x_of(sweep, step):
+    return step["quota_pct"] if sweep["mode"] == "quota" else step["target_rate"]
+
+
+def points(sweep):
+    """One point per step value, easiest first as the sweep ran them: the
+    worst of its runs for every percentile (the capacity is judged on every
+    run), runs, runs met, datagrams lost, co-tenant periods throttled, and
+    the first reason a run did not meet."""
+    by_x = {}
+    for s in sweep["steps"]:
+        r = s["result"]
+        lat = r["latency_us"]["corrected"]
+        watched = r.get("watched_cgroup") or r.get("cgroup") or {}
+        p = by_x.setdefault(x_of(sweep, s), {
+            "x": x_of(sweep, s), "runs": 0, "met": 0, "lost": 0, "sent": 0,
+            "throttled": 0, "achieved": None, "why": None, "saturated": False,
+            **{k: None for k, _ in PCTS}})
+        p["runs"] += 1
+        p["met"] += bool(s["meets_slo"])
+        p["lost"] += r.get("lost", 0)
+        p["sent"] += r.get("sent", 0)
+        p["throttled"] += watched.get("nr_throttled") or 0
+        p["saturated"] |= bool(s.get("saturated"))
+        a = r.get("achieved_rate")
+        p["achieved"] = a if p["achieved"] is None else min(p["achieved"], a)
+        if not s["meets_slo"] and p["why"] is None:
+            p["why"] = s.get("why") or "not met"
+        for k, _ in PCTS:
+            v = lat.get(k)
+            if v is not None:
+                p[k] = v if p[k] is None else max(p[k], v)
+    return list(by_x.values())
+
+
+def capacity_text(sweep):
+    cap = sweep.get("capacity")
+    if not cap:
+        return "none"
+    if sweep["mode"] == "quota":
+        return f"quota {cap['quota_pct']:g}%"
+    return f"{cap['target_rate']:.0f} pps"
+
+
+def table(sweep, title=None):
+    """The sweep as text: a row per step value (worst of its runs), the
+    noise of a non-monotonic sweep, the knee, and the verdict last."""
+    quota = sweep["mode"] == "quota"
+    head = ("quota %" if quota else "rate pps", "runs", "met", "achieved", "p50",
+            "p99", "p99.9", "max", "lost", "throttled")
+    rows = []
+    for p in points(sweep):
+        x = f"{p['x']:g}" if quota else f"{p['x']:.0f}"
+        rows.append((x, str(p["runs"]), str(p["met"]),
+                     f"{p['achieved']:.0f}" if p["achieved"] is not None else "-",
+                     *(fmt_us(p[k]) for k in ("p50", "p99", "p99_9", "max")),
+                     str(p["lost"]), str(p["throttled"])))
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(head)]
+    lines = [title] if title else []
+    lines.append(f"target {sweep.get('target', '?')}, objectives: "
+                 f"{objectives(sweep['slo'])}")
+    lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)) + "  verdict")
+    for p, r in zip(points(sweep), rows):
+        verdict = "met" if p["met"] == p["runs"] else f"no: {p['why']}"
+        lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths)) + "  " + verdict)
+    for n in sweep.get("noise") or []:
+        spread = ", ".join(f"{slo_label(k)} {fmt_us(a)} to {fmt_us(b)}"
+                           for k, (a, b) in sorted(n["spread_us"].items()))
+        x = f"quota {n['quota_pct']:g}%" if quota else f"{n['target_rate']:.0f} pps"
+        lines.append(f"noise: {x}: {n['met']} of {n['runs']} runs met, {spread}")
+    knee = sweep.get("knee")
+    if knee:
+        x = f"quota {knee['quota_pct']:g}%" if quota else f"{knee['target_rate']:.0f} pps"
+        lines.append(f"knee: {x} ({knee.get('why') or 'saturated'})")
+    if not sweep.get("monotonic", True):
+        lines.append("not monotonic: the capacity is where every run of every "
+                     "easier step met; the noise is above")
+    lines.append(f"capacity: {capacity_text(sweep)} at {objectives(sweep['slo'])}")
+    return "\n".join(lines) + "\n"
+
+
+def latency_plot(curves, slo, out, title, quota=False, knee=None):
+    """Latency against offered rate (or quota), log y in ms: for one curve
+    its p50, p99, p99.9 and max in four colours; for several (kernels) one
+    colour each and one dash pattern per percentile. Each objective is a
+    grey dashed line, the knee a vertical line. curves: [(label, colour,
+    points)]. Returns False when there is nothing to draw."""
+    curves = [c for c in curves if c[2]]
+    if not curves:
+        return False
+    blocks, plots = "", []
+    for i, (label, colour, pts) in enumerate(curves):
+        rows = [(p["x"], *((p[k] or 0) / 1000.0 for k, _ in PCTS)) for p in pts]
+        blocks += _block(f"c{i}", sorted(rows))
+        for n, (_, name) in enumerate(PCTS):
+            if len(curves) == 1:
+                style = f'lc rgb "{PCT_COLOURS[n]}" dt 1'
+                key = name
+            else:
+                style = f'lc rgb "{colour}" dt {PCT_DASH[n]}'
+                key = f"{label} {name}"
+            plots.append(f"$c{i} using 1:($" + str(n + 2) + f" > 0 ? ${n + 2} : NaN) "
+                         f"with linespoints lw 2 pt 7 ps 0.6 {style} title {_quoted(key)}")
+    # The objectives are on the plot even when every step is far from them.
+    values = [p[k] / 1000.0 for _, _, pts in curves for p in pts for k, _ in PCTS
+              if p[k]] + [us / 1000.0 for us in slo.values()]
+    lo, hi = min(values, default=0.01) / 2, max(values, default=1) * 2
+    marks = f"set yrange [{lo:g}:{hi:g}]\n"
+    for name, us in slo.items():
+        ms = us / 1000.0
+        marks += (f"set arrow from graph 0, first {ms} to graph 1, first {ms} nohead "
+                  f'dt 2 lc rgb "#666666" lw 1.5 front\n')
+        plots.append(f'NaN with lines dt 2 lc rgb "#666666" lw 1.5 '
+                     f'title {_quoted("objective " + slo_label(name) + " <= " + fmt_us(us))}')
+    if knee is not None:
+        marks += (f"set arrow from first {knee}, graph 0 to first {knee}, graph 1 nohead "
+                  f'lc rgb "#b9770e" lw 2 dt 1 front\n')
+        plots.append(f'NaN with lines lc rgb "#b9770e" lw 2 '
+                     f'title {_quoted("knee: saturated from here")}')
+    xlabel = "co-tenant CPU quota (%)" if quota else "offered rate (datagrams/s)"
+    script = HEAD.format(w=820, h=520, out=out) + blocks + marks + f"""
+set title {_quoted(title)}
+set logscale y
+set ylabel "latency (ms)"
+set format y "%g"
+set xlabel {_quoted(xlabel)}
+set offsets graph 0.03, graph 0.03, 0, 0
+set key below horizontal samplen 2 maxrows 3
+"""
+    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    return True
+
+
+def draw(sweep, out, title=None):
+    """The latency-vs-rate (or -quota) plot of one sweep."""
+    quota = sweep["mode"] == "quota"
+    knee = sweep.get("knee")
+    x = None if not knee else knee["quota_pct"] if quota else knee["target_rate"]
+    what = "latency vs quota" if quota else "latency vs offered rate"
+    return latency_plot([("", None, points(sweep))], sweep["slo"], out,
+                        title or f"{sweep.get('target', '')}: {what}", quota, x)

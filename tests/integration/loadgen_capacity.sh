@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# loadgen sweep as a capacity planner uses it, on this host: the knee found
+# on a target that starts dropping past a known rate, a sweep that is not
+# monotonic repeated and its noise reported instead of a capacity, and
+# report/sweep's table and latency-vs-rate plot (the same table from a
+# stored sweep every time).
+# timeout: 420
+. "$(dirname "$0")/../lib.sh"
+. "$FIXTURES/loadgen/lib.sh"
+command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
+sweep_report=$top/report/sweep
+
+# slow_echo MAX_PPS [DROP_FIRST]: the synthetic target; sets SLOW_PORT.
+slow_echo() {
+	SLOW_PORT=$(free_udp_port)
+	bg python3 "$FIXTURES/loadgen/slow_echo.py" "$SLOW_PORT" "$@"
+	wait_udp "$SLOW_PORT" || fail "slow echo did not start"
+}
+
+# 1. A target that keeps 1400 pps and drops the rest: the knee is the first
+# step past it, 2000 pps, and the capacity is below it.
+slow_echo 1400
+"$LOADGEN" sweep --target "udp://127.0.0.1:$SLOW_PORT" --from 1000 --to 3000 \
+	--steps 3 --duration 2 --slo p99=1s --pause 100 --timeout 500 --repeat 1 \
+	--json "$TEST_TMP/k.json" --hgrm "$TEST_TMP/k.hgrm" >"$TEST_TMP/k.txt" \
+	|| fail "sweep of the slow target exited $?"
+cat "$TEST_TMP/k.txt"
+check_py "$TEST_TMP/k.json" "(j['knee'] or {}).get('target_rate') == 2000.0" \
+	"the knee of a target that drops past 1400 pps is not at 2000 pps"
+check_py "$TEST_TMP/k.json" "all(s['saturated'] and 'lost' in s['why'] for s in j['steps']
+	if s['target_rate'] >= 2000)" "the steps past 1400 pps did not lose datagrams"
+check_py "$TEST_TMP/k.json" "j['capacity'] is None or j['capacity']['target_rate'] < 2000" \
+	"a step that lost datagrams counted as met"
+grep -q '^knee: 2000 pps (lost ' "$TEST_TMP/k.txt" || fail "no knee line"
+python3 - "$TEST_TMP/k.json" <<'PY' || fail "a step has no .hgrm"
+import json, os, sys
+j = json.load(open(sys.argv[1]))
+assert all(os.path.getsize(s["hgrm"]) > 0 for s in j["steps"]), j["steps"]
+PY
+"$sweep_report" "$TEST_TMP/k.json" --out "$TEST_TMP/kplot" >"$TEST_TMP/k.table" ||
+	fail "report/sweep exited $?"
+grep -q '^knee: 2000 pps' "$TEST_TMP/k.table" || fail "report/sweep lost the knee"
+python3 - "$TEST_TMP/kplot/latency.svg" <<'PY' || fail "latency.svg is not a drawn plot"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag.endswith("svg") and sum(1 for _ in root.iter()) > 50
+text = open(sys.argv[1]).read()
+for word in ("p99.9", "objective p99", "knee"):
+    assert word in text, word
+PY
+
+# 2. Not monotonic: the target drops its first 100 datagrams, so the
+# easiest step fails and the harder ones meet. The sweep says so, runs the
+# band again and reports the noise, and no capacity.
+slow_echo 100000 100
+# (3 s steps at low rates: a late last send on a busy host shortens the
+# achieved rate by its delay over the whole step)
+"$LOADGEN" sweep --no-probe --target "udp://127.0.0.1:$SLOW_PORT" --from 300 \
+	--to 600 --steps 2 --duration 3 --slo p99=1s --pause 50 --timeout 500 \
+	--repeat 2 --json "$TEST_TMP/n.json" >"$TEST_TMP/n.txt" || fail "sweep 2 exited $?"
+cat "$TEST_TMP/n.txt"
+grep -q '^not monotonic: a step failed below one that met' "$TEST_TMP/n.txt" ||
+	fail "the sweep did not say it is not monotonic"
+grep -q '^noise: 300 pps: [0-9] of 3 runs met, p99 ' "$TEST_TMP/n.txt" || fail "no noise line"
+grep -q '^capacity: none: ' "$TEST_TMP/n.txt" || fail "a capacity was claimed"
+# (after the repeats the verdict may be "monotonic" again: on a busy host
+# 1000 pps can fall behind its rate in a repeat, and then no step met)
+check_py "$TEST_TMP/n.json" "j['capacity'] is None and j['repeats'] == 2 and
+	len(j['steps']) == 6 and [n['runs'] for n in j['noise']] == [3, 3]" \
+	"the JSON of a non-monotonic sweep"
+
+# 3. against loadgen echo: the plot of a quick sweep exists.
+start_echo
+"$LOADGEN" sweep --target "udp://127.0.0.1:$ECHO_PORT" --from 500 --to 1500 \
+	--steps 2 --duration 1 --slo p99.9=1s --slo p50=500ms --pause 50 \
+	--json "$TEST_TMP/e.json" >/dev/null || fail "sweep against echo exited $?"
+check_py "$TEST_TMP/e.json" "j['slo'] == {'p99_9': 1000000, 'p50': 500000}" \
+	"two --slo flags did not both count"
+"$sweep_report" "$TEST_TMP/e.json" --out "$TEST_TMP/eplot" >/dev/null || fail "report/sweep (echo) exited $?"
+[ -s "$TEST_TMP/eplot/latency.svg" ] || fail "no latency.svg for the echo sweep"
+
+# 4. a stored sweep renders to the same table every time
+for i in 1 2; do
+	"$sweep_report" "$FIXTURES/report/sweep/sweep.json" >"$TEST_TMP/t$i.txt" ||
+		fail "report/sweep (fixture) exited $?"
+	diff -u "$FIXTURES/report/sweep/table.txt" "$TEST_TMP/t$i.txt" ||
+		fail "the stored sweep's table changed"
+done
+"$sweep_report" "$TEST_TMP/missing.json" 2>/dev/null; [ $? -eq 65 ] || fail "a missing JSON should exit 65"
+pass "knee, non-monotonic noise, plots and a stable table"

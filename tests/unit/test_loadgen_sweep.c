@@ -1,0 +1,159 @@
+/* Unit tests for loadgen sweep's verdict: objectives given over several
+ * --slo flags, a run judged against them, the rate and the loss rule, and
+ * the capacity of a sweep that is not monotonic (a step that failed below
+ * one that met), with the repeats counted. */
+#include "check.h"
+#include "../../loadgen/opts.h"
+#include "../../loadgen/sweep.h"
+
+#include <string.h>
+
+static int parse(struct opts *o, const char *line)
+{
+	char buf[1024], err[512], *argv[64];
+	int argc = 0;
+	snprintf(buf, sizeof(buf), "loadgen sweep --target udp://127.0.0.1:9 %s",
+		 line);
+	for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	int rc = opts_parse(o, argc, argv, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "(%s)\n", err);
+	return rc;
+}
+
+static void test_flags(void)
+{
+	struct opts o;
+	CHECK(parse(&o, "--from 1k --to 5k --steps 5 --slo p99.9=1ms "
+		    "--slo p99=500us,max=20ms") == 0);
+	CHECK_EQ_INT(o.nslo, 3);
+	CHECK(strcmp(o.slo[0].name, "p99_9") == 0 && o.slo[0].us == 1000);
+	CHECK(strcmp(o.slo[1].name, "p99") == 0 && o.slo[1].us == 500);
+	CHECK(strcmp(o.slo[2].name, "max") == 0 && o.slo[2].us == 20000);
+	CHECK_EQ_INT(o.repeat, 2);
+	CHECK_EQ_INT(o.rt_prio, 0);
+	CHECK(parse(&o, "--from 1k --to 5k --steps 5 --slo p99=1ms "
+		    "--slo p99=2ms") == -1);
+	CHECK(parse(&o, "--from 1k --to 5k --steps 5 --slo p99=1ms --repeat 0 "
+		    "--rt-priority 40 --hgrm s.hgrm --watch-cgroup /x") == 0);
+	CHECK(o.repeat == 0 && o.rt_prio == 40 && o.hgrm && o.watch_cgroup);
+	CHECK(parse(&o, "--from 1k --to 5k --steps 5 --slo p99=1ms "
+		    "--rt-priority 99") == -1);
+	CHECK(parse(&o, "--from 1k --to 5k --steps 5 --slo p99=1ms "
+		    "--repeat 11") == -1);
+	/* eight objectives fit, a ninth does not */
+	CHECK(parse(&o, "--from 1 --to 2 --steps 2 --slo p50=1,p90=1,p99=1 "
+		    "--slo p99.9=1,p99.99=1,max=1") == 0 && o.nslo == 6);
+	CHECK(parse(&o, "--from 1 --to 2 --steps 2 --slo p50=1,p90=1,p99=1 "
+		    "--slo p99.9=1,p99.99=1,max=1 --slo p99_9=2") == -1);
+}
+
+static void test_order(void)
+{
+	struct opts o;
+	CHECK(parse(&o, "--from 1k --to 5k --steps 5 --slo p99=1ms") == 0);
+	CHECK(sweep_step_at(&o, 0) == 0 && sweep_step_at(&o, 4) == 4);
+	CHECK(parse(&o, "--from 5k --to 1k --steps 5 --slo p99=1ms") == 0);
+	CHECK(sweep_step_at(&o, 0) == 4);	/* 1k is the easiest */
+	CHECK(parse(&o, "--quota --rate 1k --from 10% --to 50% --steps 5 "
+		    "--slo p99=1ms") == 0);
+	CHECK(sweep_step_at(&o, 0) == 4);	/* 50 % is the easiest */
+	CHECK(sweep_value(&o, sweep_step_at(&o, 0)) == 50);
+}
+
+/* A run result with n samples of us each, the rest as given. */
+static void result(struct run_result *r, int64_t us, uint64_t lost,
+		   bool rate_ok)
+{
+	memset(r, 0, sizeof(*r));
+	hist_init_us(&r->corrected);
+	for (int i = 0; i < 1000; i++)
+		hist_record(&r->corrected, us);
+	r->sent = 1000 + lost;
+	r->received = 1000;
+	r->lost = lost;
+	r->rate_ok = rate_ok;
+	r->target_rate = 1000;
+	r->achieved_rate = rate_ok ? 1000 : 900;
+}
+
+static void test_judge(void)
+{
+	struct opts o;
+	struct run_result r;
+	struct sweep_run s;
+	CHECK(parse(&o, "--from 1k --to 5k --steps 5 --slo p99.9=1ms "
+		    "--slo p50=800us") == 0);
+	result(&r, 500, 0, true);
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.meets && !s.saturated && s.why[0] == 0);
+	hist_free(&r.corrected);
+	/* one datagram lost is not met, and is where the target saturated */
+	result(&r, 500, 1, true);
+	sweep_judge_run(&o, &r, 1, &s);
+	CHECK(!s.meets && strstr(s.why, "lost 1 of 1001") && s.saturated);
+	hist_free(&r.corrected);
+	result(&r, 500, 0, false);
+	sweep_judge_run(&o, &r, 1, &s);
+	CHECK(!s.meets && strstr(s.why, "achieved 900 of 1000 pps"));
+	CHECK(!s.saturated);	/* the sender fell behind, not the target */
+	hist_free(&r.corrected);
+	/* both objectives broken: both named, with units */
+	result(&r, 2600, 0, true);
+	sweep_judge_run(&o, &r, 2, &s);
+	CHECK(!s.meets && strstr(s.why, "p99.9 2.6 ms > 1 ms") &&
+	      strstr(s.why, "p50 2.6 ms > 800 us"));
+	CHECK(!s.saturated);	/* slow, but it kept up */
+	hist_free(&r.corrected);
+}
+
+static struct sweep_run run(int pos, bool meets)
+{
+	struct sweep_run s = { .pos = pos, .meets = meets };
+	return s;
+}
+
+static void test_verdict(void)
+{
+	struct sweep_verdict v;
+	/* met, met, failed, failed: capacity at position 1 */
+	struct sweep_run a[] = { run(0, 1), run(1, 1), run(2, 0), run(3, 0) };
+	sweep_verdict(a, 4, 4, &v);
+	CHECK(v.monotonic && v.capacity == 1 && v.first_fail == 2);
+	/* The case from the field: failed at 20k and 60k, met at 100k and
+	 * 140k: no capacity, not the highest step that met. */
+	struct sweep_run b[] = { run(0, 0), run(1, 0), run(2, 1), run(3, 1) };
+	sweep_verdict(b, 4, 4, &v);
+	CHECK(!v.monotonic && v.capacity == -1 && v.first_fail == 0 &&
+	      v.last_met == 3);
+	/* ... repeated: the easy steps now met twice, but one failure in
+	 * three runs still breaks them */
+	struct sweep_run c[] = { run(0, 0), run(1, 0), run(2, 1), run(3, 1),
+		run(0, 1), run(1, 1), run(2, 1), run(3, 1),
+		run(0, 1), run(1, 1), run(2, 1), run(3, 1) };
+	sweep_verdict(c, 12, 4, &v);
+	CHECK(!v.monotonic && v.capacity == -1);
+	/* a hiccup high up: met, failed, met -> capacity 0, not monotonic */
+	struct sweep_run d[] = { run(0, 1), run(1, 0), run(2, 1) };
+	sweep_verdict(d, 3, 3, &v);
+	CHECK(!v.monotonic && v.capacity == 0 && v.last_met == 2);
+	/* everything met: capacity is the last step */
+	struct sweep_run e[] = { run(0, 1), run(1, 1) };
+	sweep_verdict(e, 2, 2, &v);
+	CHECK(v.monotonic && v.capacity == 1 && v.first_fail == -1);
+	/* the knee: the first saturated position */
+	d[2].saturated = true;
+	sweep_verdict(d, 3, 3, &v);
+	CHECK_EQ_INT(v.knee, 2);
+}
+
+int main(void)
+{
+	test_flags();
+	test_order();
+	test_judge();
+	test_verdict();
+	return check_done();
+}
