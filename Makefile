@@ -24,7 +24,7 @@ PKG_CONFIG ?= pkg-config
 
 # Libraries every C program here may use. libsystemd has no static archive in
 # Debian, so the static build (for the VM initramfs) goes without it.
-PKGS := libevent libevent_pthreads jansson inih openssl
+PKGS := libevent libevent_pthreads jansson inih openssl zlib
 ifneq ($(VARIANT),static)
 PKGS += libsystemd
 CPPFLAGS_SYSTEMD := -DHAVE_LIBSYSTEMD=1
