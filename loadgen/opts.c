@@ -23,6 +23,7 @@ void opts_usage(FILE *out)
 "                     --slo p99=1ms [options]\n"
 "       loadgen sweep --quota --rate PPS --from Q1% --to Q2% --steps N --slo ...\n"
 "       loadgen echo --listen udp://ADDR:PORT\n"
+"       loadgen merge --json OUT [--hgrm OUT] FILE.hlog...\n"
 "\n"
 "Open-loop load: every datagram (or TCP message) has an intended send time\n"
 "on a fixed schedule; latency is measured from it (corrected for\n"
