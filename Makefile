@@ -11,6 +11,7 @@
 #   make install         DESTDIR=, PREFIX= (default /usr/local)
 #   make deb             a Debian package (enables nothing)
 #   make test-host       only the systemd test host (Debian 12 guest under QEMU)
+#   make fleet INVENTORY=FILE  relay and load hosts over SSH with Ansible, merged results
 #
 # Each component adds to this file through its own fragment (*/*.mk).
 
