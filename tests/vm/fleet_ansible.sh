@@ -132,6 +132,8 @@ inventory() {
 	    loadgen_rate: 200
 	    loadgen_duration: 5
 	    loadgen_cpu_quota: 50%
+	    # an emulated relay host on a busy machine can take seconds to answer
+	    loadgen_extra_args: --timeout 10s
 	  children:
 	    relay_hosts:
 	      hosts:
