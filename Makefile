@@ -12,6 +12,7 @@
 #   make install         DESTDIR=, PREFIX= (default /usr/local)
 #   make deb             a Debian package (enables nothing)
 #   make test-host       only the systemd test host (Debian 12 guest under QEMU)
+#   make fleet INVENTORY=FILE  relay and load hosts over SSH with Ansible, merged results
 #
 # Each component adds to this file through its own fragment (*/*.mk).
 
@@ -25,7 +26,7 @@ PKG_CONFIG ?= pkg-config
 
 # Libraries every C program here may use. libsystemd has no static archive in
 # Debian, so the static build (for the VM initramfs) goes without it.
-PKGS := libevent libevent_pthreads jansson inih openssl
+PKGS := libevent libevent_pthreads jansson inih openssl zlib
 ifneq ($(VARIANT),static)
 PKGS += libsystemd
 CPPFLAGS_SYSTEMD := -DHAVE_LIBSYSTEMD=1

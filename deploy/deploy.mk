@@ -7,6 +7,13 @@
 #                  sysusers.d go where systemd's pkg-config says)
 #   make deb       build/deb/relay_<version>_<arch>.deb; enables nothing
 #   make test-host only the test-host run (it is part of make test too)
+#   make test-fleet the fleet test: three test hosts under Ansible (30+ min
+#                  under emulation; make test skips it)
+#   make fleet INVENTORY=FILE [FLEET_ID=NAME]
+#                  deploy/ansible/fleet.yml on FILE's hosts: relay on the relay
+#                  hosts, loadgen@ on the load hosts, results and their merge
+#                  in results/NAME-fleet/ (NAME: a new timestamp unless given;
+#                  the same NAME again changes nothing that is already right)
 
 DEPLOY_UNITDIR := $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null)
 DEPLOY_UNITDIR := $(if $(DEPLOY_UNITDIR),$(DEPLOY_UNITDIR),/lib/systemd/system)
@@ -20,7 +27,7 @@ DEPLOY_ETC := /etc/relay
 DEPLOY_MAN := $(wildcard server/relay.8 loadgen/loadgen.1)
 DEPLOY_BIN := build/release/bin
 
-.PHONY: deb test-host
+.PHONY: deb test-host test-fleet fleet
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
 		$(DESTDIR)$(PREFIX)/lib/relay $(DESTDIR)$(DEPLOY_UNITDIR) \
@@ -59,3 +66,17 @@ deb: release
 test-host:
 	@mk/deps build test deploy
 	@tests/run vm/host_
+
+test-fleet:
+	@mk/deps build test deploy fleet
+	@RELAY_FLEET_TEST=1 tests/run vm/fleet_
+
+FLEET_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
+fleet: release
+	@[ -n "$(INVENTORY)" ] || { echo "make fleet: say which hosts: INVENTORY=FILE (deploy/README.md)" >&2; exit 64; }
+	@[ -r "$(INVENTORY)" ] || { echo "make fleet: cannot read the inventory $(INVENTORY)" >&2; exit 66; }
+	@mk/deps deploy fleet report
+	deb=$$(deploy/mkdeb build/deb) && cd deploy/ansible && \
+		ansible-playbook -i "$(abspath $(INVENTORY))" -e fleet_id="$(FLEET_ID)" \
+		-e relay_deb="$$deb" fleet.yml
+	report/render results/$(FLEET_ID)-fleet

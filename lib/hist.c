@@ -142,6 +142,14 @@ static int64_t highest_equivalent(const struct hist *h, int64_t value)
 	return lowest_equivalent(h, value) + equivalent_range(h, value) - 1;
 }
 
+static void note_extremes(struct hist *h, int64_t value)
+{
+	if (value < LOAD(&h->min))
+		STORE(&h->min, value);
+	if (value > LOAD(&h->max))
+		STORE(&h->max, value);
+}
+
 void hist_record_n(struct hist *h, int64_t value, uint64_t n)
 {
 	if (value < 0)
@@ -152,15 +160,25 @@ void hist_record_n(struct hist *h, int64_t value, uint64_t n)
 	}
 	BUMP(&h->counts[counts_index(h, value)], n);
 	BUMP(&h->total, n);
-	if (value < LOAD(&h->min))
-		STORE(&h->min, value);
-	if (value > LOAD(&h->max))
-		STORE(&h->max, value);
+	note_extremes(h, value);
 }
 
 void hist_record(struct hist *h, int64_t value)
 {
 	hist_record_n(h, value, 1);
+}
+
+int hist_add_at(struct hist *h, int32_t index, uint64_t n)
+{
+	if (index < 0 || index >= h->counts_len) {
+		errno = EINVAL;
+		return -1;
+	}
+	int64_t value = value_at_index(h, index);
+	BUMP(&h->counts[index], n);
+	BUMP(&h->total, n);
+	note_extremes(h, value);
+	return 0;
 }
 
 int hist_merge(struct hist *dst, const struct hist *src)

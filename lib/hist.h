@@ -60,6 +60,11 @@ void hist_record_n(struct hist *h, int64_t value, uint64_t n);
  * Returns 0, or -1 with errno EINVAL when the shapes differ. */
 int hist_merge(struct hist *dst, const struct hist *src);
 
+/* Add n values to counts slot index (0 .. counts_len - 1), as a decoder of
+ * the HdrHistogram counts array does; min and max follow. Returns 0, or -1
+ * (errno EINVAL) when index is outside the array. */
+int hist_add_at(struct hist *h, int32_t index, uint64_t n);
+
 /* Number of values recorded. */
 uint64_t hist_count(const struct hist *h);
 

@@ -10,6 +10,7 @@
 #include <sysexits.h>
 
 #include "echo.h"
+#include "merge.h"
 #include "opts.h"
 #include "output.h"
 #include "run.h"
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
 	struct opts o;
 	char err[1536];
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && strcmp(argv[1], "merge") == 0)
+		return merge_main(argc - 1, argv + 1);
 	if (opts_parse(&o, argc, argv, err, sizeof(err)) < 0) {
 		fprintf(stderr, "loadgen: %s\n", err);
 		return EX_USAGE;

@@ -23,6 +23,7 @@ void opts_usage(FILE *out)
 "                     --slo p99=1ms [options]\n"
 "       loadgen sweep --quota --rate PPS --from Q1% --to Q2% --steps N --slo ...\n"
 "       loadgen echo --listen udp://ADDR:PORT\n"
+"       loadgen merge --json OUT [--hgrm OUT] FILE.hlog...\n"
 "\n"
 "Open-loop load: every datagram (or TCP message) has an intended send time\n"
 "on a fixed schedule; latency is measured from it (corrected for\n"
@@ -63,6 +64,9 @@ void opts_usage(FILE *out)
 "  --json FILE           write every counter and percentile as JSON\n"
 "  --hgrm FILE           write the corrected latency distribution (HdrHistogram\n"
 "                        percentile format, ms) and FILE.uncorrected.hgrm\n"
+"  --hlog FILE           write both histograms as an HdrHistogram interval\n"
+"                        log (corrected untagged, Tag=uncorrected): the\n"
+"                        input of loadgen merge and HdrHistogram's tools\n"
 "  --timeseries FILE     write count, p50, p99, max per window as CSV\n"
 "  --window MS           the time series window (default 100)\n"
 "  --no-progress         no live progress line (shown only on a terminal)\n"
@@ -236,7 +240,7 @@ enum {
 	O_QUOTA, O_PERIOD_US, O_PERIOD, O_CGROUP, O_SCOPE, O_TIMEOUT,
 	O_NOPROBE, O_JSON, O_HGRM, O_TS, O_WINDOW, O_NOPROGRESS, O_FROM,
 	O_TO, O_STEPS, O_SLO, O_QUOTA_SWEEP, O_CSV, O_PAUSE, O_LISTEN, O_TIMER,
-	O_SPIN, O_RT_PRIO, O_WATCH_CG, O_REPEAT,
+	O_SPIN, O_RT_PRIO, O_WATCH_CG, O_REPEAT, O_HLOG,
 };
 
 static const struct option longopts[] = {
@@ -256,6 +260,7 @@ static const struct option longopts[] = {
 	{ "no-probe", no_argument, NULL, O_NOPROBE },
 	{ "json", required_argument, NULL, O_JSON },
 	{ "hgrm", required_argument, NULL, O_HGRM },
+	{ "hlog", required_argument, NULL, O_HLOG },
 	{ "timeseries", required_argument, NULL, O_TS },
 	{ "window", required_argument, NULL, O_WINDOW },
 	{ "no-progress", no_argument, NULL, O_NOPROGRESS },
@@ -417,6 +422,9 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 	case O_HGRM:
 		o->hgrm = v;
 		return 0;
+	case O_HLOG:
+		o->hlog = v;
+		return 0;
 	case O_TS:
 		o->timeseries = v;
 		return 0;
@@ -488,9 +496,10 @@ static int check(struct opts *o, char *err, size_t errlen)
 		if (o->sweep == OPTS_SWEEP_QUOTA && o->quota_pct >= 0)
 			return bad(err, errlen, "a quota sweep sets the quota "
 				   "itself: drop --cpu-quota");
-		if (o->timeseries)
+		if (o->hlog || o->timeseries)
 			return bad(err, errlen, "sweep writes --json, --csv and "
-				   "--hgrm; --timeseries is for single runs");
+				   "--hgrm; --hlog and --timeseries are for "
+				   "single runs");
 		double top = o->sweep == OPTS_SWEEP_RATE
 			     ? fmax(o->from, o->to) : o->rate;
 		if (top / o->threads > MAX_PPS_PER_THREAD)

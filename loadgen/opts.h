@@ -42,7 +42,7 @@ struct opts {
 	int64_t period_us;
 	const char *cgroup;	/* existing cgroup or slice; NULL: create */
 	bool quota_threads;	/* quota on the sender threads only */
-	const char *json, *hgrm, *timeseries, *csv;
+	const char *json, *hgrm, *hlog, *timeseries, *csv;
 	int64_t window_ms;
 	int64_t timeout_ms;	/* a reply later than this is late; drain time */
 	bool probe;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "hlog.h"
 #include "results.h"
 
 const double output_pcts[6] = { 50, 90, 99, 99.9, 99.99, 100 };
@@ -211,6 +212,28 @@ int output_write_series(const char *path, const struct opts *o,
 		      path, err, errlen);
 }
 
+int output_write_hlog(const char *path, const struct opts *o,
+		      const struct run_result *r, char *err, size_t errlen)
+{
+	char comment[512];
+	snprintf(comment, sizeof(comment), "loadgen: latency in us, target %s, "
+		 "rate %.0f pps, duration %.3f s, threads %d; Interval_Max in "
+		 "ms", o->target_text, r->target_rate, r->duration_s,
+		 o->threads);
+	FILE *f = create(path, err, errlen);
+	if (!f)
+		return -1;
+	/* One interval: the whole run, send span and drain. */
+	int rc = hlog_write_header(f, comment, r->start_unix_s);
+	if (!rc)
+		rc = hlog_write_interval(f, NULL, 0.0, r->elapsed_s,
+					 &r->corrected, 1000.0);
+	if (!rc)
+		rc = hlog_write_interval(f, "uncorrected", 0.0, r->elapsed_s,
+					 &r->uncorrected, 1000.0);
+	return finish(f, rc, path, err, errlen);
+}
+
 int output_files(const struct opts *o, const struct run_result *r, char *err,
 		 size_t errlen)
 {
@@ -226,6 +249,8 @@ int output_files(const struct opts *o, const struct run_result *r, char *err,
 		rc |= results_write_hgrm(&r->corrected, o->hgrm, err, errlen);
 		rc |= results_write_hgrm(&r->uncorrected, un, err, errlen);
 	}
+	if (o->hlog)
+		rc |= output_write_hlog(o->hlog, o, r, err, errlen);
 	if (o->timeseries && r->has_series)
 		rc |= output_write_series(o->timeseries, o, r, err, errlen);
 	return rc;

@@ -31,6 +31,12 @@ int output_write_json(const char *path, json_t *j, char *err, size_t errlen);
 /* path with ".uncorrected" put before a ".hgrm" ending (or appended). */
 void output_uncorrected_path(const char *path, char *out, size_t len);
 
+/* Write r's corrected (untagged) and uncorrected (Tag=uncorrected)
+ * histograms as one interval each of an HdrHistogram log. Returns 0, or
+ * -1 with err filled. */
+int output_write_hlog(const char *path, const struct opts *o,
+		      const struct run_result *r, char *err, size_t errlen);
+
 /* Write the time series CSV of r. Returns 0, or -1 with err filled. */
 int output_write_series(const char *path, const struct opts *o,
 			const struct run_result *r, char *err, size_t errlen);

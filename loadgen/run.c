@@ -423,6 +423,10 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 	if (watch.path[0])
 		cg_read_stat(&watch, &wst0);
 	int64_t start = worker_now() + START_DELAY_NS;
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	r->start_unix_s = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9 +
+			  START_DELAY_NS / 1e9;
 	r->series.start_ns = start;
 	for (int k = 0; k < T; k++)
 		worker_go(&ws[k], start);

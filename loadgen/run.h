@@ -20,6 +20,7 @@ struct run_result {
 	double duration_s;		/* asked for */
 	double send_span_s;		/* first intended to last actual send */
 	double elapsed_s;		/* the whole run, drain included */
+	double start_unix_s;		/* the first intended send, wall clock */
 	uint64_t expected;		/* packets the schedule holds */
 	uint64_t sent, received, lost, duplicated, reordered, late, foreign;
 	uint64_t send_errors, refused;

@@ -12,7 +12,7 @@ unit-tests: $(UNIT_TESTS)
 
 # Everything any test needs, installed up front so a fresh machine needs no
 # other step (each test that needs a group also asks for it itself).
-TEST_DEPS := build test kernel report demo deploy tcp
+TEST_DEPS := build test kernel report demo deploy tcp fleet
 
 test:
 	@mk/deps $(TEST_DEPS)

@@ -15,6 +15,8 @@ EXPLAIN = {
                  "rarer. A lock without priority inheritance makes the RT consumer wait out "
                  "the throttled producer's quota period.",
         "host": "The latency distribution of this run; the further right, the rarer.",
+        "fleet": "Each load host's latency distribution and their merge (the hosts' "
+                 "histograms added); the further right, the rarer.",
     },
     "timeline": {
         "host": "Worst latency in each 100 ms window. Shaded: the relay made no progress (a "
@@ -85,7 +87,7 @@ def _figures(view, plots):
 
 
 def _cost(view, plots):
-    if view.kind == "model":
+    if view.kind in ("model", "fleet"):
         return ""
     rows = _cost_rows(view.cost)
     if not rows:
@@ -140,7 +142,7 @@ def render(view, plots, generated):
 <body><main>
 <h1>{_e(view.title)}</h1>
 <div class="verdict" style="background:{colour}"><b>{_e(view.verdict.upper())}</b>{_e(view.headline)}</div>
-<h2 id="latency">Latency and stalls</h2>
+<h2 id="latency">{"Latency per host" if view.kind == "fleet" else "Latency and stalls"}</h2>
 {_table(view)}
 <p class="muted">Latencies in milliseconds. p99.99 and max come from few samples: read them as the
 size of the worst events, not as a rate.</p>

@@ -271,7 +271,80 @@ def model_view(run_dir, s):
                 [("wait", "consumer lock wait")], None, None, None)
 
 
+def _fleet_host(run_dir, path):
+    """The load host an input of merged.json came from: the directory
+    results/<id>-fleet/<host>/ it was fetched to."""
+    host = os.path.basename(os.path.dirname(path)) or path
+    res = os.path.join(run_dir, host)
+    data = read_json(os.path.join(res, "loadgen.json"))
+    hgrm = os.path.join(res, "loadgen.hgrm")
+    return Column(host, host, data, {"loadgen": hgrm} if os.path.exists(hgrm) else {})
+
+
+def _run_cell(c, key, fmt=str):
+    v = c.data.get(key)
+    return "-" if v is None else fmt(v)
+
+
+def fleet_view(run_dir, merged):
+    """A fleet run (deploy/ansible): each load host's result beside the
+    merge of their histograms (loadgen merge)."""
+    inputs = merged.get("inputs")
+    if not isinstance(inputs, list) or not inputs:
+        raise DataError(f"{run_dir}/merged.json: no inputs")
+    hosts = [_fleet_host(run_dir, i.get("path", "")) for i in inputs]
+    hgrm = os.path.join(run_dir, "merged.hgrm")
+    total = Column("merged", f"merged ({len(hosts)} hosts)",
+                   {"latency_us": merged.get("latency_us", {})},
+                   {"loadgen": hgrm} if os.path.exists(hgrm) else {})
+    cols = hosts + [total]
+    for c in cols:
+        lat = c.data.get("latency_us") or {}
+        c.data["corrected"] = lat.get("corrected")
+        c.data["uncorrected"] = lat.get("uncorrected")
+    sections = [
+        ("loadgen latency, corrected for the schedule, ms", _pct_rows(cols, "corrected")
+         + [("samples", [_count((c.data.get("corrected") or {}).get("count"))
+                         for c in cols])]),
+        ("loadgen latency, send to reply, ms", _pct_rows(cols, "uncorrected")),
+        ("load", [
+            ("rate achieved, pps", [_run_cell(c, "achieved_rate", lambda v: f"{v:.0f}")
+                                    for c in hosts] + [
+                f"{sum(c.data.get('achieved_rate') or 0 for c in hosts):.0f}"]),
+            ("sent", [_run_cell(c, "sent") for c in hosts] + [
+                str(sum(c.data.get("sent") or 0 for c in hosts))]),
+            ("lost", [_run_cell(c, "lost") for c in hosts] + [
+                str(sum(c.data.get("lost") or 0 for c in hosts))]),
+        ]),
+    ]
+    fleet = os.path.basename(os.path.normpath(run_dir))
+    facts = [("run", fleet)] + [(f"load host {c.key}", f"sent to {c.data.get('target', '?')}")
+                                for c in hosts]
+    for relay in sorted(glob.glob(os.path.join(run_dir, "*", "relay.json"))):
+        r = read_json(relay)
+        rx = sum(l.get("rx_packets", 0) for l in (r.get("listeners") or {}).values())
+        facts.append((f"relay host {os.path.basename(os.path.dirname(relay))}",
+                      f"{rx} datagrams received on its listeners"))
+    h = merged.get("histogram") or {}
+    facts.append(("histograms", f"{h.get('lowest', '?')}..{h.get('highest', '?')} us, "
+                                f"{h.get('significant_digits', '?')} significant digits"))
+    m = merged.get("latency_us", {}).get("corrected") or {}
+    headline = (f"{len(hosts)} load hosts, {merged.get('count', '?')} samples; merged p99 "
+                f"{ms(m.get('p99'))} ms, max {ms(m.get('max'))} ms")
+    caveats = ["The merged column adds the hosts' histograms (loadgen merge), not their "
+               "percentiles: it is what one loadgen that had sent all the load would report."]
+    return View("fleet", "relay fleet run: load hosts and their merge", cols, sections,
+                "merged", headline, facts, caveats,
+                [("loadgen", "loadgen corrected latency")], None, None)
+
+
 def load(run_dir):
+    merged = os.path.join(run_dir, "merged.json")
+    if not os.path.exists(os.path.join(run_dir, "summary.json")) and os.path.exists(merged):
+        m = read_json(merged)
+        if not isinstance(m, dict):
+            raise DataError(f"{merged}: expected an object")
+        return fleet_view(run_dir, m)
     s = read_json(os.path.join(run_dir, "summary.json"))
     if not isinstance(s, dict):
         raise DataError(f"{run_dir}/summary.json: expected an object")

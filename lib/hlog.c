@@ -1,0 +1,397 @@
+/*
+ * hlog: the V2 histogram encoding and the interval log around it.
+ *
+ * Interop is the whole point, so the bytes follow HdrHistogram's Java
+ * encoder exactly: cookies with the word-size nibble set (0x10, "ZigZag
+ * LEB128, up to 9 bytes a word"), a normalizing index offset of 0, an
+ * integer-to-double ratio of 1.0, counts up to the last non-zero one. The
+ * decoder takes what any V2 encoder writes, and checks every length it is
+ * given before trusting it: a log comes from another machine.
+ */
+#include "hlog.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/evp.h>
+#include <zlib.h>
+
+#define COOKIE_V2		0x1c849303
+#define COOKIE_V2_COMPRESSED	0x1c849304
+#define COOKIE_WORD_SIZE	0x10	/* Java sets it; decoders mask 0xf0 */
+#define HEADER_LEN		40	/* cookie .. conversion ratio */
+#define WORD_MAX		9	/* LEB128-64b9B */
+
+static int why_fmt(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int why_fmt(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static uint8_t *put_be(uint8_t *p, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+static uint64_t get_be(const uint8_t *p, int bytes)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < bytes; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* ZigZag, then LEB128 whose ninth byte carries a full 8 bits. */
+static uint8_t *put_word(uint8_t *p, int64_t value)
+{
+	uint64_t v = ((uint64_t)value << 1) ^ (uint64_t)(value >> 63);
+	for (int i = 0; i < 8; i++) {
+		if (v < 0x80) {
+			*p++ = (uint8_t)v;
+			return p;
+		}
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* Returns the bytes used, or 0 when the word runs past end. */
+static size_t get_word(const uint8_t *p, const uint8_t *end, int64_t *value)
+{
+	uint64_t v = 0;
+	size_t n = 0;
+	for (; n < 8; n++) {
+		if (p + n >= end)
+			return 0;
+		v |= (uint64_t)(p[n] & 0x7f) << (7 * n);
+		if (!(p[n] & 0x80))
+			break;
+	}
+	if (n == 8) {
+		if (p + n >= end)
+			return 0;
+		v |= (uint64_t)p[n] << 56;
+	}
+	*value = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	return n + 1;
+}
+
+/* The uncompressed encoding of h into buf (HEADER_LEN + WORD_MAX per slot
+ * is enough); returns its length. */
+static size_t encode_plain(const struct hist *h, uint8_t *buf)
+{
+	/* The caller's histogram is at rest: nobody records into it now. */
+	int32_t used = h->counts_len;
+	while (used > 0 && !h->counts[used - 1])
+		used--;
+	uint8_t *p = buf + HEADER_LEN;
+	for (int32_t i = 0; i < used;) {
+		int64_t zeros = 0;
+		while (i < used && !h->counts[i]) {
+			zeros++;
+			i++;
+		}
+		if (zeros > 1)
+			p = put_word(p, -zeros);
+		else if (zeros == 1)
+			p = put_word(p, 0);
+		else
+			p = put_word(p, (int64_t)h->counts[i++]);
+	}
+	size_t payload = (size_t)(p - buf - HEADER_LEN);
+	double ratio = 1.0;
+	uint64_t ratio_bits;
+	memcpy(&ratio_bits, &ratio, sizeof(ratio_bits));
+	uint8_t *q = put_be(buf, COOKIE_V2 | COOKIE_WORD_SIZE, 4);
+	q = put_be(q, payload, 4);
+	q = put_be(q, 0, 4);		/* normalizing index offset */
+	q = put_be(q, (uint64_t)h->sigfigs, 4);
+	q = put_be(q, (uint64_t)h->lowest, 8);
+	q = put_be(q, (uint64_t)h->highest, 8);
+	put_be(q, ratio_bits, 8);
+	return HEADER_LEN + payload;
+}
+
+char *hlog_encode(const struct hist *h)
+{
+	size_t cap = HEADER_LEN + (size_t)h->counts_len * WORD_MAX;
+	uint8_t *plain = malloc(cap);
+	uLongf zlen = compressBound(cap);
+	uint8_t *packed = malloc(8 + zlen);
+	char *text = NULL;
+	if (!plain || !packed)
+		goto out;
+	size_t n = encode_plain(h, plain);
+	zlen = compressBound(n);
+	if (compress(packed + 8, &zlen, plain, n) != Z_OK)
+		goto out;
+	put_be(put_be(packed, COOKIE_V2_COMPRESSED | COOKIE_WORD_SIZE, 4),
+	       zlen, 4);
+	size_t total = 8 + zlen;
+	text = malloc(4 * ((total + 2) / 3) + 1);
+	if (text)
+		EVP_EncodeBlock((unsigned char *)text, packed, (int)total);
+out:
+	free(plain);
+	free(packed);
+	if (!text)
+		errno = ENOMEM;
+	return text;
+}
+
+/* Base64 into a new buffer; *n is its length. NULL when not base64. */
+static uint8_t *from_base64(const char *text, size_t *n)
+{
+	if (*n == 0 || *n % 4 || *n > INT32_MAX)
+		return NULL;
+	uint8_t *bin = malloc(*n / 4 * 3 + 1);
+	if (!bin)
+		return NULL;
+	int got = EVP_DecodeBlock(bin, (const unsigned char *)text, (int)*n);
+	if (got < 0) {
+		free(bin);
+		return NULL;
+	}
+	/* EVP_DecodeBlock counts the padding as zero bytes. */
+	size_t pad = (text[*n - 1] == '=') + (text[*n - 2] == '=');
+	*n = (size_t)got - pad;
+	return bin;
+}
+
+/* Inflate exactly want bytes into out from the stream's input. */
+static int inflate_exactly(z_stream *z, uint8_t *out, size_t want, bool last)
+{
+	z->next_out = out;
+	z->avail_out = (uInt)want;
+	int rc = inflate(z, last ? Z_FINISH : Z_SYNC_FLUSH);
+	if (z->avail_out)
+		return -1;
+	return last ? (rc == Z_STREAM_END ? 0 : -1)
+		    : (rc == Z_OK || rc == Z_STREAM_END ? 0 : -1);
+}
+
+/* The counts words of the payload into h. */
+static int decode_counts(struct hist *h, const uint8_t *p, const uint8_t *end,
+			 char *why, size_t whylen)
+{
+	int64_t index = 0;
+	while (p < end) {
+		int64_t v;
+		size_t used = get_word(p, end, &v);
+		if (!used)
+			return why_fmt(why, whylen, "a count is cut short");
+		p += used;
+		if (v < 0) {
+			if (v == INT64_MIN || index - v > h->counts_len)
+				return why_fmt(why, whylen, "a run of %lld zero "
+					       "counts goes past the histogram's "
+					       "%d slots", -(long long)v,
+					       h->counts_len);
+			index -= v;
+			continue;
+		}
+		if (index >= h->counts_len)
+			return why_fmt(why, whylen, "more counts than the "
+				       "histogram's %d slots", h->counts_len);
+		if (v)
+			hist_add_at(h, (int32_t)index, (uint64_t)v);
+		index++;
+	}
+	return 0;
+}
+
+int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
+		size_t whylen)
+{
+	memset(h, 0, sizeof(*h));
+	uint8_t *bin = from_base64(text, &n), *plain = NULL;
+	if (!bin)
+		return why_fmt(why, whylen, "the histogram is not base64 text");
+	int rc = -1;
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	bool zinit = false;
+	uint8_t head[HEADER_LEN];
+	if (n < 8 || (get_be(bin, 4) & ~0xf0u) != COOKIE_V2_COMPRESSED) {
+		why_fmt(why, whylen, "not a compressed V2 histogram (cookie "
+			"0x%08llx)", n < 4 ? 0ULL
+			: (unsigned long long)get_be(bin, 4));
+		goto out;
+	}
+	uint64_t zlen = get_be(bin + 4, 4);
+	if (zlen > n - 8) {
+		why_fmt(why, whylen, "the histogram is cut short: %zu of %llu "
+			"compressed bytes", n - 8, (unsigned long long)zlen);
+		goto out;
+	}
+	if (inflateInit(&z) != Z_OK) {
+		why_fmt(why, whylen, "zlib: out of memory");
+		goto out;
+	}
+	zinit = true;
+	z.next_in = bin + 8;
+	z.avail_in = (uInt)zlen;
+	if (inflate_exactly(&z, head, HEADER_LEN, false) < 0 ||
+	    (get_be(head, 4) & ~0xf0u) != COOKIE_V2) {
+		why_fmt(why, whylen, "the compressed histogram is corrupt "
+			"(no V2 header inside)");
+		goto out;
+	}
+	/* head + 8, the normalizing index offset, needs no undoing: encoders
+	 * write the counts in value order whatever it is (and
+	 * hdr-histogram-js writes 1 there for every histogram). The ratio at
+	 * head + 32 only scales a DoubleHistogram's values. */
+	uint64_t payload = get_be(head + 4, 4);
+	int64_t sigfigs = (int32_t)get_be(head + 12, 4);
+	int64_t lowest = (int64_t)get_be(head + 16, 8);
+	int64_t highest = (int64_t)get_be(head + 24, 8);
+	if (sigfigs < 1 || sigfigs > 5 ||
+	    hist_init(h, lowest, highest, (int)sigfigs) < 0) {
+		why_fmt(why, whylen, "unsupported histogram settings: "
+			"lowest %lld, highest %lld, %lld significant digits",
+			(long long)lowest, (long long)highest,
+			(long long)sigfigs);
+		goto out;
+	}
+	if (payload > (uint64_t)h->counts_len * WORD_MAX) {
+		why_fmt(why, whylen, "a payload of %llu bytes cannot fit %d "
+			"slots", (unsigned long long)payload, h->counts_len);
+		goto out;
+	}
+	plain = malloc(payload + 1);
+	if (!plain) {
+		why_fmt(why, whylen, "out of memory");
+		goto out;
+	}
+	if (inflate_exactly(&z, plain, payload, true) < 0) {
+		why_fmt(why, whylen, "the compressed histogram is corrupt or "
+			"cut short (%llu payload bytes promised)",
+			(unsigned long long)payload);
+		goto out;
+	}
+	rc = decode_counts(h, plain, plain + payload, why, whylen);
+out:
+	if (zinit)
+		inflateEnd(&z);
+	if (rc < 0)
+		hist_free(h);
+	free(bin);
+	free(plain);
+	return rc;
+}
+
+int hlog_write_header(FILE *out, const char *comment, double start_unix_s)
+{
+	char when[64] = "";
+	time_t t = (time_t)start_unix_s;
+	struct tm tm;
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%a %b %d %H:%M:%S UTC %Y", &tm);
+	if (comment && fprintf(out, "#[%s]\n", comment) < 0)
+		return -1;
+	return fprintf(out,
+		       "#[Histogram log format version 1.3]\n"
+		       "#[StartTime: %.3f (seconds since epoch), %s]\n"
+		       "#[BaseTime: %.3f (seconds since epoch)]\n"
+		       "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
+		       "\"Interval_Compressed_Histogram\"\n",
+		       start_unix_s, when, start_unix_s) < 0 ? -1 : 0;
+}
+
+int hlog_write_interval(FILE *out, const char *tag, double start_s,
+			double length_s, const struct hist *h, double max_scale)
+{
+	char *text = hlog_encode(h);
+	if (!text)
+		return -1;
+	int n = fprintf(out, "%s%s%s%.3f,%.3f,%.3f,%s\n", tag ? "Tag=" : "",
+			tag ? tag : "", tag ? "," : "", start_s, length_s,
+			(double)hist_max(h) / max_scale, text);
+	free(text);
+	return n < 0 ? -1 : 0;
+}
+
+void hlog_reader_init(struct hlog_reader *r, FILE *in)
+{
+	memset(r, 0, sizeof(*r));
+	r->in = in;
+}
+
+void hlog_reader_free(struct hlog_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+/* "START,LENGTH,MAX," then the histogram; returns where it starts. */
+static char *interval_fields(char *s, struct hlog_interval *iv)
+{
+	double v[3];
+	for (int i = 0; i < 3; i++) {
+		char *end;
+		errno = 0;
+		v[i] = strtod(s, &end);
+		if (end == s || errno || *end != ',')
+			return NULL;
+		s = end + 1;
+	}
+	iv->start_s = v[0];
+	iv->length_s = v[1];
+	return s;
+}
+
+int hlog_read(struct hlog_reader *r, struct hlog_interval *iv, char *why,
+	      size_t whylen)
+{
+	memset(iv, 0, sizeof(*iv));
+	ssize_t n;
+	while ((n = getline(&r->buf, &r->cap, r->in)) >= 0) {
+		r->line++;
+		char *s = r->buf;
+		if (n == 0 || s[n - 1] != '\n')
+			return why_fmt(why, whylen, "line %d: cut short (no "
+				       "newline at the end of the file)",
+				       r->line);
+		while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+			s[--n] = 0;
+		if (!n || s[0] == '#' || s[0] == '"')
+			continue;
+		if (strncmp(s, "Tag=", 4) == 0) {
+			char *comma = strchr(s + 4, ',');
+			size_t len = comma ? (size_t)(comma - s - 4) : 0;
+			if (!comma || len >= sizeof(iv->tag))
+				return why_fmt(why, whylen, "line %d: a tag "
+					       "without its interval", r->line);
+			memcpy(iv->tag, s + 4, len);
+			s = comma + 1;
+		}
+		char *text = interval_fields(s, iv);
+		if (!text)
+			return why_fmt(why, whylen, "line %d: not an interval "
+				       "(START,LENGTH,MAX,HISTOGRAM)", r->line);
+		char inner[256];
+		if (hlog_decode(text, strlen(text), &iv->h, inner,
+				sizeof(inner)) < 0)
+			return why_fmt(why, whylen, "line %d: %s", r->line,
+				       inner);
+		return 1;
+	}
+	if (ferror(r->in))
+		return why_fmt(why, whylen, "line %d: %s", r->line + 1,
+			       strerror(errno));
+	return 0;
+}

@@ -1,0 +1,68 @@
+/*
+ * hlog: HdrHistogram's interval log (format version 1.3), the file that
+ * HdrHistogram's own tools in Java, C, Python and JavaScript read and write.
+ *
+ * A log is comment lines ("#[StartTime: ...]"), a column legend, then one
+ * line per interval: [Tag=NAME,]START,LENGTH,MAX,HISTOGRAM where HISTOGRAM
+ * is the V2 compressed encoding in base64: a big-endian header (cookie,
+ * lengths, the histogram's settings), then the counts array as ZigZag
+ * LEB128 varints with runs of zeros folded into one negative number, all
+ * DEFLATE-compressed by zlib. The counts array is struct hist's own: the
+ * bucket layout is HdrHistogram's, so no value moves in either direction.
+ */
+#ifndef RELAY_HLOG_H
+#define RELAY_HLOG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "hist.h"
+
+/* h as HdrHistogram's compressed V2 encoding, in base64: a NUL-terminated
+ * string to free(), or NULL (errno ENOMEM). */
+char *hlog_encode(const struct hist *h);
+
+/* Decode the base64 text of n bytes into h, initialised here with the
+ * settings the encoding carries (hist_free it). Returns 0, or -1 with why
+ * filled and h left with no counts array. */
+int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
+		size_t whylen);
+
+/* Write the log's header: comment (NULL: none) as a "#[...]" line, the
+ * format version, StartTime and BaseTime (both start_unix_s: the intervals'
+ * times are relative to it) and the legend. Returns 0, or -1. */
+int hlog_write_header(FILE *out, const char *comment, double start_unix_s);
+
+/* Write one interval of h: tag (NULL: untagged), start and length in
+ * seconds, the max column as hist_max / max_scale (1000 puts us in ms).
+ * Returns 0, or -1 (errno). */
+int hlog_write_interval(FILE *out, const char *tag, double start_s,
+			double length_s, const struct hist *h, double max_scale);
+
+/* Reading a log one interval at a time. */
+struct hlog_reader {
+	FILE *in;
+	int line;		/* of the last line read */
+	char *buf;
+	size_t cap;
+};
+
+/* One interval as read: its tag ("" when untagged) and histogram. */
+struct hlog_interval {
+	char tag[64];
+	double start_s, length_s;
+	struct hist h;
+};
+
+/* Read from in (which the caller opens and closes). */
+void hlog_reader_init(struct hlog_reader *r, FILE *in);
+void hlog_reader_free(struct hlog_reader *r);
+
+/* The next interval into iv (hist_free iv->h after use): returns 1, 0 at
+ * the end of the log, or -1 with why filled ("line N: ..."): a line that
+ * is not an interval, a histogram that does not decode, or a last line
+ * without its newline (a file cut short). */
+int hlog_read(struct hlog_reader *r, struct hlog_interval *iv, char *why,
+	      size_t whylen);
+
+#endif

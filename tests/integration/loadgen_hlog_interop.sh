@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# HdrHistogram interval logs cross implementations both ways: what
+# loadgen --hlog writes, hdr-histogram-js (tests/interop/) decodes to the
+# counts, max and percentiles loadgen's own JSON reports; what
+# hdr-histogram-js writes, loadgen merge adds up to the exact count and max.
+# hdr-histogram-js comes from the npm registry into the cache, keyed by
+# tests/interop/package.json; without npm or the registry the test skips.
+# timeout: 240
+. "$(dirname "$0")/../lib.sh"
+. "$FIXTURES/loadgen/lib.sh"
+
+if ! command -v npm >/dev/null; then
+	"$top/mk/deps" interop >"$TEST_TMP/deps.log" 2>&1 ||
+		skip "no npm, and mk/deps interop failed: $(tail -n 1 "$TEST_TMP/deps.log")"
+fi
+key=$(sha256sum "$top/tests/interop/package.json" | cut -c1-16)
+mods=${RELAY_CACHE:-/var/cache/relay}/npm/$key
+if [ ! -f "$mods/done" ]; then
+	rm -rf "$mods"
+	mkdir -p "$mods"
+	cp "$top/tests/interop/package.json" "$mods/"
+	( cd "$mods" && timeout 180 npm install --no-audit --no-fund ) >"$TEST_TMP/npm.log" 2>&1 ||
+		skip "cannot install hdr-histogram-js with npm: $(tail -n 3 "$TEST_TMP/npm.log" | tr '\n' ' ')"
+	touch "$mods/done"
+fi
+export NODE_PATH=$mods/node_modules
+hdrjs() { node "$top/tests/interop/hdr.js" "$@"; }
+
+# loadgen -> hdr-histogram-js
+start_echo
+"$LOADGEN" --target "udp://127.0.0.1:$ECHO_PORT" --rate 2000 --duration 1 \
+	--no-progress --json "$TEST_TMP/run.json" --hlog "$TEST_TMP/run.hlog" \
+	>"$TEST_TMP/run.out" || fail "loadgen run: $(cat "$TEST_TMP/run.out")"
+hdrjs read "$TEST_TMP/run.hlog" >"$TEST_TMP/js.jsonl" || fail "hdr-histogram-js cannot read loadgen's log"
+cat "$TEST_TMP/js.jsonl"
+python3 - "$TEST_TMP/run.json" "$TEST_TMP/js.jsonl" <<'PY' || fail "hdr-histogram-js read other numbers than loadgen reported"
+import json, sys
+run = json.load(open(sys.argv[1]))["latency_us"]
+got = {l["tag"]: l for l in map(json.loads, open(sys.argv[2]))}
+assert set(got) == {"", "uncorrected"}, got.keys()
+for tag, name in (("", "corrected"), ("uncorrected", "uncorrected")):
+    js, ours = got[tag], run[name]
+    assert js["count"] == ours["count"] > 0, (name, js, ours)
+    assert (js["digits"], js["lowest"], js["highest"]) == (3, 1, 10000000), js
+    # max and percentiles: the highest value of the same bucket
+    for k in ("max", "p50", "p99"):
+        assert js[k] == ours[k], (name, k, js[k], ours[k])
+print("loadgen -> hdr-histogram-js: counts, max, p50, p99 agree")
+PY
+
+# hdr-histogram-js -> loadgen merge
+mkdir -p "$TEST_TMP/js"
+seed=$(( $(date +%s) % 100000 ))
+echo "random logs, seed $seed"
+hdrjs random "$TEST_TMP/js" 4 "$seed" || fail "hdr-histogram-js could not write logs"
+"$LOADGEN" merge --json "$TEST_TMP/merged.json" "$TEST_TMP"/js/random-*.hlog ||
+	fail "loadgen merge refused hdr-histogram-js's logs"
+python3 - "$TEST_TMP/merged.json" "$TEST_TMP/js/expect.json" <<'PY' || fail "merged other numbers than hdr-histogram-js wrote (seed $seed)"
+import json, sys
+merged, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+c = merged["latency_us"]["corrected"]
+assert merged["count"] == c["count"] == want["count"], (merged["count"], want)
+assert c["max"] == want["max"], (c["max"], want)
+print("hdr-histogram-js -> loadgen merge: count %d, max %d" % (c["count"], c["max"]))
+PY
+pass "interval logs read both ways with hdr-histogram-js"

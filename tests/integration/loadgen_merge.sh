@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# loadgen merge on the interval logs of tests/fixtures/hlog/: counts add up
+# exactly, the max is the largest input's, the percentiles are those of the
+# sum; inputs recorded with other settings, cut short, corrupt, empty or
+# missing are refused naming the file, with their own exit status, and
+# write no result. Then two real runs merge to the sum of their counts.
+# timeout: 120
+. "$(dirname "$0")/../lib.sh"
+. "$FIXTURES/loadgen/lib.sh"
+hl=$FIXTURES/hlog
+out=$TEST_TMP/merged.json
+
+"$LOADGEN" merge --json "$out" --hgrm "$TEST_TMP/merged.hgrm" "$hl/host-a.hlog" "$hl/host-b.hlog" \
+	>"$TEST_TMP/table" || fail "merge of host-a and host-b failed"
+cat "$TEST_TMP/table"
+check_py "$out" "j['count'] == 1511 and j['latency_us']['corrected']['count'] == 1511" "count is not 1010 + 501"
+check_py "$out" "j['latency_us']['corrected']['max'] == 90047" "max is not host-b's (90000's bucket ends at 90047)"
+check_py "$out" "j['latency_us']['uncorrected']['count'] == 1501" "uncorrected count is not 1000 + 501"
+# Of 1511 values 600 are 100 us, 500 are 200 us: the median is 200 us;
+# averaging the inputs' medians (100 and 200) would not give it.
+check_py "$out" "j['latency_us']['corrected']['p50'] == 200" "merged p50"
+check_py "$out" "j['latency_us']['corrected']['p99_9'] == 5003" "merged p99.9"
+check_py "$out" "[i['latency_us']['corrected']['count'] for i in j['inputs']] == [1010, 501]" "per-input counts"
+check_py "$out" "j['histogram'] == {'lowest': 1, 'highest': 10000000, 'significant_digits': 3}" "settings"
+grep -q 'Total count    =         1511' "$TEST_TMP/merged.hgrm" || fail "merged.hgrm total"
+grep -q 'Total count    =         1501' "$TEST_TMP/merged.uncorrected.hgrm" || fail "merged.uncorrected.hgrm total"
+grep -q '^  merged  *1511 ' "$TEST_TMP/table" || fail "the table has no merged row of 1511"
+
+# refuse STATUS TEXT FILE...: merge exits STATUS, says TEXT, writes nothing.
+refuse() { refuse_args "$1" "$2" --json "$out" "${@:3}"; }
+refuse_args() {
+	local want=$1 text=$2 status=0
+	shift 2
+	rm -f "$out"
+	"$LOADGEN" merge "$@" >/dev/null 2>"$TEST_TMP/err" || status=$?
+	[ "$status" = "$want" ] || fail "merge $* exited $status, not $want: $(cat "$TEST_TMP/err")"
+	grep -qF -- "$text" "$TEST_TMP/err" || fail "merge $* did not say '$text': $(cat "$TEST_TMP/err")"
+	[ ! -e "$out" ] || fail "merge $* wrote $out though it refused"
+	echo "ok $want: $(cat "$TEST_TMP/err")"
+}
+refuse 65 "$hl/digits2.hlog line 5: histogram settings (lowest 1, highest 10000000, 2 digits) differ from those of $hl/host-a.hlog" \
+	"$hl/host-a.hlog" "$hl/digits2.hlog"
+refuse 65 "$hl/truncated.hlog: line 6: cut short" "$hl/host-b.hlog" "$hl/truncated.hlog"
+refuse 65 "$hl/corrupt.hlog: line 5: the compressed histogram is corrupt" "$hl/corrupt.hlog" "$hl/host-b.hlog"
+head -n 4 "$hl/host-a.hlog" >"$TEST_TMP/header-only.hlog"
+refuse 65 "$TEST_TMP/header-only.hlog: no untagged interval histogram" "$TEST_TMP/header-only.hlog"
+refuse 65 "$FIXTURES/hist_1to10000.hgrm: line 1: not an interval" "$FIXTURES/hist_1to10000.hgrm"
+refuse 66 "cannot read $TEST_TMP/nothing.hlog" "$hl/host-a.hlog" "$TEST_TMP/nothing.hlog"
+refuse_args 64 "--json OUT is required" --hgrm "$TEST_TMP/x.hgrm" "$hl/host-a.hlog"
+refuse_args 64 "no input FILE.hlog given" --json "$out"
+refuse_args 64 "unknown option '--jsno'" --jsno "$out" "$hl/host-a.hlog"
+refuse_args 64 "option '--json' needs a value" "$hl/host-a.hlog" --json
+
+# Two runs of loadgen itself.
+start_echo
+for i in 1 2; do
+	"$LOADGEN" --target "udp://127.0.0.1:$ECHO_PORT" --rate $((1000 * i)) --duration 1 \
+		--no-progress --json "$TEST_TMP/run$i.json" --hlog "$TEST_TMP/run$i.hlog" \
+		>/dev/null || fail "run $i"
+done
+"$LOADGEN" merge --json "$out" "$TEST_TMP/run1.hlog" "$TEST_TMP/run2.hlog" >/dev/null || fail "merge of two runs"
+c1=$(jget "$TEST_TMP/run1.json" "j['latency_us']['corrected']['count']")
+c2=$(jget "$TEST_TMP/run2.json" "j['latency_us']['corrected']['count']")
+m=$(jget "$TEST_TMP/run1.json" "max(j['latency_us']['corrected']['max'], json.load(open('$TEST_TMP/run2.json'))['latency_us']['corrected']['max'])")
+check_py "$out" "j['count'] == $c1 + $c2" "merged count of two runs"
+check_py "$out" "j['latency_us']['corrected']['max'] == $m" "merged max of two runs"
+pass "merge: exact sums, settings, damage and missing files refused"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# report/render on a fleet run's directory (results/<id>-fleet/, as
+# deploy/ansible leaves it): each load host's percentiles beside the merged
+# ones, the merged samples the sum of the hosts', every host's curve and the
+# merged one on the distribution plot, the relay host's count in the facts.
+# The fixture is two real loadgen runs through relay and loadgen merge.
+# timeout: 120
+. "$(dirname "$0")/../lib.sh"
+command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
+dir=$TEST_TMP/t1-fleet
+cp -r "$FIXTURES/report/fleet" "$dir"
+out=$("$top/report/render" "$dir") || fail "render exited $?"
+echo "$out"
+grep -Eq '^ +load1 +load2 +merged$' <<<"$out" || fail "no columns load1, load2, merged"
+grep -Eq '^  samples +4000 +6000 +10000$' <<<"$out" || fail "merged samples are not 4000 + 6000"
+grep -Eq '^  max +94\.8 +53\.2 +94\.8$' <<<"$out" || fail "merged max is not the largest host max"
+grep -Eq '^  p99 +75\.6 +44\.0 +61\.5$' <<<"$out" || fail "merged p99 is not the merged histogram's"
+grep -q '^verdict: MERGED: 2 load hosts, 10000 samples' <<<"$out" || fail "no headline"
+grep -q 'relay host relay1.*10002 datagrams received' "$dir/report.html" || fail "the page lacks the relay host"
+"$top/report/check" "$dir" || fail "the report is not whole"
+if command -v chromium >/dev/null; then
+	"$top/report/check" "$dir" --screenshot || fail "the page does not show every curve"
+fi
+# A merged.json whose input has no result directory is refused by name.
+sed -i 's|load2/loadgen.hlog|load9/loadgen.hlog|' "$dir/merged.json"
+status=0
+"$top/report/render" "$dir" >/dev/null 2>"$TEST_TMP/err" || status=$?
+[ $status = 65 ] || fail "render of a merge without load9's files exited $status, not 65"
+grep -q 'load9/loadgen.json: no such file' "$TEST_TMP/err" || fail "the error does not name load9/loadgen.json: $(cat "$TEST_TMP/err")"
+pass "fleet report: per-host columns beside the merge"

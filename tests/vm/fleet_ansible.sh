@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# A fleet driven by deploy/ansible: three Debian 12 test hosts (the systemd
+# test host image plus openssh-server and Python) under QEMU, one relay
+# host and two load hosts, on a private network between the guests (QEMU
+# socket networking over multicast on the loopback of a network namespace
+# the test makes) and reachable from here only through ports on that
+# namespace's 127.0.0.1. The SSH key is made here and thrown away.
+#
+# First two bad inventories (a missing variable, an unreachable host): the
+# playbook fails with Ansible's message and no host has relay installed or
+# running. Then the real run: relay forwards both load hosts' traffic across
+# the private network, the results come back to results/<id>-fleet/<host>/,
+# the merged count is the sum of the hosts' and its max the largest. A
+# second run changes nothing, and --check --diff says so; undo.yml leaves
+# no relay installed or running.
+#
+# Three emulated guests on a 2-core host take 10-13 minutes to boot and
+# Ansible's runs over them tens of minutes more, far over the 8 minutes this
+# test may add to make test: it runs only when asked (make test-fleet, or
+# RELAY_FLEET_TEST=1) and is counted as skipped otherwise.
+# timeout: 3600
+. "$(dirname "$0")/../lib.sh"
+[ "${RELAY_FLEET_TEST:-0}" = 1 ] ||
+	skip "the fleet test takes 30+ minutes under emulation here; run it with make test-fleet (RELAY_FLEET_TEST=1)"
+need_root "network namespaces, debootstrap and QEMU"
+"$top/mk/deps" deploy fleet >"$TEST_TMP/deps.log" 2>&1 ||
+	skip "cannot install Ansible, QEMU and debootstrap (mk/deps deploy fleet): $(tail -n 1 "$TEST_TMP/deps.log")"
+t0=$SECONDS
+say() { echo "[$((SECONDS - t0)) s] $*"; }
+
+deb=$("$top/deploy/mkdeb" "$TEST_TMP/deb") || fail "deploy/mkdeb"
+# The image carries what the package depends on (no network in the guests)
+# and what Ansible needs: sshd, Python, python3-apt for the apt module.
+deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/[(|].*//; s/ //g' | grep -v '^$')
+img=$("$top/deploy/hostimg/mkimage" $deps openssh-server python3 python3-apt) ||
+	fail "deploy/hostimg/mkimage"
+say "image $img"
+
+ns=relay-fleet-$$
+qemus=()
+# Each guest runs in a session of its own (setsid), so that its whole
+# process tree (boot, timeout, QEMU) goes with one kill.
+cleanup() {
+	local p d alive
+	for d in "$TEST_TMP"/host-*; do [ -d "$d" ] && touch "$d/stop"; done
+	for _ in $(seq 20); do	# 10 s to power off
+		alive=
+		for p in "${qemus[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ -n "$alive" ] || break
+		sleep 0.5
+	done
+	for p in "${qemus[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
+	for p in "${qemus[@]}"; do wait "$p" 2>/dev/null; done
+	ip netns del "$ns" 2>/dev/null
+	cleanup_bg
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+ip netns add "$ns" || fail "cannot make a network namespace"
+in_ns() { ip netns exec "$ns" "$@"; }
+in_ns ip link set lo up
+in_ns ip link set lo multicast on
+in_ns ip route add 224.0.0.0/4 dev lo
+
+ssh-keygen -q -t ed25519 -N '' -C relay-fleet-test -f "$TEST_TMP/key" || fail "ssh-keygen"
+# host NAME INDEX PRIVATE_ADDR: boot one guest; ssh on 127.0.0.1:2200+INDEX.
+host() {
+	local name=$1 i=$2 addr=$3 share=$TEST_TMP/host-$1
+	mkdir -p "$share"
+	install -m 0755 "$FIXTURES/fleet/guest" "$share/guest"
+	cp "$TEST_TMP/key.pub" "$share/authorized_keys"
+	printf 'NAME=%s\nSSH_MAC=52:54:00:12:00:0%d\nPRIVATE_MAC=52:54:00:77:00:0%d\nPRIVATE_ADDR=%s/24\nLIMIT=2300\n' \
+		"$name" "$i" "$i" "$addr" >"$share/fleet.env"
+	setsid ip netns exec "$ns" "$top/deploy/hostimg/boot" "$img" "$share" 2350 \
+		-smp 1,sockets=1,cores=1,threads=1 -m 512 \
+		-netdev "user,id=ssh,restrict=on,hostfwd=tcp:127.0.0.1:$((2200 + i))-:22" \
+		-device "virtio-net-pci,netdev=ssh,mac=52:54:00:12:00:0$i" \
+		-netdev socket,id=priv,mcast=230.0.0.1:31000,localaddr=127.0.0.1 \
+		-device "virtio-net-pci,netdev=priv,mac=52:54:00:77:00:0$i" \
+		>"$TEST_TMP/boot-$name.log" 2>&1 &
+	qemus+=($!)
+}
+host relay1 1 10.77.0.11
+host load1 2 10.77.0.12
+host load2 3 10.77.0.13
+# Booting under emulation takes from 1 to over 10 minutes, with the host's
+# load: wait up to 20 minutes for all three, saying how long it took.
+deadline=$((SECONDS + 1200))
+for name in relay1 load1 load2; do
+	while [ ! -f "$TEST_TMP/host-$name/out/ready" ] && [ $SECONDS -lt $deadline ]; do
+		for p in "${qemus[@]}"; do kill -0 "$p" 2>/dev/null ||
+			{ tail -n 5 "$TEST_TMP"/boot-*.log "$TEST_TMP"/host-*/out/console.log
+			  fail "a test host stopped while booting"; }; done
+		sleep 1
+	done
+	[ -f "$TEST_TMP/host-$name/out/ready" ] ||
+		{ tail -n 20 "$TEST_TMP/host-$name/out/console.log"; fail "$name did not come up in 20 minutes"; }
+done
+say "three hosts booted"
+# sshd in an emulated guest on a busy host can take a minute to answer.
+ssh_to() {
+	local port=$1; shift
+	in_ns ssh -i "$TEST_TMP/key" -o StrictHostKeyChecking=no -o UserKnownHostsFile="$TEST_TMP/known_hosts" \
+		-o ConnectTimeout=120 -o BatchMode=yes -p "$port" root@127.0.0.1 "$@"
+}
+for port in 2201 2202 2203; do
+	until ssh_to "$port" true 2>"$TEST_TMP/ssh.err"; do
+		[ $SECONDS -lt $deadline ] || fail "no SSH on port $port: $(cat "$TEST_TMP/ssh.err")"
+		sleep 2
+	done
+done
+say "three hosts answer over SSH"
+
+# Ansible's own files stay in the test's directory.
+export ANSIBLE_HOME=$TEST_TMP/ansible ANSIBLE_LOCAL_TEMP=$TEST_TMP/ansible/tmp \
+	ANSIBLE_SSH_CONTROL_PATH_DIR=$TEST_TMP/ansible/cp ANSIBLE_NOCOLOR=1 \
+	ANSIBLE_CONFIG=$top/deploy/ansible/ansible.cfg ANSIBLE_TIMEOUT=120
+results=$TEST_TMP/results
+# inventory FILE [EXTRA_LOAD_HOST_LINE] [RELAY_ADDRESS_LINE]
+inventory() {
+	cat >"$1" <<-EOF
+	all:
+	  vars:
+	    ansible_user: root
+	    ansible_host: 127.0.0.1
+	    ansible_ssh_private_key_file: $TEST_TMP/key
+	    ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=$TEST_TMP/known_hosts -o ConnectTimeout=120
+	    relay_deb: $deb
+	    fleet_id: t1
+	    fleet_results: $results
+	    fleet_loadgen: $LOADGEN
+	    loadgen_rate: 200
+	    loadgen_duration: 5
+	    loadgen_cpu_quota: 50%
+	    # an emulated relay host on a busy machine can take seconds to answer
+	    loadgen_extra_args: --timeout 10s
+	  children:
+	    relay_hosts:
+	      hosts:
+	        relay1: {ansible_port: 2201${3-, fleet_address: 10.77.0.11}}
+	    load_hosts:
+	      hosts:
+	        load1: {ansible_port: 2202}
+	        load2: {ansible_port: 2203}
+	$2
+	EOF
+}
+playbook() { in_ns ansible-playbook -i "$1" "${@:2}" "$top/deploy/ansible/fleet.yml"; }
+# Nothing of relay on any host: not installed, nothing running.
+untouched() {
+	local port
+	for port in 2201 2202 2203; do
+		ssh_to "$port" '! dpkg -s relay >/dev/null 2>&1 && ! systemctl -q is-active relay' ||
+			fail "$1: the host on port $port has relay installed or running"
+	done
+}
+
+inventory "$TEST_TMP/no-address.yml" "" ""
+playbook "$TEST_TMP/no-address.yml" >"$TEST_TMP/no-address.log" 2>&1 && fail "the playbook ran without fleet_address"
+grep -q "fleet_address, the address load hosts send to, is not set" "$TEST_TMP/no-address.log" ||
+	{ cat "$TEST_TMP/no-address.log"; fail "no word of the missing fleet_address"; }
+untouched "missing fleet_address"
+say "missing variable refused: $(grep -m1 'is not set' "$TEST_TMP/no-address.log" | sed 's/^ *//')"
+
+inventory "$TEST_TMP/unreachable.yml" "        load3: {ansible_port: 2299}"
+playbook "$TEST_TMP/unreachable.yml" >"$TEST_TMP/unreachable.log" 2>&1 && fail "the playbook ran with a host unreachable"
+grep -q "load3.*UNREACHABLE" "$TEST_TMP/unreachable.log" ||
+	{ cat "$TEST_TMP/unreachable.log"; fail "no word of the unreachable load3"; }
+untouched "unreachable load3"
+say "unreachable host refused"
+
+inventory "$TEST_TMP/fleet.yml"
+playbook "$TEST_TMP/fleet.yml" >"$TEST_TMP/run1.log" 2>&1 || { cat "$TEST_TMP/run1.log"; fail "the playbook failed"; }
+sed -n '/PLAY RECAP/,$p' "$TEST_TMP/run1.log"
+say "first run done"
+dir=$results/t1-fleet
+for f in relay1/relay.json relay1/relay.conf load1/loadgen.json load1/loadgen.hlog load2/loadgen.json \
+	load2/loadgen.hlog merged.json merged.hgrm; do
+	[ -s "$dir/$f" ] || fail "no $f in results/t1-fleet/"
+done
+python3 - "$dir" <<'PY' || fail "the merged result does not add up"
+import json, sys
+d = sys.argv[1]
+hosts = {h: json.load(open(f"{d}/{h}/loadgen.json")) for h in ("load1", "load2")}
+merged = json.load(open(f"{d}/merged.json"))
+relay = json.load(open(f"{d}/relay1/relay.json"))
+for h, j in hosts.items():
+    assert j["target"] == "udp://10.77.0.11:7300", (h, j["target"])
+    assert j["received"] > 0 and j["sent"] > 0, (h, j["sent"], j["received"])
+    print(f"{h}: sent {j['sent']}, received {j['received']}, corrected p99 "
+          f"{j['latency_us']['corrected']['p99']} us, max {j['latency_us']['corrected']['max']} us")
+counts = [j["latency_us"]["corrected"]["count"] for j in hosts.values()]
+maxes = [j["latency_us"]["corrected"]["max"] for j in hosts.values()]
+m = merged["latency_us"]["corrected"]
+assert merged["count"] == m["count"] == sum(counts), (merged["count"], counts)
+assert m["max"] == max(maxes), (m["max"], maxes)
+rx = relay["listeners"]["udp://0.0.0.0:7300"]["rx_packets"]
+sent = sum(j["sent"] for j in hosts.values())
+assert rx >= sent, ("relay received", rx, "of", sent)
+print(f"merged: count {merged['count']} = {' + '.join(map(str, counts))}, max {m['max']} us; "
+      f"relay received {rx} datagrams of the {sent} sent")
+PY
+
+playbook "$TEST_TMP/fleet.yml" >"$TEST_TMP/run2.log" 2>&1 || { cat "$TEST_TMP/run2.log"; fail "the second run failed"; }
+sed -n '/PLAY RECAP/,$p' "$TEST_TMP/run2.log"
+grep -E '^(relay1|load1|load2|localhost) +:' "$TEST_TMP/run2.log" | grep -v 'changed=0 ' &&
+	{ grep -B3 -A12 '^changed:' "$TEST_TMP/run2.log"; fail "the second run changed something"; }
+say "second run: no changes"
+playbook "$TEST_TMP/fleet.yml" --check --diff >"$TEST_TMP/check.log" 2>&1 || { cat "$TEST_TMP/check.log"; fail "--check --diff failed"; }
+grep -E '^(relay1|load1|load2|localhost) +:' "$TEST_TMP/check.log" | grep -v 'changed=0 ' &&
+	{ cat "$TEST_TMP/check.log"; fail "--check --diff shows changes"; }
+say "--check --diff: no changes"
+in_ns ansible-playbook -i "$TEST_TMP/fleet.yml" "$top/deploy/ansible/undo.yml" >"$TEST_TMP/undo.log" 2>&1 ||
+	{ cat "$TEST_TMP/undo.log"; fail "undo.yml failed"; }
+untouched "undo.yml"
+say "undo.yml: relay purged and stopped everywhere"
+pass "fleet of 3 test hosts under Ansible ($((SECONDS - t0)) s)"
