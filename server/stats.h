@@ -238,8 +238,8 @@ char *stats_json(const struct stats_snapshot *snap,
 		 json_t *more);
 
 /* On exit: path (stats_json with more), path-derived .hgrm files per
- * histogram and the .timeseries.csv from the loops' windows. Returns 0, or
- * -1 with err. */
+ * histogram and the .timeseries.csv from the loops' windows, each made next
+ * to its name and renamed over it (newfile.h). Returns 0, or -1 with err. */
 int stats_write_files(const char *path, const struct stats_snapshot *snap,
 		      const struct stats_sched *sched, double duration_s,
 		      json_t *more, struct stats *const *s, int n, char *err,
