@@ -46,7 +46,7 @@
 	X(reply_tx_bytes,   "Bytes of replies delivered to clients") \
 	X(flows_created,    "Flows created") \
 	X(flows_expired,    "Flows closed after flow_idle_ms without traffic") \
-	X(flows_evicted,    "Flows closed to make room (max_flows reached), oldest idle first") \
+	X(flows_evicted,    "Flows closed to make room (max_flows reached): idle longest, not waiting for a reply first") \
 	X(flows_closed,     "Flows closed by a reload or drain") \
 	X(ticks,            "Timer ticks handled") \
 	X(ticks_missed,     "Timer expirations that passed unhandled (stalls)") \
@@ -62,7 +62,8 @@
 	X(tx_full,          "socket send buffer full") \
 	X(no_flow_socket,   "no upstream socket could be opened for a new flow") \
 	X(reply_failed,     "the reply could not be sent to the client") \
-	X(draining,         "a new flow while draining (SIGTERM)")
+	X(draining,         "a new flow while draining (SIGTERM)") \
+	X(flows_busy,       "a new flow while max_flows flows all wait for replies (flow_wait_ms)")
 
 #define STATS_ERRORS(X) \
 	X(recv,             "recvmmsg or epoll_wait failed") \
