@@ -37,6 +37,8 @@ struct flow {
 				 * listener is a wildcard (has_local) */
 	uint8_t has_local;
 	uint8_t upstream;	/* its upstream's slot in the loop's stats */
+	uint8_t refused;	/* the upstream answered ICMP unreachable */
+	int upstream_id;	/* which upstream (worker.h) the socket is for */
 	int fd;			/* upstream socket, -1 for echo or unused */
 	uint32_t pending;	/* requests sent minus replies seen */
 	int64_t last_ns;	/* last activity, CLOCK_MONOTONIC */

@@ -48,6 +48,7 @@
 	X(flows_expired,    "Flows closed after flow_idle_ms without traffic") \
 	X(flows_evicted,    "Flows closed to make room (max_flows reached): idle longest, not waiting for a reply first") \
 	X(flows_closed,     "Flows closed by a reload or drain") \
+	X(flows_moved,      "Flows moved to the configured upstream: theirs refused them or a reload replaced it") \
 	X(ticks,            "Timer ticks handled") \
 	X(ticks_missed,     "Timer expirations that passed unhandled (stalls)") \
 	X(wakeups,          "epoll_wait calls that returned events") \

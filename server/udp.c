@@ -426,6 +426,7 @@ static struct flow *new_flow(struct worker *w, const struct flow_key *k,
 		}
 	}
 	f->upstream = (uint8_t)w->upstream_slot;
+	f->upstream_id = w->upstream_id;
 	stats_count(s, S_flows_created, 1);
 	stats_flows(s, k->listener, 1);
 	stats_set(&s->flows_active, w->flows.active);
@@ -463,15 +464,24 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 		struct flow_key key;
 		flow_key_make(&key, m->msg_name, ls->slot);
 		struct flow *f = flow_lookup(&w->flows, &key);
-		if (!f) {
+		/* A client that keeps retrying never lets its flow expire: move
+		 * it from an upstream that refused it, or that a reload
+		 * replaced, to the one configured now (a new socket, so nothing
+		 * the old upstream still sends can reach the client). */
+		bool stale = f && !w->drain_deadline &&
+			     (f->refused || f->upstream_id != w->upstream_id);
+		if (!f || stale) {
 			if (w->drain_deadline) {
 				stats_drop(s, D_draining, n);
 				continue;
 			}
-			/* Creating a flow may evict the one the run is for. */
+			/* Closing or creating a flow may close the socket of
+			 * the run (an eviction). */
 			flush(w, run_fd, run_echo, k);
 			k = 0;
 			run_fd = -1;
+			if (stale)
+				worker_close_flow(w, f, S_flows_moved);
 			f = new_flow(w, &key, m->msg_name, m->msg_namelen, now,
 				     n);
 			if (!f)
@@ -542,6 +552,7 @@ bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 				/* ICMP port unreachable for what we sent. */
 				stats_add(&s->error[E_upstream_refused], 1);
 				stats_drop(s, D_upstream_refused, 1);
+				f->refused = 1;
 				flow_answered(&w->flows, f, f->pending,
 					      clock_ns(CLOCK_MONOTONIC));
 				continue;
