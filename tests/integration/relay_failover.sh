@@ -63,7 +63,8 @@ expect_metric relay_flows_moved_total -ge 2
 udptool ping --to 127.0.0.1:$p --count 2 --expect-prefix b: || fail "before the second reload"
 moved=$(metric relay_flows_moved_total)
 kill -HUP "$RELAY_PID"
-wait_for 5 test "$(grep -c reloaded "$TEST_TMP/relay.log")" -ge 2 || fail "second reload"
+reloads() { [ "$(grep -c reloaded "$TEST_TMP/relay.log")" -ge 2 ]; }
+wait_for 5 reloads || fail "second reload"
 udptool ping --to 127.0.0.1:$p --count 2 --expect-prefix b: || fail "after the second reload"
 expect_metric relay_flows_moved_total -eq "$moved"
 stop_relay
