@@ -18,6 +18,12 @@ json_t *results_percentiles(const struct hist *h)
 			 "mean", round(hist_mean(h) * 10.0) / 10.0);
 }
 
+int results_hgrm(const struct hist *h, FILE *f)
+{
+	/* docs/formats.md: milliseconds, 5 ticks per half distance */
+	return hist_write_hgrm(h, f, 1000.0, 5);
+}
+
 int results_write_hgrm(const struct hist *h, const char *path, char *err,
 		       size_t errlen)
 {
@@ -27,9 +33,8 @@ int results_write_hgrm(const struct hist *h, const char *path, char *err,
 			 strerror(errno));
 		return -1;
 	}
-	/* docs/formats.md: milliseconds, 5 ticks per half distance */
 	errno = 0;
-	int bad = hist_write_hgrm(h, f, 1000.0, 5) < 0;
+	int bad = results_hgrm(h, f) < 0;
 	if (fclose(f) != 0 || bad) {
 		snprintf(err, errlen, "cannot write %s: %s", path,
 			 errno ? strerror(errno) : "write error");

@@ -14,6 +14,17 @@
 /* Above this a single thread cannot pace: one wake-up per 64-packet
  * sendmmsg every 32 us at best on loopback. */
 #define MAX_PPS_PER_THREAD 2000000.0
+#define MAX_RATE	(MAX_PPS_PER_THREAD * OPTS_MAX_THREADS)
+/* The schedule counts in milli-packets per second (sched.c): a slower rate
+ * would round to zero and divide by it. */
+#define MIN_RATE	0.001
+/* A quota of a thousand CPUs; more would overflow the microseconds per
+ * period the kernel is given, and no host here has as many. */
+#define MAX_QUOTA_PCT	100000.0
+/* The reply bitmap holds a bit per packet: 1e11 packets is 12.5 GB. */
+#define MAX_PACKETS	1e11
+/* Timeouts, windows and pauses end up in poll(2)'s int milliseconds. */
+#define MAX_MS		86400000
 
 void opts_usage(FILE *out)
 {
@@ -32,7 +43,8 @@ void opts_usage(FILE *out)
 "  --target URL          where to send (udp://1.2.3.4:5, udp://[::1]:5, or\n"
 "                        tcp://...: fixed-size messages on connections);\n"
 "                        the target must echo what it gets back\n"
-"  --rate PPS            packets per second, all threads (20000, 20k, 1.5M)\n"
+"  --rate PPS            packets per second, all threads (20000, 20k, 1.5M;\n"
+"                        0.001 to 512M)\n"
 "  --duration SECONDS    how long to send (30, 30s, 500ms; default 10)\n"
 "  --threads N           sender threads, one event loop each (default 1)\n"
 "  --flows N             UDP sockets or TCP connections, spread over the\n"
@@ -174,10 +186,12 @@ static int millis(const char *s, int64_t *ms)
 	if (number(s, &v, &suf) < 0)
 		return -1;
 	if (!*suf) {
+		if (v > MAX_MS)
+			return -1;
 		*ms = llround(v);
-		return v > 1e12 ? -1 : 0;
+		return 0;
 	}
-	if (opts_parse_time_us(s, &us) < 0)
+	if (opts_parse_time_us(s, &us) < 0 || us / 1000 > MAX_MS)
 		return -1;
 	*ms = us / 1000;
 	return 0;
@@ -233,6 +247,17 @@ static int percent(const char *s, double *v)
 	if (number(s, v, &suf) < 0 || (*suf && strcmp(suf, "%") != 0))
 		return -1;
 	return *v > 0 ? 0 : -1;
+}
+
+/* A rate parsed, but one loadgen cannot send at? */
+static int rate_range(const char *flag, const char *v, double rate,
+		      char *err, size_t errlen)
+{
+	if (rate >= MIN_RATE && rate <= MAX_RATE)
+		return 0;
+	return bad(err, errlen, "%s '%s' is outside %g to %.0f packets per "
+		   "second (%.0f pps per thread, %d threads)", flag, v,
+		   MIN_RATE, MAX_RATE, MAX_PPS_PER_THREAD, OPTS_MAX_THREADS);
 }
 
 enum {
@@ -323,7 +348,7 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		if (opts_parse_rate(v, &o->rate) < 0)
 			return bad(err, errlen, "--rate '%s' is not a rate "
 				   "(packets per second: 20000, 20k, 1.5M)", v);
-		return 0;
+		return rate_range(flag, v, o->rate, err, errlen);
 	case O_DURATION:
 		if (opts_parse_time_us(v, &us) < 0 || us < 1000)
 			return bad(err, errlen, "--duration '%s' is not a "
@@ -353,9 +378,11 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 			return bad(err, errlen, "--cpus: %s", why);
 		return 0;
 	case O_QUOTA:
-		if (percent(v, &o->quota_pct) < 0)
+		if (percent(v, &o->quota_pct) < 0 ||
+		    o->quota_pct > MAX_QUOTA_PCT)
 			return bad(err, errlen, "--cpu-quota '%s' is not a "
-				   "percentage of one CPU (20%%, 150%%)", v);
+				   "percentage of one CPU above 0 and at most "
+				   "%.0f%% (20%%, 150%%)", v, MAX_QUOTA_PCT);
 		return 0;
 	case O_PERIOD_US:
 	case O_PERIOD:
@@ -381,7 +408,8 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		int64_t ms;
 		if (millis(v, &ms) < 0 || (c != O_PAUSE && ms < 1))
 			return bad(err, errlen, "%s '%s' is not a time in ms "
-				   "(or with a unit: 2s, 500ms)", flag, v);
+				   "from %d to %d (or with a unit: 2s, 500ms)",
+				   flag, v, c != O_PAUSE, MAX_MS);
 		*(c == O_TIMEOUT ? &o->timeout_ms
 		  : c == O_WINDOW ? &o->window_ms : &o->pause_ms) = ms;
 		return 0;
@@ -487,6 +515,8 @@ static int check(struct opts *o, char *err, size_t errlen)
 		return bad(err, errlen, "--flows %d is fewer than --threads %d: "
 			   "every thread needs at least one flow", o->flows,
 			   o->threads);
+	/* the lowest and highest rate of the run, or of any step of a sweep */
+	double lo = o->rate, hi = o->rate;
 	if (o->mode == OPTS_SWEEP) {
 		if (!o->steps || !o->nslo || o->from <= 0 || o->to <= 0)
 			return bad(err, errlen, "sweep needs --from, --to, "
@@ -500,30 +530,36 @@ static int check(struct opts *o, char *err, size_t errlen)
 			return bad(err, errlen, "sweep writes --json, --csv and "
 				   "--hgrm; --hlog and --timeseries are for "
 				   "single runs");
-		double top = o->sweep == OPTS_SWEEP_RATE
-			     ? fmax(o->from, o->to) : o->rate;
-		if (top / o->threads > MAX_PPS_PER_THREAD)
-			return bad(err, errlen, "rate %.0f pps needs at least "
-				   "%d threads (at most %.0f pps per thread)",
-				   top, (int)ceil(top / MAX_PPS_PER_THREAD),
-				   MAX_PPS_PER_THREAD);
-		return 0;
-	}
-	if (o->rate <= 0)
+		if (o->sweep == OPTS_SWEEP_QUOTA &&
+		    fmax(o->from, o->to) > MAX_QUOTA_PCT)
+			return bad(err, errlen, "--from/--to: a quota of %g%% "
+				   "is above %.0f%%", fmax(o->from, o->to),
+				   MAX_QUOTA_PCT);
+		if (o->sweep == OPTS_SWEEP_RATE) {
+			lo = fmin(o->from, o->to);
+			hi = fmax(o->from, o->to);
+			if (lo < MIN_RATE || hi > MAX_RATE)
+				return bad(err, errlen, "--from/--to: %g to %g "
+					   "pps is outside %g to %.0f", lo, hi,
+					   MIN_RATE, MAX_RATE);
+		}
+	} else if (o->rate <= 0) {
 		return bad(err, errlen, "--rate PPS is required");
-	if (o->rate / o->threads > MAX_PPS_PER_THREAD)
-		return bad(err, errlen, "--rate %.0f is impossible with %d "
-			   "thread%s: one thread paces at most %.0f pps; use "
-			   "--threads %d or more", o->rate, o->threads,
+	}
+	if (hi / o->threads > MAX_PPS_PER_THREAD)
+		return bad(err, errlen, "a rate of %.0f pps is impossible with "
+			   "%d thread%s: one thread paces at most %.0f pps; use "
+			   "--threads %d or more", hi, o->threads,
 			   o->threads == 1 ? "" : "s", MAX_PPS_PER_THREAD,
-			   (int)ceil(o->rate / MAX_PPS_PER_THREAD));
-	if (o->rate * o->duration_s < o->threads)
-		return bad(err, errlen, "--rate %.17g for %.17g s is fewer "
-			   "packets than --threads %d", o->rate, o->duration_s,
+			   (int)ceil(hi / MAX_PPS_PER_THREAD));
+	if (lo * o->duration_s < o->threads)
+		return bad(err, errlen, "a rate of %.17g pps for %.17g s is "
+			   "fewer packets than --threads %d", lo, o->duration_s,
 			   o->threads);
-	if (o->rate * o->duration_s > 1e11)
-		return bad(err, errlen, "--rate times --duration is over 1e11 "
-			   "packets");
+	if (hi * o->duration_s > MAX_PACKETS)
+		return bad(err, errlen, "a rate of %.17g pps for %.17g s is "
+			   "over %.0e packets (--rate or --to times --duration)",
+			   hi, o->duration_s, MAX_PACKETS);
 	return 0;
 }
 

@@ -26,6 +26,12 @@
 #include <unistd.h>
 
 #define ADMIN_PAUSE_MS	100
+/* A request line and headers beyond this are refused (our requests are a
+ * line and a Host:), and a connection that has not sent a whole request,
+ * or sits idle, this long is closed: without them one client holding a
+ * header open grows our (locked) memory without bound. */
+#define ADMIN_MAX_HEADERS	8192
+#define ADMIN_TIMEOUT_S		5
 
 struct admin {
 	struct evhttp *http;
@@ -267,6 +273,9 @@ struct admin *admin_open(struct event_base *base, const struct addr *a,
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	evhttp_set_gencb(ad->http, handle, ad);
 	evhttp_set_allowed_methods(ad->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	evhttp_set_max_headers_size(ad->http, ADMIN_MAX_HEADERS);
+	evhttp_set_max_body_size(ad->http, 0);
+	evhttp_set_timeout(ad->http, ADMIN_TIMEOUT_S);
 	return ad;
 }
 

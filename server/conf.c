@@ -40,6 +40,7 @@ static const struct key keys[] = {
 	{ "allow_non_rt",  K_BOOL,     F(allow_non_rt),  0, 0 },
 	{ "flow_idle_ms",  K_INT,      F(flow_idle_ms),  1, 86400000 },
 	{ "max_flows",     K_INT,      F(max_flows),     1, 1 << 20 },
+	{ "flow_wait_ms",  K_INT,      F(flow_wait_ms),  1, 86400000 },
 	{ "max_datagram",  K_INT,      F(max_datagram),  64, 65535 },
 	{ "batch",         K_INT,      F(batch),         1, 256 },
 	{ "udp_gro",       K_BOOL,     F(udp_gro),       0, 0 },
@@ -87,6 +88,7 @@ void conf_defaults(struct conf *c)
 	c->rt_budget = 50;
 	c->tick_us = 1000;
 	c->flow_idle_ms = 30000;
+	c->flow_wait_ms = 2000;
 	c->max_flows = 4096;
 	c->max_datagram = 4096;
 	c->batch = 32;

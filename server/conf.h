@@ -35,6 +35,8 @@ struct conf {
 	bool allow_non_rt;
 	int flow_idle_ms;		/* idle flows expire after this */
 	int max_flows;			/* per loop thread */
+	int flow_wait_ms;		/* a flow waiting for a reply this long
+					 * may make room for a new one */
 	int max_datagram;		/* larger datagrams are dropped */
 	int batch;			/* recvmmsg/sendmmsg vector length */
 	bool udp_gro;			/* coalesced receive, segmented send */

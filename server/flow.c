@@ -36,6 +36,7 @@ int flow_table_init(struct flow_table *t, int cap)
 	}
 	t->free_head = 0;
 	t->lru_head = t->lru_tail = -1;
+	t->idle_head = t->idle_tail = -1;
 	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) != sizeof(t->seed))
 		t->seed = (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
 	return 0;
@@ -114,6 +115,35 @@ static void lru_append(struct flow_table *t, struct flow *f)
 	t->lru_tail = i;
 }
 
+/* The idle list: the same doubly linked list through iprev/inext. */
+static void idle_unlink(struct flow_table *t, struct flow *f)
+{
+	if (!f->idle)
+		return;
+	if (f->iprev >= 0)
+		t->flows[f->iprev].inext = f->inext;
+	else
+		t->idle_head = f->inext;
+	if (f->inext >= 0)
+		t->flows[f->inext].iprev = f->iprev;
+	else
+		t->idle_tail = f->iprev;
+	f->idle = 0;
+}
+
+static void idle_append(struct flow_table *t, struct flow *f)
+{
+	int32_t i = (int32_t)(f - t->flows);
+	f->iprev = t->idle_tail;
+	f->inext = -1;
+	if (t->idle_tail >= 0)
+		t->flows[t->idle_tail].inext = i;
+	else
+		t->idle_head = i;
+	t->idle_tail = i;
+	f->idle = 1;
+}
+
 struct flow *flow_insert(struct flow_table *t, const struct flow_key *k,
 			 const struct sockaddr *client, socklen_t len,
 			 int64_t now_ns)
@@ -134,17 +164,48 @@ struct flow *flow_insert(struct flow_table *t, const struct flow_key *k,
 	f->hnext = t->buckets[b];
 	t->buckets[b] = i;
 	lru_append(t, f);
+	idle_append(t, f);
 	t->active++;
 	return f;
 }
 
 void flow_touch(struct flow_table *t, struct flow *f, int64_t now_ns)
 {
+	int32_t i = (int32_t)(f - t->flows);
 	f->last_ns = now_ns;
-	if (t->lru_tail == (int32_t)(f - t->flows))
-		return;
-	lru_unlink(t, f);
-	lru_append(t, f);
+	if (t->lru_tail != i) {
+		lru_unlink(t, f);
+		lru_append(t, f);
+	}
+	if (f->pending && f->idle)
+		idle_unlink(t, f);
+	else if (!f->pending && t->idle_tail != i) {
+		idle_unlink(t, f);
+		idle_append(t, f);
+	}
+}
+
+void flow_sent(struct flow_table *t, struct flow *f, uint32_t n,
+	       int64_t now_ns)
+{
+	f->pending = f->pending + n < f->pending ? UINT32_MAX : f->pending + n;
+	flow_touch(t, f, now_ns);
+}
+
+void flow_answered(struct flow_table *t, struct flow *f, uint32_t n,
+		   int64_t now_ns)
+{
+	f->pending = f->pending > n ? f->pending - n : 0;
+	flow_touch(t, f, now_ns);
+}
+
+struct flow *flow_victim(struct flow_table *t, int64_t now_ns,
+			 int64_t wait_ns)
+{
+	if (t->idle_head >= 0)
+		return &t->flows[t->idle_head];
+	struct flow *o = flow_oldest(t);
+	return o && now_ns - o->last_ns >= wait_ns ? o : NULL;
 }
 
 void flow_remove(struct flow_table *t, struct flow *f)
@@ -157,6 +218,7 @@ void flow_remove(struct flow_table *t, struct flow *f)
 			break;
 		}
 	lru_unlink(t, f);
+	idle_unlink(t, f);
 	f->used = 0;
 	f->fd = -1;
 	f->hnext = t->free_head;

@@ -3,8 +3,9 @@
  * 4-tuple (its address and port, and the listener it came in on); it owns
  * one upstream socket (the caller's to open and close). Slots are allocated
  * once at init, so nothing here allocates on the packet path. Flows sit on
- * an LRU list by last activity: expiry and eviction of the oldest idle flow
- * both look at its head.
+ * an LRU list by last activity, whose head expiry looks at; the flows not
+ * waiting for a reply are also on a second list of their own, whose head
+ * is the first to go when a new client needs room (flow_victim).
  */
 #ifndef RELAY_FLOW_H
 #define RELAY_FLOW_H
@@ -36,12 +37,16 @@ struct flow {
 				 * listener is a wildcard (has_local) */
 	uint8_t has_local;
 	uint8_t upstream;	/* its upstream's slot in the loop's stats */
+	uint8_t refused;	/* the upstream answered ICMP unreachable */
+	int upstream_id;	/* which upstream (worker.h) the socket is for */
 	int fd;			/* upstream socket, -1 for echo or unused */
 	uint32_t pending;	/* requests sent minus replies seen */
 	int64_t last_ns;	/* last activity, CLOCK_MONOTONIC */
 	int32_t hnext;		/* hash chain, or free list */
 	int32_t prev, next;	/* LRU list, oldest first */
+	int32_t iprev, inext;	/* idle list (pending == 0), oldest first */
 	uint8_t used;
+	uint8_t idle;		/* on the idle list */
 };
 
 struct flow_table {
@@ -51,6 +56,7 @@ struct flow_table {
 	int32_t *buckets;
 	uint32_t mask;
 	int32_t lru_head, lru_tail;
+	int32_t idle_head, idle_tail;
 	int32_t free_head;
 	uint64_t seed;		/* random: clients choose their own keys */
 };
@@ -65,14 +71,31 @@ void flow_key_make(struct flow_key *k, const struct sockaddr *sa, int listener);
 /* The flow with key k, or NULL. */
 struct flow *flow_lookup(struct flow_table *t, const struct flow_key *k);
 
-/* Add a flow for k (caller checked it is absent) as the newest. Returns
- * NULL when the table is full: evict flow_oldest() first. */
+/* Add a flow for k (caller checked it is absent) as the newest, nothing
+ * pending. Returns NULL when the table is full: evict flow_victim() first. */
 struct flow *flow_insert(struct flow_table *t, const struct flow_key *k,
 			 const struct sockaddr *client, socklen_t len,
 			 int64_t now_ns);
 
-/* Mark f active now (moves it to the young end). */
+/* Mark f active now (moves it to the young end), on the idle list or off
+ * it as f->pending now says. */
 void flow_touch(struct flow_table *t, struct flow *f, int64_t now_ns);
+
+/* f sent n requests upstream now (n = 0: echo, nothing to wait for). */
+void flow_sent(struct flow_table *t, struct flow *f, uint32_t n,
+	       int64_t now_ns);
+
+/* n replies (or an ICMP error) came back for f now. */
+void flow_answered(struct flow_table *t, struct flow *f, uint32_t n,
+		   int64_t now_ns);
+
+/* The flow to close for a new client when the table is full: the one idle
+ * longest of those not waiting for a reply; failing that, the least
+ * recently active if that was wait_ns ago or more (its replies are taken
+ * for lost). NULL when every flow waits for a reply and was active within
+ * wait_ns: the new client is the one to turn away. */
+struct flow *flow_victim(struct flow_table *t, int64_t now_ns,
+			 int64_t wait_ns);
 
 /* Remove f; its slot is free again. */
 void flow_remove(struct flow_table *t, struct flow *f);

@@ -43,9 +43,11 @@ struct heartbeat_file {
 _Static_assert(sizeof(struct heartbeat_loop) == 64, "one cache line");
 _Static_assert(offsetof(struct heartbeat_file, loop) == 64, "header line");
 
-/* Create (or truncate) path for nloops loops and map it shared; path NULL
- * maps anonymous memory (relay's own watchdog reads it too). Returns the
- * mapping, or NULL with err filled. */
+/* Create path for nloops loops and map it shared; path NULL maps anonymous
+ * memory (relay's own watchdog reads it too). The file is made next to path
+ * and renamed over it (newfile.h): an old file or symlink there is
+ * replaced, never written through. Returns the mapping, or NULL with err
+ * filled. */
 struct heartbeat_file *heartbeat_open(const char *path, int nloops,
 				      int64_t start_ns, char *err,
 				      size_t errlen);

@@ -44,7 +44,7 @@ static const char usage[] =
 "             [--config FILE] [--admin ADDR:PORT|off] [--cpus LIST]\n"
 "             [--sched fifo|other] [--rt-priority N] [--rt-budget PCT]\n"
 "             [--tick-us N] [--allow-non-rt]\n"
-"             [--flow-idle-ms N] [--max-flows N] [--max-datagram N] [--batch N]\n"
+"             [--flow-idle-ms N] [--flow-wait-ms N] [--max-flows N] [--max-datagram N] [--batch N]\n"
 "             [--udp-gro] [--drain-ms N] [--socket-buffer BYTES]\n"
 "             [--stats-file FILE] [--heartbeat FILE]\n"
 "             [--cert FILE --key FILE] [--alpn LIST] [--ca FILE] [--max-conns N]\n"
@@ -78,7 +78,9 @@ static const char usage[] =
 "  --tick-us N          loop timer interval, 50-1000000 us (1000)\n"
 "  --allow-non-rt       run SCHED_OTHER when real-time is refused\n"
 "  --flow-idle-ms N     close a flow idle this long (30000)\n"
-"  --max-flows N        flows per loop; the oldest idle goes first (4096)\n"
+"  --max-flows N        flows per loop; when full, one not waiting for a\n"
+"                       reply makes room, else a new flow is dropped (4096)\n"
+"  --flow-wait-ms N     a reply outstanding this long is taken for lost (2000)\n"
 "  --max-datagram N     larger datagrams are dropped, 64-65535 (4096)\n"
 "  --batch N            datagrams per recvmmsg/sendmmsg, 1-256 (32)\n"
 "  --udp-gro            receive runs of one flow coalesced (UDP_GRO) and send\n"
@@ -198,6 +200,7 @@ static int parse_args(struct relay *r, int argc, char **argv, bool *check)
 		{ "allow-non-rt", no_argument, NULL, O_KEY },
 		{ "flow-idle-ms", required_argument, NULL, O_KEY },
 		{ "max-flows", required_argument, NULL, O_KEY },
+		{ "flow-wait-ms", required_argument, NULL, O_KEY },
 		{ "max-datagram", required_argument, NULL, O_KEY },
 		{ "batch", required_argument, NULL, O_KEY },
 		{ "udp-gro", no_argument, NULL, O_KEY },
@@ -510,6 +513,7 @@ static void reload(struct relay *r)
 	}
 	struct worker_cmd cmd = { .upstream = nc.upstream,
 				  .flow_idle_ms = nc.flow_idle_ms,
+				  .flow_wait_ms = nc.flow_wait_ms,
 				  .drain_ms = nc.drain_ms };
 	stream_settings(&nc, server, client, &cmd.tcp);
 	int fds[CONF_MAX_LISTEN][CONF_MAX_CPUS];
@@ -600,6 +604,7 @@ static void reload(struct relay *r)
 	listener_labels(r);
 	r->view.tcp_upstream = c->has_tcp_upstream ? r->tcp_upstream : NULL;
 	c->flow_idle_ms = nc.flow_idle_ms;
+	c->flow_wait_ms = nc.flow_wait_ms;
 	c->drain_ms = nc.drain_ms;
 	fprintf(stderr, "relay: reloaded (%d added, %d removed): ", cmd.nadd,
 		cmd.nremove);
@@ -636,6 +641,7 @@ static int drain(struct relay *r)
 		wc->upstream = r->conf.upstream;
 		wc->upstream_id = r->up_id;
 		wc->flow_idle_ms = r->conf.flow_idle_ms;
+		wc->flow_wait_ms = r->conf.flow_wait_ms;
 		wc->drain_ms = r->conf.drain_ms;
 		stream_settings(&r->conf, r->tls_server, r->tls_client,
 				&wc->tcp);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "newfile.h"
+
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
 _Static_assert(STATS_NCOUNTERS <= 64 && STATS_NDROPS <= 64,
@@ -391,10 +393,18 @@ static void merge_window(struct results_window *m,
 #undef MAX
 }
 
+/* The loops' rows, to be merged by window. */
+struct series_arg {
+	struct stats *const *s;
+	int n;
+};
+
 /* Merge the loops' rows by window (merge_window), fill windows without a
  * row with 0. */
-static int write_timeseries(const char *file, struct stats *const *s, int n)
+static int put_timeseries(FILE *f, const void *arg)
 {
+	struct stats *const *s = ((const struct series_arg *)arg)->s;
+	int n = ((const struct series_arg *)arg)->n;
 	uint64_t total = 0;
 	for (int i = 0; i < n; i++)
 		total += s[i]->nrows < STATS_ROWS ? s[i]->nrows : STATS_ROWS;
@@ -408,11 +418,6 @@ static int write_timeseries(const char *file, struct stats *const *s, int n)
 		k += m;
 	}
 	qsort(all, total, sizeof(*all), cmp_row);
-	FILE *f = fopen(file, "w");
-	if (!f) {
-		free(all);
-		return -1;
-	}
 	char comment[160];
 	snprintf(comment, sizeof(comment), "relay: per-%lld ms window; "
 		 "count/p50/p99/max are timer tick lateness, rx_* the datagram "
@@ -435,7 +440,17 @@ static int write_timeseries(const char *file, struct stats *const *s, int n)
 		next = m.window + 1;
 	}
 	free(all);
-	return fclose(f) == 0 ? 0 : -1;
+	return 0;
+}
+
+static int put_text(FILE *f, const void *text)
+{
+	return fputs(text, f) < 0 || fputc('\n', f) < 0 ? -1 : 0;
+}
+
+static int put_hgrm(FILE *f, const void *h)
+{
+	return results_hgrm(h, f);
 }
 
 int stats_write_files(const char *path, const struct stats_snapshot *snap,
@@ -445,13 +460,14 @@ int stats_write_files(const char *path, const struct stats_snapshot *snap,
 {
 	char file[4200];
 	char *text = stats_json(snap, sched, duration_s, more);
-	FILE *f = text ? fopen(path, "w") : NULL;
-	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		free(text);
+	if (!text) {
+		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
+	int rc = newfile_write(path, put_text, text, err, errlen);
 	free(text);
+	if (rc < 0)
+		return -1;
 	const struct { const char *name; const struct hist *h; } hs[] = {
 		{ "rx_latency", &snap->rx },
 		{ "wake_latency", &snap->wake },
@@ -459,13 +475,10 @@ int stats_write_files(const char *path, const struct stats_snapshot *snap,
 	};
 	for (int i = 0; i < 3; i++) {
 		derived(file, sizeof(file), path, hs[i].name, ".hgrm");
-		if (results_write_hgrm(hs[i].h, file, err, errlen) < 0)
+		if (newfile_write(file, put_hgrm, hs[i].h, err, errlen) < 0)
 			return -1;
 	}
 	derived(file, sizeof(file), path, "timeseries", ".csv");
-	if (write_timeseries(file, s, n) < 0) {
-		snprintf(err, errlen, "%s: %s", file, strerror(errno));
-		return -1;
-	}
-	return 0;
+	const struct series_arg rows = { s, n };
+	return newfile_write(file, put_timeseries, &rows, err, errlen);
 }

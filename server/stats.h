@@ -46,8 +46,9 @@
 	X(reply_tx_bytes,   "Bytes of replies delivered to clients") \
 	X(flows_created,    "Flows created") \
 	X(flows_expired,    "Flows closed after flow_idle_ms without traffic") \
-	X(flows_evicted,    "Flows closed to make room (max_flows reached), oldest idle first") \
+	X(flows_evicted,    "Flows closed to make room (max_flows reached): idle longest, not waiting for a reply first") \
 	X(flows_closed,     "Flows closed by a reload or drain") \
+	X(flows_moved,      "Flows moved to the configured upstream: theirs refused them or a reload replaced it") \
 	X(ticks,            "Timer ticks handled") \
 	X(ticks_missed,     "Timer expirations that passed unhandled (stalls)") \
 	X(rt_demotions,     "Times a SCHED_FIFO loop busy beyond rt_budget dropped to SCHED_OTHER") \
@@ -64,7 +65,8 @@
 	X(tx_full,          "socket send buffer full") \
 	X(no_flow_socket,   "no upstream socket could be opened for a new flow") \
 	X(reply_failed,     "the reply could not be sent to the client") \
-	X(draining,         "a new flow while draining (SIGTERM)")
+	X(draining,         "a new flow while draining (SIGTERM)") \
+	X(flows_busy,       "a new flow while max_flows flows all wait for replies (flow_wait_ms)")
 
 #define STATS_ERRORS(X) \
 	X(recv,             "recvmmsg or epoll_wait failed") \
@@ -240,8 +242,8 @@ char *stats_json(const struct stats_snapshot *snap,
 		 json_t *more);
 
 /* On exit: path (stats_json with more), path-derived .hgrm files per
- * histogram and the .timeseries.csv from the loops' windows. Returns 0, or
- * -1 with err. */
+ * histogram and the .timeseries.csv from the loops' windows, each made next
+ * to its name and renamed over it (newfile.h). Returns 0, or -1 with err. */
 int stats_write_files(const char *path, const struct stats_snapshot *snap,
 		      const struct stats_sched *sched, double duration_s,
 		      json_t *more, struct stats *const *s, int n, char *err,

@@ -393,15 +393,24 @@ static void beat(struct worker *w)
 		       __atomic_load_n(&c[S_reply_packets], __ATOMIC_RELAXED));
 }
 
-/* A flow for a new client: make room if the table is full (oldest idle
- * goes), then open its upstream socket unless the upstream is echo. */
+/* A flow for a new client's n datagrams: make room if the table is full
+ * (flow_victim), then open its upstream socket unless the upstream is echo.
+ * NULL: the datagrams are dropped, and counted here. */
 static struct flow *new_flow(struct worker *w, const struct flow_key *k,
 			     const struct sockaddr *client, socklen_t len,
-			     int64_t now)
+			     int64_t now, uint64_t n)
 {
 	struct stats *s = &w->stats;
-	if (flow_full(&w->flows))
-		worker_close_flow(w, flow_oldest(&w->flows), S_flows_evicted);
+	if (flow_full(&w->flows)) {
+		/* A client waiting for its answer keeps its flow (and its
+		 * upstream port); the newcomer is refused instead. */
+		struct flow *v = flow_victim(&w->flows, now, w->wait_ns);
+		if (!v) {
+			stats_drop(s, D_flows_busy, n);
+			return NULL;
+		}
+		worker_close_flow(w, v, S_flows_evicted);
+	}
 	struct flow *f = flow_insert(&w->flows, k, client, len, now);
 	if (w->upstream.kind != ADDR_ECHO) {
 		f->fd = open_upstream(&w->upstream, w->socket_buffer,
@@ -412,10 +421,12 @@ static struct flow *new_flow(struct worker *w, const struct flow_key *k,
 			if (f->fd >= 0)
 				close(f->fd);
 			flow_remove(&w->flows, f);
+			stats_drop(s, D_no_flow_socket, n);
 			return NULL;
 		}
 	}
 	f->upstream = (uint8_t)w->upstream_slot;
+	f->upstream_id = w->upstream_id;
 	stats_count(s, S_flows_created, 1);
 	stats_flows(s, k->listener, 1);
 	stats_set(&s->flows_active, w->flows.active);
@@ -453,24 +464,30 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 		struct flow_key key;
 		flow_key_make(&key, m->msg_name, ls->slot);
 		struct flow *f = flow_lookup(&w->flows, &key);
-		if (!f) {
+		/* A client that keeps retrying never lets its flow expire: move
+		 * it from an upstream that refused it, or that a reload
+		 * replaced, to the one configured now (a new socket, so nothing
+		 * the old upstream still sends can reach the client). */
+		bool stale = f && !w->drain_deadline &&
+			     (f->refused || f->upstream_id != w->upstream_id);
+		if (!f || stale) {
 			if (w->drain_deadline) {
 				stats_drop(s, D_draining, n);
 				continue;
 			}
-			/* Creating a flow may evict the one the run is for. */
+			/* Closing or creating a flow may close the socket of
+			 * the run (an eviction). */
 			flush(w, run_fd, run_echo, k);
 			k = 0;
 			run_fd = -1;
-			f = new_flow(w, &key, m->msg_name, m->msg_namelen, now);
-			if (!f) {
-				stats_drop(s, D_no_flow_socket, n);
+			if (stale)
+				worker_close_flow(w, f, S_flows_moved);
+			f = new_flow(w, &key, m->msg_name, m->msg_namelen, now,
+				     n);
+			if (!f)
 				continue;
-			}
 			f->local = b->dst[i];
 			f->has_local = b->has_dst[i];
-		} else {
-			flow_touch(&w->flows, f, now);
 		}
 		bool echo = f->fd < 0;
 		int fd = echo ? ls->fd : f->fd;
@@ -482,8 +499,7 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 			run_echo = echo;
 		}
 		carry(b, k++, i, echo ? f : NULL);
-		if (!echo)
-			f->pending += (uint32_t)n;
+		flow_sent(&w->flows, f, echo ? 0 : (uint32_t)n, now);
 	}
 	flush(w, run_fd, run_echo, k);
 }
@@ -536,7 +552,9 @@ bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 				/* ICMP port unreachable for what we sent. */
 				stats_add(&s->error[E_upstream_refused], 1);
 				stats_drop(s, D_upstream_refused, 1);
-				f->pending = 0;
+				f->refused = 1;
+				flow_answered(&w->flows, f, f->pending,
+					      clock_ns(CLOCK_MONOTONIC));
 				continue;
 			}
 			if (errno != EAGAIN && errno != EINTR)
@@ -550,8 +568,8 @@ bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 		for (int i = 0; i < r; i++)
 			if (!oversize(w, i))
 				carry(b, k++, i, f);
-		f->pending = f->pending > n ? f->pending - (uint32_t)n : 0;
-		flow_touch(&w->flows, f, clock_ns(CLOCK_MONOTONIC));
+		flow_answered(&w->flows, f, (uint32_t)n,
+			      clock_ns(CLOCK_MONOTONIC));
 		uint64_t sent;
 		bytes = send_batch(w, w->ls[f->key.listener].fd, b, k,
 				   D_reply_failed, &sent);

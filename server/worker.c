@@ -174,6 +174,7 @@ static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 	use_upstream(w, c->upstream_id);
 	tcp_loop_configure(&w->tcp, &c->tcp);
 	w->idle_ns = (int64_t)c->flow_idle_ms * 1000000;
+	w->wait_ns = (int64_t)c->flow_wait_ms * 1000000;
 	w->drain_ns = (int64_t)c->drain_ms * 1000000;
 	if (c->drain) {
 		/* Streams: no new connections; open ones may finish. */
@@ -225,6 +226,7 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 	w->allow_non_rt = c->allow_non_rt;
 	w->upstream = c->upstream;
 	w->idle_ns = (int64_t)c->flow_idle_ms * 1000000;
+	w->wait_ns = (int64_t)c->flow_wait_ms * 1000000;
 	w->drain_ns = (int64_t)c->drain_ms * 1000000;
 	w->hb = hb;
 	w->start_ns = start_ns;

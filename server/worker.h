@@ -46,6 +46,7 @@ struct worker_cmd {
 	int upstream_id;	/* the same id for the same upstream */
 	struct tcp_settings tcp;
 	int flow_idle_ms;
+	int flow_wait_ms;
 	int drain_ms;
 	int done;		/* set by the loop when applied */
 };
@@ -61,7 +62,7 @@ struct worker {
 	/* Settings a reload may change (only through a command). */
 	struct addr upstream;
 	int upstream_id, upstream_slot;	/* new flows' upstream's counts */
-	int64_t idle_ns, drain_ns;
+	int64_t idle_ns, wait_ns, drain_ns;
 
 	struct loop loop;
 	struct loop_handler tick_h, cmd_h;

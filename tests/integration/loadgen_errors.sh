@@ -26,6 +26,19 @@ expect 64 "unknown option '--speed'" --target "$t" --speed 10
 expect 64 "is not a duration" --target "$t" --rate 10 --duration soon
 expect 64 "use --threads 3 or more" --target "$t" --rate 5M
 expect 64 "--target" --target "udp://127.0.0.1" --rate 10
+# numbers that parse but that loadgen cannot honour: each named, none run
+expect 64 "--rate '0.0004' is outside 0.001 to" --target "$t" --rate 0.0004 --duration 1e9
+expect 64 "--rate '1e308k' is outside" --target "$t" --rate 1e308k
+expect 64 "--cpu-quota '1e300%' is not a percentage" --target "$t" --rate 10 --cpu-quota 1e300%
+expect 64 "--timeout '3000000000' is not a time in ms from 1 to 86400000" \
+	--target "$t" --rate 10 --timeout 3000000000
+expect 64 "--window '1e12' is not a time" --target "$t" --rate 10 --window 1e12
+expect 64 "over 1e+11 packets" --target "$t" --rate 1M --duration 1e6
+sweep=(sweep --target "$t" --steps 2 --slo p99=1ms)
+expect 64 "over 1e+11 packets" "${sweep[@]}" --from 1k --to 1M --duration 1e6
+expect 64 "--from/--to: 0.0001 to 10 pps is outside" "${sweep[@]}" --from 0.0001 --to 10
+expect 64 "--from/--to: a quota of 1e+300% is above" "${sweep[@]}" --quota \
+	--rate 1000 --from 1e300% --to 20%
 "$LOADGEN" --help | grep -q -- "--cpu-quota PERCENT" || fail "--help"
 
 # nothing listens on the port: ICMP port unreachable

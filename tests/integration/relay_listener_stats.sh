@@ -76,7 +76,9 @@ for check in "rx_packets_total{$A} 30" "rx_bytes_total{$A} 480" \
 done
 m=$(curl -sf "http://127.0.0.1:$ADMIN_PORT/metrics") || fail "GET /metrics"
 n=$(grep -c '^relay_udp_drops_total{' <<<"$m")
-[ "$n" -eq 16 ] || fail "$n per-listener drop series, expected 8 reasons x 2 listeners"
+reasons=$(grep -c '^relay_drops_total{reason=' <<<"$m")
+[ "$n" -eq $((2 * reasons)) ] ||
+	fail "$n per-listener drop series, expected $reasons reasons x 2 listeners"
 grep '^relay_udp_drops_total{' <<<"$m" | grep -v ' 0$' && fail "drops counted"
 expect_metric "relay_tcp_accepted_total{$T}" -eq 1
 expect_metric "relay_tcp_rx_bytes_total{$T}" -eq 100

@@ -99,6 +99,44 @@ static void test_lru_and_eviction(void)
 	flow_table_free(&t);
 }
 
+/* A full table makes room with a flow not waiting for a reply, else with
+ * one whose reply is overdue, else not at all. */
+static void test_victim(void)
+{
+	struct flow_table t;
+	CHECK(flow_table_init(&t, 3) == 0);
+	struct sockaddr_in s[3];
+	struct flow *f[3];
+	for (int i = 0; i < 3; i++) {
+		s[i] = v4("192.0.2.2", 4000 + i);
+		f[i] = add(&t, (struct sockaddr *)&s[i], 0, 10 + i);
+		flow_sent(&t, f[i], 1, 10 + i);
+	}
+	/* all wait, the oldest for 90 of the 100 allowed */
+	CHECK(flow_victim(&t, 100, 100) == NULL);
+	CHECK(flow_victim(&t, 110, 100) == f[0]);	/* overdue */
+	/* f2's reply came: idle, so it goes first though most recent */
+	flow_answered(&t, f[2], 1, 50);
+	CHECK(flow_victim(&t, 60, 100) == f[2]);
+	CHECK(flow_oldest(&t) == f[0]);
+	/* f1 too, later: the one idle longest goes first */
+	flow_answered(&t, f[1], 1, 55);
+	CHECK(flow_victim(&t, 60, 100) == f[2]);
+	/* a new request takes f2 off the idle list */
+	flow_sent(&t, f[2], 1, 58);
+	CHECK(flow_victim(&t, 60, 100) == f[1]);
+	flow_remove(&t, f[1]);
+	CHECK(flow_victim(&t, 60, 100) == NULL);
+	/* echo flows never wait */
+	f[1] = add(&t, (struct sockaddr *)&s[1], 0, 61);
+	flow_sent(&t, f[1], 0, 61);
+	CHECK(flow_victim(&t, 62, 100) == f[1]);
+	/* more replies than requests (duplicates) do not wrap */
+	flow_answered(&t, f[0], 5, 63);
+	CHECK_EQ_INT((int)f[0]->pending, 0);
+	flow_table_free(&t);
+}
+
 /* Random inserts, touches and removals against a plain array model. */
 static void test_random(void)
 {
@@ -156,6 +194,7 @@ int main(void)
 	CHECK(flow_table_init(&t, 0) == -1);
 	test_keys();
 	test_lru_and_eviction();
+	test_victim();
 	test_random();
 	return check_done();
 }
