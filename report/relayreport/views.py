@@ -228,7 +228,8 @@ def demo_view(run_dir, s):
                 s.get("verdict", "?"), s.get("headline", ""), facts, caveats,
                 [("rt", "RT ticker datagram latency"), ("relay", "relay timer tick lateness"),
                  ("loadgen", "loadgen send to reply")],
-                late if s.get("kind") != "host" else None, s.get("cost"), clock)
+                signal_ms=late if s.get("kind") != "host" else None, clock=clock,
+                cost=s.get("cost"))
 
 
 def _caveat_counts(s):
@@ -268,7 +269,7 @@ def model_view(run_dir, s):
         word = "incomplete"
     return View("model", "Userspace model of the epoll ready-list locking", cols, sections,
                 word, str(s.get("verdict", "")), facts, caveats,
-                [("wait", "consumer lock wait")], None, None, None)
+                [("wait", "consumer lock wait")])
 
 
 def _fleet_host(run_dir, path):
@@ -335,7 +336,7 @@ def fleet_view(run_dir, merged):
                "percentiles: it is what one loadgen that had sent all the load would report."]
     return View("fleet", "relay fleet run: load hosts and their merge", cols, sections,
                 "merged", headline, facts, caveats,
-                [("loadgen", "loadgen corrected latency")], None, None)
+                [("loadgen", "loadgen corrected latency")])
 
 
 def load(run_dir):

@@ -81,6 +81,51 @@ sed -i 's/"late_unexplained": 0/"late_unexplained": 3/' "$TEST_TMP/late/patched/
 "$report/summarize" "$TEST_TMP/late" || fail "summarize (late) exited $?"
 grep -q '"verdict": "not fixed"' "$TEST_TMP/late/summary.json" || fail "3 late patched RT datagrams were not 'not fixed'"
 
+# 1c. A real run on the virtual clock (make demo's default): the strict
+# rule. The late limit is the run's --late-ms (5 ms), no allowance, no
+# freeze discounts; one late patched RT datagram is "not fixed" and a
+# freeze the probes saw makes the run invalid.
+cp -r "$FIXTURES/report/demo-virtual" "$TEST_TMP/virtual"
+"$report/summarize" "$TEST_TMP/virtual" || fail "summarize (virtual) exited $?"
+python3 - "$TEST_TMP/virtual/summary.json" <<'PY' || fail "the virtual-clock run's summary is wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+st, pa = s["stock"], s["patched"]
+assert s["clock"] == "virtual" and s["params"]["clock"] == "virtual", s["params"]
+assert s["rule"]["clock"] == "virtual" and s["rule"]["late_ms"] == 5, s["rule"]
+assert s["rule"]["patched_late_allowance"] == 0, s["rule"]
+assert (st["stalls"], st["rt_late"], pa["stalls"], pa["rt_late"]) == (47, 47, 0, 0), s["headline"]
+assert pa["rt_latency_us"]["max"] < 2000 and st["guest_freezes"]["count"] == 0, pa["rt_latency_us"]
+assert s["verdict"] == "fixed", s["verdict"]
+assert "p99.9 211 ms stock, 0.28 ms patched (753x)" in s["headline"], s["headline"]
+PY
+out=$("$report/render" "$TEST_TMP/virtual") || fail "render (virtual) exited $?"
+grep -Eq '^  RT datagrams over 5 ms +47 of 3339 +0 of 3355$' <<<"$out" || fail "no 5 ms RT datagram row"
+grep -q 'during guest freezes' <<<"$out" && fail "the virtual clock's table discounts freezes"
+grep -q 'guest clock.*virtual' "$TEST_TMP/virtual/report.html" || fail "the page does not name the clock"
+grep -q '5 ms late limit' "$TEST_TMP/virtual/plots/timeline-patched.svg" || fail "the plots lack the late limit"
+check_outputs "$TEST_TMP/virtual"
+cp -r "$FIXTURES/report/demo-virtual" "$TEST_TMP/vlate"
+python3 - "$TEST_TMP/vlate/patched/results/scenario.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["ticker"].update(late=1, late_unexplained=1)
+json.dump(s, open(sys.argv[1], "w"))
+PY
+"$report/summarize" "$TEST_TMP/vlate" || fail "summarize (virtual, late) exited $?"
+grep -q '"verdict": "not fixed"' "$TEST_TMP/vlate/summary.json" ||
+	fail "one late patched RT datagram on the virtual clock was not 'not fixed'"
+cp -r "$FIXTURES/report/demo-virtual" "$TEST_TMP/vfreeze"
+python3 - "$TEST_TMP/vfreeze/stock/results/scenario.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["ticker"]["freeze_probes"][1].update(freezes=2, max_ms=7.5, total_ms=13.0)
+json.dump(s, open(sys.argv[1], "w"))
+PY
+"$report/summarize" "$TEST_TMP/vfreeze" || fail "summarize (virtual, freeze) exited $?"
+grep -q '"verdict": "invalid"' "$TEST_TMP/vfreeze/summary.json" ||
+	fail "a freeze on the virtual clock did not make the run invalid"
+
 # 2. The same run with different parameters on the patched kernel: invalid.
 cp -r "$FIXTURES/report/demo" "$TEST_TMP/mixed"
 sed -i 's/"rate_pps": 2000/"rate_pps": 3000/' "$TEST_TMP/mixed/patched/results/scenario.json"
