@@ -11,7 +11,6 @@
 #include "hlog.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,23 +19,13 @@
 #include <openssl/evp.h>
 #include <zlib.h>
 
+#include "why.h"
+
 #define COOKIE_V2		0x1c849303
 #define COOKIE_V2_COMPRESSED	0x1c849304
 #define COOKIE_WORD_SIZE	0x10	/* Java sets it; decoders mask 0xf0 */
 #define HEADER_LEN		40	/* cookie .. conversion ratio */
 #define WORD_MAX		9	/* LEB128-64b9B */
-
-static int why_fmt(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int why_fmt(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static uint8_t *put_be(uint8_t *p, uint64_t v, int bytes)
 {
@@ -193,11 +182,11 @@ static int decode_counts(struct hist *h, const uint8_t *p, const uint8_t *end,
 		int64_t v;
 		size_t used = get_word(p, end, &v);
 		if (!used)
-			return why_fmt(why, whylen, "a count is cut short");
+			return why_set(why, whylen, "a count is cut short");
 		p += used;
 		if (v < 0) {
 			if (v == INT64_MIN || index - v > h->counts_len)
-				return why_fmt(why, whylen, "a run of %lld zero "
+				return why_set(why, whylen, "a run of %lld zero "
 					       "counts goes past the histogram's "
 					       "%d slots", -(long long)v,
 					       h->counts_len);
@@ -205,7 +194,7 @@ static int decode_counts(struct hist *h, const uint8_t *p, const uint8_t *end,
 			continue;
 		}
 		if (index >= h->counts_len)
-			return why_fmt(why, whylen, "more counts than the "
+			return why_set(why, whylen, "more counts than the "
 				       "histogram's %d slots", h->counts_len);
 		if (v)
 			hist_add_at(h, (int32_t)index, (uint64_t)v);
@@ -220,26 +209,26 @@ int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
 	memset(h, 0, sizeof(*h));
 	uint8_t *bin = from_base64(text, &n), *plain = NULL;
 	if (!bin)
-		return why_fmt(why, whylen, "the histogram is not base64 text");
+		return why_set(why, whylen, "the histogram is not base64 text");
 	int rc = -1;
 	z_stream z;
 	memset(&z, 0, sizeof(z));
 	bool zinit = false;
 	uint8_t head[HEADER_LEN];
 	if (n < 8 || (get_be(bin, 4) & ~0xf0u) != COOKIE_V2_COMPRESSED) {
-		why_fmt(why, whylen, "not a compressed V2 histogram (cookie "
+		why_set(why, whylen, "not a compressed V2 histogram (cookie "
 			"0x%08llx)", n < 4 ? 0ULL
 			: (unsigned long long)get_be(bin, 4));
 		goto out;
 	}
 	uint64_t zlen = get_be(bin + 4, 4);
 	if (zlen > n - 8) {
-		why_fmt(why, whylen, "the histogram is cut short: %zu of %llu "
+		why_set(why, whylen, "the histogram is cut short: %zu of %llu "
 			"compressed bytes", n - 8, (unsigned long long)zlen);
 		goto out;
 	}
 	if (inflateInit(&z) != Z_OK) {
-		why_fmt(why, whylen, "zlib: out of memory");
+		why_set(why, whylen, "zlib: out of memory");
 		goto out;
 	}
 	zinit = true;
@@ -247,7 +236,7 @@ int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
 	z.avail_in = (uInt)zlen;
 	if (inflate_exactly(&z, head, HEADER_LEN, false) < 0 ||
 	    (get_be(head, 4) & ~0xf0u) != COOKIE_V2) {
-		why_fmt(why, whylen, "the compressed histogram is corrupt "
+		why_set(why, whylen, "the compressed histogram is corrupt "
 			"(no V2 header inside)");
 		goto out;
 	}
@@ -261,24 +250,24 @@ int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
 	int64_t highest = (int64_t)get_be(head + 24, 8);
 	if (sigfigs < 1 || sigfigs > 5 ||
 	    hist_init(h, lowest, highest, (int)sigfigs) < 0) {
-		why_fmt(why, whylen, "unsupported histogram settings: "
+		why_set(why, whylen, "unsupported histogram settings: "
 			"lowest %lld, highest %lld, %lld significant digits",
 			(long long)lowest, (long long)highest,
 			(long long)sigfigs);
 		goto out;
 	}
 	if (payload > (uint64_t)h->counts_len * WORD_MAX) {
-		why_fmt(why, whylen, "a payload of %llu bytes cannot fit %d "
+		why_set(why, whylen, "a payload of %llu bytes cannot fit %d "
 			"slots", (unsigned long long)payload, h->counts_len);
 		goto out;
 	}
 	plain = malloc(payload + 1);
 	if (!plain) {
-		why_fmt(why, whylen, "out of memory");
+		why_set(why, whylen, "out of memory");
 		goto out;
 	}
 	if (inflate_exactly(&z, plain, payload, true) < 0) {
-		why_fmt(why, whylen, "the compressed histogram is corrupt or "
+		why_set(why, whylen, "the compressed histogram is corrupt or "
 			"cut short (%llu payload bytes promised)",
 			(unsigned long long)payload);
 		goto out;
@@ -363,7 +352,7 @@ int hlog_read(struct hlog_reader *r, struct hlog_interval *iv, char *why,
 		r->line++;
 		char *s = r->buf;
 		if (n == 0 || s[n - 1] != '\n')
-			return why_fmt(why, whylen, "line %d: cut short (no "
+			return why_set(why, whylen, "line %d: cut short (no "
 				       "newline at the end of the file)",
 				       r->line);
 		while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
@@ -374,24 +363,24 @@ int hlog_read(struct hlog_reader *r, struct hlog_interval *iv, char *why,
 			char *comma = strchr(s + 4, ',');
 			size_t len = comma ? (size_t)(comma - s - 4) : 0;
 			if (!comma || len >= sizeof(iv->tag))
-				return why_fmt(why, whylen, "line %d: a tag "
+				return why_set(why, whylen, "line %d: a tag "
 					       "without its interval", r->line);
 			memcpy(iv->tag, s + 4, len);
 			s = comma + 1;
 		}
 		char *text = interval_fields(s, iv);
 		if (!text)
-			return why_fmt(why, whylen, "line %d: not an interval "
+			return why_set(why, whylen, "line %d: not an interval "
 				       "(START,LENGTH,MAX,HISTOGRAM)", r->line);
 		char inner[256];
 		if (hlog_decode(text, strlen(text), &iv->h, inner,
 				sizeof(inner)) < 0)
-			return why_fmt(why, whylen, "line %d: %s", r->line,
+			return why_set(why, whylen, "line %d: %s", r->line,
 				       inner);
 		return 1;
 	}
 	if (ferror(r->in))
-		return why_fmt(why, whylen, "line %d: %s", r->line + 1,
+		return why_set(why, whylen, "line %d: %s", r->line + 1,
 			       strerror(errno));
 	return 0;
 }

@@ -4,11 +4,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rt.h"
+#include "why.h"
 #include "wire.h"
 
 /* Above this a single thread cannot pace: one wake-up per 64-packet
@@ -100,18 +100,6 @@ void opts_usage(FILE *out)
 "exit: 0 done, 64 bad usage, 69 target or resource unavailable, 70 internal\n"
 "failure, 71 the system refused (cgroup permission), 130 interrupted\n"
 "(results so far are printed and written).\n", out);
-}
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 /* A finite number followed by an optional suffix from the list. */
@@ -255,7 +243,7 @@ static int rate_range(const char *flag, const char *v, double rate,
 {
 	if (rate >= MIN_RATE && rate <= MAX_RATE)
 		return 0;
-	return bad(err, errlen, "%s '%s' is outside %g to %.0f packets per "
+	return why_set(err, errlen, "%s '%s' is outside %g to %.0f packets per "
 		   "second (%.0f pps per thread, %d threads)", flag, v,
 		   MIN_RATE, MAX_RATE, MAX_PPS_PER_THREAD, OPTS_MAX_THREADS);
 }
@@ -331,43 +319,43 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 	switch (c) {
 	case O_TARGET:
 		if (addr_parse(&o->target, v, 0, why, sizeof(why)) < 0)
-			return bad(err, errlen, "--target: %s", why);
+			return why_set(err, errlen, "--target: %s", why);
 		if (o->target.kind != ADDR_UDP && o->target.kind != ADDR_TCP)
-			return bad(err, errlen, "--target '%s': say udp:// or "
+			return why_set(err, errlen, "--target '%s': say udp:// or "
 				   "tcp://", v);
 		snprintf(o->target_text, sizeof(o->target_text), "%s", v);
 		return 0;
 	case O_LISTEN:
 		if (addr_parse(&o->listen, v, 0, why, sizeof(why)) < 0)
-			return bad(err, errlen, "--listen: %s", why);
+			return why_set(err, errlen, "--listen: %s", why);
 		if (o->listen.kind != ADDR_UDP)
-			return bad(err, errlen, "--listen '%s': echo serves "
+			return why_set(err, errlen, "--listen '%s': echo serves "
 				   "udp:// only", v);
 		return 0;
 	case O_RATE:
 		if (opts_parse_rate(v, &o->rate) < 0)
-			return bad(err, errlen, "--rate '%s' is not a rate "
+			return why_set(err, errlen, "--rate '%s' is not a rate "
 				   "(packets per second: 20000, 20k, 1.5M)", v);
 		return rate_range(flag, v, o->rate, err, errlen);
 	case O_DURATION:
 		if (opts_parse_time_us(v, &us) < 0 || us < 1000)
-			return bad(err, errlen, "--duration '%s' is not a "
+			return why_set(err, errlen, "--duration '%s' is not a "
 				   "duration of at least 1 ms (30, 30s, 500ms)", v);
 		o->duration_s = (double)us / 1e6;
 		return 0;
 	case O_THREADS:
 		if (count(v, 1, OPTS_MAX_THREADS, &o->threads) < 0)
-			return bad(err, errlen, "--threads '%s' is not a "
+			return why_set(err, errlen, "--threads '%s' is not a "
 				   "number from 1 to %d", v, OPTS_MAX_THREADS);
 		return 0;
 	case O_FLOWS:
 		if (count(v, 1, 4096, &o->flows) < 0)
-			return bad(err, errlen, "--flows '%s' is not a number "
+			return why_set(err, errlen, "--flows '%s' is not a number "
 				   "from 1 to 4096", v);
 		return 0;
 	case O_SIZE:
 		if (count(v, WIRE_HDR_LEN, WIRE_MAX_LEN, &o->size) < 0)
-			return bad(err, errlen, "--size '%s' is not a payload "
+			return why_set(err, errlen, "--size '%s' is not a payload "
 				   "size from %d to %d bytes", v, WIRE_HDR_LEN,
 				   WIRE_MAX_LEN);
 		return 0;
@@ -375,12 +363,12 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		o->ncpus = rt_parse_cpus(v, o->cpus, OPTS_MAX_CPUS, why,
 					 sizeof(why));
 		if (o->ncpus < 0)
-			return bad(err, errlen, "--cpus: %s", why);
+			return why_set(err, errlen, "--cpus: %s", why);
 		return 0;
 	case O_QUOTA:
 		if (percent(v, &o->quota_pct) < 0 ||
 		    o->quota_pct > MAX_QUOTA_PCT)
-			return bad(err, errlen, "--cpu-quota '%s' is not a "
+			return why_set(err, errlen, "--cpu-quota '%s' is not a "
 				   "percentage of one CPU above 0 and at most "
 				   "%.0f%% (20%%, 150%%)", v, MAX_QUOTA_PCT);
 		return 0;
@@ -389,7 +377,7 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		if ((c == O_PERIOD ? opts_parse_time_us(v, &us)
 				   : latency_us(v, &us)) < 0 ||
 		    us < 1000 || us > 1000000)
-			return bad(err, errlen, "%s '%s' is not a period from "
+			return why_set(err, errlen, "%s '%s' is not a period from "
 				   "1000 us to 1 s", flag, v);
 		o->period_us = us;
 		return 0;
@@ -398,7 +386,7 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		return 0;
 	case O_SCOPE:
 		if (strcmp(v, "process") && strcmp(v, "threads"))
-			return bad(err, errlen, "--quota-scope '%s': say "
+			return why_set(err, errlen, "--quota-scope '%s': say "
 				   "process or threads", v);
 		o->quota_threads = strcmp(v, "threads") == 0;
 		return 0;
@@ -407,7 +395,7 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 	case O_PAUSE: {
 		int64_t ms;
 		if (millis(v, &ms) < 0 || (c != O_PAUSE && ms < 1))
-			return bad(err, errlen, "%s '%s' is not a time in ms "
+			return why_set(err, errlen, "%s '%s' is not a time in ms "
 				   "from %d to %d (or with a unit: 2s, 500ms)",
 				   flag, v, c != O_PAUSE, MAX_MS);
 		*(c == O_TIMEOUT ? &o->timeout_ms
@@ -416,23 +404,23 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 	}
 	case O_TIMER:
 		if (strcmp(v, "timerfd") && strcmp(v, "epoll"))
-			return bad(err, errlen, "--timer '%s': say timerfd or "
+			return why_set(err, errlen, "--timer '%s': say timerfd or "
 				   "epoll", v);
 		o->epoll_timer = strcmp(v, "epoll") == 0;
 		return 0;
 	case O_SPIN:
 		if (count(v, 0, OPTS_MAX_SPIN_US, &o->spin_us) < 0)
-			return bad(err, errlen, "--spin-us '%s' is not a number "
+			return why_set(err, errlen, "--spin-us '%s' is not a number "
 				   "of us from 0 to %d", v, OPTS_MAX_SPIN_US);
 		return 0;
 	case O_RT_PRIO:
 		if (count(v, 1, 98, &o->rt_prio) < 0)
-			return bad(err, errlen, "--rt-priority '%s' is not a "
+			return why_set(err, errlen, "--rt-priority '%s' is not a "
 				   "SCHED_FIFO priority from 1 to 98", v);
 		return 0;
 	case O_REPEAT:
 		if (count(v, 0, 10, &o->repeat) < 0)
-			return bad(err, errlen, "--repeat '%s' is not a number "
+			return why_set(err, errlen, "--repeat '%s' is not a number "
 				   "from 0 to 10", v);
 		return 0;
 	case O_WATCH_CG:
@@ -466,13 +454,13 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 	case O_TO: {
 		double *dst = c == O_FROM ? &o->from : &o->to;
 		if (opts_parse_rate(v, dst) < 0 && percent(v, dst) < 0)
-			return bad(err, errlen, "%s '%s' is not a rate or a "
+			return why_set(err, errlen, "%s '%s' is not a rate or a "
 				   "quota percentage", flag, v);
 		return 0;
 	}
 	case O_STEPS:
 		if (count(v, 1, 1000, &o->steps) < 0)
-			return bad(err, errlen, "--steps '%s' is not a number "
+			return why_set(err, errlen, "--steps '%s' is not a number "
 				   "from 1 to 1000", v);
 		return 0;
 	case O_SLO: {
@@ -480,21 +468,21 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		int n = opts_parse_slo(v, o->slo + o->nslo,
 				       OPTS_MAX_SLO - o->nslo);
 		if (n < 0)
-			return bad(err, errlen, "--slo '%s' is not a list of "
+			return why_set(err, errlen, "--slo '%s' is not a list of "
 				   "PERCENTILE=LATENCY (p99=1ms,max=20ms; "
 				   "percentiles p50 p90 p99 p99.9 p99.99 max; "
 				   "at most %d in all)", v, OPTS_MAX_SLO);
 		for (int i = o->nslo; i < o->nslo + n; i++)
 			for (int k = 0; k < i; k++)
 				if (strcmp(o->slo[i].name, o->slo[k].name) == 0)
-					return bad(err, errlen, "--slo '%s': %s "
+					return why_set(err, errlen, "--slo '%s': %s "
 						   "is given twice", v,
 						   o->slo[i].name);
 		o->nslo += n;
 		return 0;
 	}
 	default:
-		return bad(err, errlen, "unknown option %s", flag);
+		return why_set(err, errlen, "unknown option %s", flag);
 	}
 }
 
@@ -503,61 +491,61 @@ static int check(struct opts *o, char *err, size_t errlen)
 {
 	if (o->mode == OPTS_ECHO) {
 		if (!addr_port(&o->listen))
-			return bad(err, errlen, "echo needs --listen "
+			return why_set(err, errlen, "echo needs --listen "
 				   "udp://ADDR:PORT");
 		return 0;
 	}
 	if (!o->target_text[0])
-		return bad(err, errlen, "--target udp://ADDR:PORT is required");
+		return why_set(err, errlen, "--target udp://ADDR:PORT is required");
 	if (!o->flows)
 		o->flows = o->threads;
 	if (o->flows < o->threads)
-		return bad(err, errlen, "--flows %d is fewer than --threads %d: "
+		return why_set(err, errlen, "--flows %d is fewer than --threads %d: "
 			   "every thread needs at least one flow", o->flows,
 			   o->threads);
 	/* the lowest and highest rate of the run, or of any step of a sweep */
 	double lo = o->rate, hi = o->rate;
 	if (o->mode == OPTS_SWEEP) {
 		if (!o->steps || !o->nslo || o->from <= 0 || o->to <= 0)
-			return bad(err, errlen, "sweep needs --from, --to, "
+			return why_set(err, errlen, "sweep needs --from, --to, "
 				   "--steps and --slo");
 		if (o->sweep == OPTS_SWEEP_QUOTA && o->rate <= 0)
-			return bad(err, errlen, "a quota sweep needs --rate");
+			return why_set(err, errlen, "a quota sweep needs --rate");
 		if (o->sweep == OPTS_SWEEP_QUOTA && o->quota_pct >= 0)
-			return bad(err, errlen, "a quota sweep sets the quota "
+			return why_set(err, errlen, "a quota sweep sets the quota "
 				   "itself: drop --cpu-quota");
 		if (o->hlog || o->timeseries)
-			return bad(err, errlen, "sweep writes --json, --csv and "
+			return why_set(err, errlen, "sweep writes --json, --csv and "
 				   "--hgrm; --hlog and --timeseries are for "
 				   "single runs");
 		if (o->sweep == OPTS_SWEEP_QUOTA &&
 		    fmax(o->from, o->to) > MAX_QUOTA_PCT)
-			return bad(err, errlen, "--from/--to: a quota of %g%% "
+			return why_set(err, errlen, "--from/--to: a quota of %g%% "
 				   "is above %.0f%%", fmax(o->from, o->to),
 				   MAX_QUOTA_PCT);
 		if (o->sweep == OPTS_SWEEP_RATE) {
 			lo = fmin(o->from, o->to);
 			hi = fmax(o->from, o->to);
 			if (lo < MIN_RATE || hi > MAX_RATE)
-				return bad(err, errlen, "--from/--to: %g to %g "
+				return why_set(err, errlen, "--from/--to: %g to %g "
 					   "pps is outside %g to %.0f", lo, hi,
 					   MIN_RATE, MAX_RATE);
 		}
 	} else if (o->rate <= 0) {
-		return bad(err, errlen, "--rate PPS is required");
+		return why_set(err, errlen, "--rate PPS is required");
 	}
 	if (hi / o->threads > MAX_PPS_PER_THREAD)
-		return bad(err, errlen, "a rate of %.0f pps is impossible with "
+		return why_set(err, errlen, "a rate of %.0f pps is impossible with "
 			   "%d thread%s: one thread paces at most %.0f pps; use "
 			   "--threads %d or more", hi, o->threads,
 			   o->threads == 1 ? "" : "s", MAX_PPS_PER_THREAD,
 			   (int)ceil(hi / MAX_PPS_PER_THREAD));
 	if (lo * o->duration_s < o->threads)
-		return bad(err, errlen, "a rate of %.17g pps for %.17g s is "
+		return why_set(err, errlen, "a rate of %.17g pps for %.17g s is "
 			   "fewer packets than --threads %d", lo, o->duration_s,
 			   o->threads);
 	if (hi * o->duration_s > MAX_PACKETS)
-		return bad(err, errlen, "a rate of %.17g pps for %.17g s is "
+		return why_set(err, errlen, "a rate of %.17g pps for %.17g s is "
 			   "over %.0e packets (--rate or --to times --duration)",
 			   hi, o->duration_s, MAX_PACKETS);
 	return 0;
@@ -588,16 +576,16 @@ int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
 			return 0;
 		}
 		if (c == '?')
-			return bad(err, errlen, "unknown option '%s' (see "
+			return why_set(err, errlen, "unknown option '%s' (see "
 				   "loadgen --help)", flag);
 		if (c == ':')
-			return bad(err, errlen, "option '%s' needs a value",
+			return why_set(err, errlen, "option '%s' needs a value",
 				   flag);
 		if (apply(o, c, optarg, flag, err, errlen) < 0)
 			return -1;
 	}
 	if (optind < argc)
-		return bad(err, errlen, "unexpected argument '%s' (see "
+		return why_set(err, errlen, "unexpected argument '%s' (see "
 			   "loadgen --help)", argv[optind]);
 	return check(o, err, errlen);
 }

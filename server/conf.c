@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 
 #include "rt.h"
+#include "why.h"
 
 enum key_type { K_INT, K_BOOL, K_SCHED, K_LISTEN, K_UPSTREAM, K_ADMIN, K_CPUS,
 		K_PATH };
@@ -63,18 +64,6 @@ static const struct key keys[] = {
 };
 #define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
 _Static_assert(NKEYS <= 64, "set_mask has a bit per key");
-
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 void conf_defaults(struct conf *c)
 {
@@ -133,10 +122,10 @@ int conf_set(struct conf *c, const char *key, const char *value,
 			break;
 		}
 	if (!k)
-		return errf(err, errlen, "unknown key '%s'", key);
+		return why_set(err, errlen, "unknown key '%s'", key);
 	if (k->type != K_LISTEN && k->type != K_UPSTREAM && origin == CONF_FILE &&
 	    (c->set_mask & (1ull << idx)))
-		return errf(err, errlen, "%s: set twice", key);
+		return why_set(err, errlen, "%s: set twice", key);
 
 	char *field = (char *)c + k->off;
 	char why[256];
@@ -146,40 +135,40 @@ int conf_set(struct conf *c, const char *key, const char *value,
 		errno = 0;
 		long v = strtol(value, &end, 10);
 		if (!*value || *end || errno)
-			return errf(err, errlen, "%s: '%s' is not an integer",
+			return why_set(err, errlen, "%s: '%s' is not an integer",
 				    key, value);
 		if (v < k->min || v > k->max)
-			return errf(err, errlen, "%s: %ld out of range %ld..%ld",
+			return why_set(err, errlen, "%s: %ld out of range %ld..%ld",
 				    key, v, k->min, k->max);
 		*(int *)field = (int)v;
 		break;
 	}
 	case K_BOOL:
 		if (parse_bool(value, (bool *)field) < 0)
-			return errf(err, errlen, "%s: '%s' is not a boolean "
+			return why_set(err, errlen, "%s: '%s' is not a boolean "
 				    "(true/false, yes/no, on/off, 1/0)", key,
 				    value);
 		break;
 	case K_SCHED:
 		if (strcmp(value, "fifo") && strcmp(value, "other"))
-			return errf(err, errlen, "%s: '%s' is not a policy "
+			return why_set(err, errlen, "%s: '%s' is not a policy "
 				    "(fifo or other)", key, value);
 		*(bool *)field = strcmp(value, "other") == 0;
 		break;
 	case K_LISTEN: {
 		struct addr a;
 		if (addr_parse(&a, value, c->addr_flags, why, sizeof(why)) < 0)
-			return errf(err, errlen, "listen: %s", why);
+			return why_set(err, errlen, "listen: %s", why);
 		if (c->listen_origin != (int)origin) {
 			c->nlisten = 0;
 			c->listen_origin = (int)origin;
 		}
 		for (int i = 0; i < c->nlisten; i++)
 			if (addr_equal(&c->listen[i], &a))
-				return errf(err, errlen, "listen: '%s' given "
+				return why_set(err, errlen, "listen: '%s' given "
 					    "twice", value);
 		if (c->nlisten == CONF_MAX_LISTEN)
-			return errf(err, errlen, "listen: more than %d "
+			return why_set(err, errlen, "listen: more than %d "
 				    "listeners", CONF_MAX_LISTEN);
 		c->listen[c->nlisten++] = a;
 		break;
@@ -190,11 +179,11 @@ int conf_set(struct conf *c, const char *key, const char *value,
 		struct addr a;
 		if (addr_parse(&a, value, ADDR_ALLOW_ECHO | c->addr_flags, why,
 			       sizeof(why)) < 0)
-			return errf(err, errlen, "upstream: %s", why);
+			return why_set(err, errlen, "upstream: %s", why);
 		bool stream = a.kind == ADDR_TCP || a.kind == ADDR_TLS;
 		bool *has = stream ? &c->has_tcp_upstream : &c->has_upstream;
 		if (origin == CONF_FILE && *has)
-			return errf(err, errlen, "upstream: a %s upstream set "
+			return why_set(err, errlen, "upstream: a %s upstream set "
 				    "twice", stream ? "tcp/tls" : "udp");
 		if (!stream) {
 			c->upstream = a;
@@ -203,7 +192,7 @@ int conf_set(struct conf *c, const char *key, const char *value,
 			size_t n = *h == '[' ? strcspn(++h, "]") :
 				   (size_t)(strrchr(h, ':') - h);
 			if (n >= sizeof(c->tcp_upstream_host))
-				return errf(err, errlen, "upstream: '%s': host "
+				return why_set(err, errlen, "upstream: '%s': host "
 					    "name too long", value);
 			memcpy(c->tcp_upstream_host, h, n);
 			c->tcp_upstream_host[n] = 0;
@@ -219,22 +208,22 @@ int conf_set(struct conf *c, const char *key, const char *value,
 		if (addr_parse(&c->admin, value, ADDR_NO_SCHEME_TCP |
 			       ADDR_ALLOW_PORT0 | c->addr_flags, why,
 			       sizeof(why)) < 0)
-			return errf(err, errlen, "admin: %s (or 'off')", why);
+			return why_set(err, errlen, "admin: %s (or 'off')", why);
 		if (c->admin.kind != ADDR_TCP)
-			return errf(err, errlen, "admin: '%s': expected "
+			return why_set(err, errlen, "admin: '%s': expected "
 				    "ADDR:PORT or tcp://ADDR:PORT", value);
 		break;
 	case K_CPUS: {
 		int n = rt_parse_cpus(value, c->cpus, CONF_MAX_CPUS, why,
 				      sizeof(why));
 		if (n < 0)
-			return errf(err, errlen, "cpus: %s", why);
+			return why_set(err, errlen, "cpus: %s", why);
 		c->ncpus = n;
 		break;
 	}
 	case K_PATH:
 		if (strlen(value) >= CONF_PATH_MAX)
-			return errf(err, errlen, "%s: path longer than %d bytes",
+			return why_set(err, errlen, "%s: path longer than %d bytes",
 				    key, CONF_PATH_MAX - 1);
 		strcpy(field, value);
 		break;
@@ -342,10 +331,10 @@ int conf_load_string(struct conf *c, const char *text, const char *name,
 	if (rc == 0 && !p.err_line)
 		return 0;
 	if (rc < 0)
-		return errf(err, errlen, "%s: cannot parse (out of memory)", name);
+		return why_set(err, errlen, "%s: cannot parse (out of memory)", name);
 	if (p.err_line && (rc == 0 || p.err_line <= rc))
-		return errf(err, errlen, "%s:%d: %s", name, p.err_line, p.msg);
-	return errf(err, errlen, "%s:%d: syntax error (expected [relay], "
+		return why_set(err, errlen, "%s:%d: %s", name, p.err_line, p.msg);
+	return why_set(err, errlen, "%s:%d: syntax error (expected [relay], "
 		    "key = value, or a ; or # comment)", name, rc);
 }
 
@@ -353,7 +342,7 @@ int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return errf(err, errlen, "%s: %s", path, strerror(errno));
+		return why_set(err, errlen, "%s: %s", path, strerror(errno));
 	char *buf = NULL;
 	size_t cap = 0, len = 0;
 	for (;;) {
@@ -362,14 +351,14 @@ int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
 			if (cap > (1u << 20)) {
 				free(buf);
 				fclose(f);
-				return errf(err, errlen, "%s: larger than 1 MiB",
+				return why_set(err, errlen, "%s: larger than 1 MiB",
 					    path);
 			}
 			char *nb = realloc(buf, cap);
 			if (!nb) {
 				free(buf);
 				fclose(f);
-				return errf(err, errlen, "%s: out of memory", path);
+				return why_set(err, errlen, "%s: out of memory", path);
 			}
 			buf = nb;
 		}
@@ -382,7 +371,7 @@ int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
 	fclose(f);
 	if (bad) {
 		free(buf);
-		return errf(err, errlen, "%s: read error", path);
+		return why_set(err, errlen, "%s: read error", path);
 	}
 	buf[len] = 0;
 	int rc = conf_load_string(c, buf, path, err, errlen);
@@ -394,7 +383,7 @@ int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 		  size_t errlen)
 {
 	if (c->nlisten == 0)
-		return errf(err, errlen, "no listener: set listen = "
+		return why_set(err, errlen, "no listener: set listen = "
 			    "udp://ADDR:PORT (or --listen)");
 	int nudp = 0, nstream = 0, ntls = 0;
 	for (int i = 0; i < c->nlisten; i++) {
@@ -403,14 +392,14 @@ int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 		ntls += c->listen[i].kind == ADDR_TLS;
 	}
 	if (nudp && !c->has_upstream)
-		return errf(err, errlen, "no upstream: set upstream = "
+		return why_set(err, errlen, "no upstream: set upstream = "
 			    "udp://ADDR:PORT or echo (or --upstream)");
 	if (nstream && !c->has_tcp_upstream)
-		return errf(err, errlen, "no upstream for the tcp:// and tls:// "
+		return why_set(err, errlen, "no upstream for the tcp:// and tls:// "
 			    "listeners: set upstream = tcp://ADDR:PORT or "
 			    "tls://HOST:PORT (or --upstream)");
 	if (ntls && (!c->cert[0] || !c->key[0]))
-		return errf(err, errlen, "a tls:// listener needs a certificate "
+		return why_set(err, errlen, "a tls:// listener needs a certificate "
 			    "and a key: set cert and key (or --cert, --key)");
 	cpu_set_t mine;
 	CPU_ZERO(&mine);
@@ -418,7 +407,7 @@ int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 		allowed = &mine;
 	for (int i = 0; allowed && i < c->ncpus; i++)
 		if (!CPU_ISSET(c->cpus[i], allowed))
-			return errf(err, errlen, "cpus: CPU %d is not available "
+			return why_set(err, errlen, "cpus: CPU %d is not available "
 				    "to this process (it may use %d CPUs)",
 				    c->cpus[i], CPU_COUNT(allowed));
 	/* One descriptor per flow per loop, plus listeners and a margin:
@@ -431,7 +420,7 @@ int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 		uint64_t need = (uint64_t)c->ncpus *
 				(flows + conns + CONF_MAX_LISTEN + 8) + 64;
 		if (need > rl.rlim_max && nstream)
-			return errf(err, errlen, "max_conns: %d connections "
+			return why_set(err, errlen, "max_conns: %d connections "
 				    "(2 descriptors each) and %llu flows on %d "
 				    "loop(s) need %llu descriptors but the limit "
 				    "(RLIMIT_NOFILE hard) is %llu", c->max_conns,
@@ -439,7 +428,7 @@ int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 				    (unsigned long long)need,
 				    (unsigned long long)rl.rlim_max);
 		if (need > rl.rlim_max)
-			return errf(err, errlen, "max_flows: %d flows on %d "
+			return why_set(err, errlen, "max_flows: %d flows on %d "
 				    "loop(s) need %llu descriptors but the limit "
 				    "(RLIMIT_NOFILE hard) is %llu", c->max_flows,
 				    c->ncpus, (unsigned long long)need,
