@@ -253,6 +253,9 @@ static int start_relay(struct run *r)
 	char *argv[] = { (char *)p->relay, "--listen", listen, "--upstream", "echo",
 		"--cpus", cpu, "--rt-priority", prio, "--tick-us", tick,
 		"--stats-file", stats, "--heartbeat", r->beat_path, "--admin", "off",
+		/* The demo is about a relay that stays SCHED_FIFO: never let
+		 * the overload guard drop it to SCHED_OTHER. */
+		"--rt-budget", "100",
 		/* A handful of sender sockets: keeps the descriptor need
 		 * within a guest's default limit. */
 		"--max-flows", "64", NULL };
