@@ -9,7 +9,7 @@ cd "$top"
 bin=$TEST_TMP/fuzz_conf
 clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Ilib -Iserver $(pkg-config --cflags inih) \
-	-o "$bin" tests/fuzz/fuzz_conf.c server/conf.c lib/addr.c lib/rt.c \
+	-o "$bin" tests/fuzz/fuzz_conf.c server/conf.c lib/addr.c lib/rt.c lib/why.c \
 	$(pkg-config --libs inih) 2>"$TEST_TMP/build.log" ||
 	{ cat "$TEST_TMP/build.log"; fail "cannot build the fuzz target"; }
 mkdir -p "$TEST_TMP/corpus"
