@@ -4,8 +4,13 @@
 #   make capacity                          the default grid
 #   make capacity CAPACITY_ARGS=--quick    the small grid of the test
 #   make capacity CAPACITY_ARGS="--slo p99.9=500us --quotas 10,50"
+#   make test-capacity                     the quick grid's test (not in make test yet)
 CAPACITY_ARGS ?=
-.PHONY: capacity
+.PHONY: capacity test-capacity
 capacity:
 	@mk/deps build report demo
 	@kernel/vm/capacity/run $(CAPACITY_ARGS)
+
+test-capacity:
+	@mk/deps build report demo
+	@RELAY_CAPACITY_TEST=1 tests/run vm/capacity_
