@@ -20,7 +20,7 @@ if [ "${VARIANT:-release}" = asan ]; then
 	pass "corpus replayed"
 	exit 0
 fi
-"$bin" -max_total_time=20 -max_len=4096 -timeout=5 -rss_limit_mb=1024 \
+"$bin" -artifact_prefix="$TEST_TMP/" -max_total_time=20 -max_len=4096 -timeout=5 -rss_limit_mb=1024 \
 	-dict=tests/fuzz/conf.dict "$TEST_TMP/corpus" >"$TEST_TMP/fuzz.log" 2>&1 ||
 	{ tail -n 40 "$TEST_TMP/fuzz.log"; ls "$TEST_TMP"/crash-* 2>/dev/null; fail "the fuzzer found a crash"; }
 grep -E '^#[0-9]+.*(DONE|pulse)' "$TEST_TMP/fuzz.log" | tail -n 1
