@@ -4,6 +4,7 @@
 # libraries the binaries link, systemd, procps for ExecReload's kill), and
 # that its scripts create the user but enable and start nothing.
 # timeout: 180
+# variants: release
 . "$(dirname "$0")/../lib.sh"
 "$top/mk/deps" deploy >"$TEST_TMP/deps.log" 2>&1 ||
 	skip "cannot install dpkg-dev (mk/deps deploy): $(tail -n 1 "$TEST_TMP/deps.log")"

@@ -4,6 +4,7 @@
 # a missing cpu controller, relay's CPUs not isolated; then on this machine,
 # a busy task on relay's CPU.
 # timeout: 240
+# variants: release
 . "$(dirname "$0")/../lib.sh"
 pf=$top/deploy/preflight
 
