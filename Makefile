@@ -16,6 +16,11 @@
 #
 # Each component adds to this file through its own fragment (*/*.mk).
 
+# The tools mk/deps installs are Debian's: find those first, not what a
+# version manager's shims (python3, node) put ahead of them in PATH, which
+# run other versions and can cost seconds per call.
+export PATH := /usr/sbin:/usr/bin:/sbin:/bin:$(PATH)
+
 VARIANT ?= release
 O       := build/$(VARIANT)
 PREFIX  ?= /usr/local
