@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "worker.h"
 
 #define UDP_ROUNDS	8
@@ -149,13 +150,6 @@ static int open_upstream(const struct addr *a, int bufsize, bool gro)
 	return fd;
 }
 
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* recvmmsg up to n datagrams into b; fills b->ts_ns and b->dst. Returns
  * the count, or -1 with errno. */
 static int recv_batch(int fd, struct udp_batch *b, int n)
@@ -178,13 +172,11 @@ static int recv_batch(int fd, struct udp_batch *b, int n)
 		b->ts_ns[i] = 0;
 		b->has_dst[i] = 0;
 		b->seg[i] = 0;
+		/* One walk for every kind: this runs per datagram. */
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-			if (c->cmsg_level == SOL_SOCKET &&
-			    c->cmsg_type == SCM_TIMESTAMPNS) {
-				struct timespec ts;
-				memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-				b->ts_ns[i] = (int64_t)ts.tv_sec * 1000000000 +
-					      ts.tv_nsec;
+			int64_t ts = clock_cmsg_ns(c);
+			if (ts) {
+				b->ts_ns[i] = ts;
 			} else if (c->cmsg_level == IPPROTO_IP &&
 				   c->cmsg_type == IP_PKTINFO) {
 				struct in_pktinfo pi;

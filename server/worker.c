@@ -323,8 +323,8 @@ static void *worker_main(void *arg)
 	int64_t tick = (int64_t)w->tick_us * 1000;
 	w->next_tick_ns = clock_ns(CLOCK_MONOTONIC) + tick;
 	struct itimerspec its = {
-		.it_value = { w->next_tick_ns / 1000000000, w->next_tick_ns % 1000000000 },
-		.it_interval = { tick / 1000000000, tick % 1000000000 },
+		.it_value = clock_ns_ts(w->next_tick_ns),
+		.it_interval = clock_ns_ts(tick),
 	};
 	if (timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
 		snprintf(w->why, sizeof(w->why), "loop %d: timerfd: %s",
