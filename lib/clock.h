@@ -1,7 +1,7 @@
 /*
  * clock: nanosecond timestamps as plain integers, so intervals are a
- * subtraction. The conversions are inline: the relay's loops take them
- * per datagram.
+ * subtraction. All but clock_ns_ts are inline: the relay's loops use them
+ * per datagram and per stream read.
  */
 #ifndef RELAY_CLOCK_H
 #define RELAY_CLOCK_H
@@ -42,6 +42,14 @@ static inline int64_t clock_cmsg_ns(const struct cmsghdr *c)
 
 /* The kernel's receive time (SO_TIMESTAMPNS) of a message recvmsg filled,
  * in CLOCK_REALTIME ns; 0 when m carries none. */
-int64_t clock_rx_stamp_ns(struct msghdr *m);
+static inline int64_t clock_rx_stamp_ns(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		int64_t ns = clock_cmsg_ns(c);
+		if (ns)
+			return ns;
+	}
+	return 0;
+}
 
 #endif
