@@ -1,25 +1,55 @@
 /*
  * clock: nanosecond timestamps as plain integers, so intervals are a
- * subtraction.
+ * subtraction. All but clock_ns_ts are inline: the relay's loops use them
+ * per datagram and per stream read.
  */
 #ifndef RELAY_CLOCK_H
 #define RELAY_CLOCK_H
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
 /* ts in nanoseconds. */
-int64_t clock_ts_ns(const struct timespec *ts);
+static inline int64_t clock_ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
 
 /* The time of clock id (CLOCK_MONOTONIC, CLOCK_REALTIME, ...) in ns. */
-int64_t clock_ns(clockid_t id);
+static inline int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return clock_ts_ns(&ts);
+}
 
 /* ns as a timespec (for clock_nanosleep and timerfd). */
 struct timespec clock_ns_ts(int64_t ns);
 
+/* The kernel's receive time (SO_TIMESTAMPNS) that control message c
+ * carries, in CLOCK_REALTIME ns; 0 when c is another kind. For a loop
+ * that reads several kinds in one walk over a message's control data. */
+static inline int64_t clock_cmsg_ns(const struct cmsghdr *c)
+{
+	struct timespec ts;
+	if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+		return 0;
+	memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+	return clock_ts_ns(&ts);
+}
+
 /* The kernel's receive time (SO_TIMESTAMPNS) of a message recvmsg filled,
  * in CLOCK_REALTIME ns; 0 when m carries none. */
-int64_t clock_rx_stamp_ns(struct msghdr *m);
+static inline int64_t clock_rx_stamp_ns(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		int64_t ns = clock_cmsg_ns(c);
+		if (ns)
+			return ns;
+	}
+	return 0;
+}
 
 #endif

@@ -154,6 +154,7 @@ struct flow *flow_insert(struct flow_table *t, const struct flow_key *k,
 	struct flow *f = &t->flows[i];
 	t->free_head = f->hnext;
 	memset(f, 0, sizeof(*f));
+	f->table = t;
 	f->key = *k;
 	memcpy(&f->client, client, len);
 	f->client_len = len;

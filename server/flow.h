@@ -38,7 +38,7 @@ struct flow {
 	uint8_t has_local;
 	uint8_t upstream;	/* its upstream's slot in the loop's stats */
 	uint8_t refused;	/* the upstream answered ICMP unreachable */
-	int upstream_id;	/* which upstream (worker.h) the socket is for */
+	int upstream_id;	/* which upstream (udp.h) the socket is for */
 	int fd;			/* upstream socket, -1 for echo or unused */
 	uint32_t pending;	/* requests sent minus replies seen */
 	int64_t last_ns;	/* last activity, CLOCK_MONOTONIC */
@@ -47,6 +47,8 @@ struct flow {
 	int32_t iprev, inext;	/* idle list (pending == 0), oldest first */
 	uint8_t used;
 	uint8_t idle;		/* on the idle list */
+	struct flow_table *table;	/* the one it is in: its socket's
+					 * handler finds its owner by it */
 };
 
 struct flow_table {

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 #define SOCK_H(name, help) help,
 static const char *const fail_help[] = { SOCK_FAILS(SOCK_H) };
 #undef SOCK_H
@@ -58,13 +60,7 @@ static ssize_t recv_ts(struct sock *s, void *buf, size_t len)
 		return r;
 	/* No stamp (the kernel turns them on lazily) is unknown, not the
 	 * previous read's. */
-	s->rx_ns = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-			struct timespec ts;
-			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-			s->rx_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-		}
+	s->rx_ns = clock_rx_stamp_ns(&m);
 	return r;
 }
 

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "stats.h"
 #include "tls.h"
 
@@ -84,13 +85,6 @@ const char *tcp_lcounter_name(enum tcp_lcounter c) { return lc_names[c]; }
 const char *tcp_lcounter_help(enum tcp_lcounter c) { return lc_helps[c]; }
 const char *tcp_ucounter_name(enum tcp_ucounter c) { return uc_names[c]; }
 const char *tcp_ucounter_help(enum tcp_ucounter c) { return uc_helps[c]; }
-
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Deadlines are coarse (milliseconds at best); the coarse clock is cheap
  * enough to read on every burst. */

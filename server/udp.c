@@ -26,14 +26,35 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "worker.h"
+#include "clock.h"
 
 #define UDP_ROUNDS	8
+#define EXPIRE_PER_TICK	64
+/* The receive buffer of each entry with gro: a coalesced run of one
+ * flow's datagrams is at most one 64 KB super-datagram. */
+#define GRO_BUFSIZE	65535
 /* CMSG_SPACE(struct timespec) + CMSG_SPACE(struct in6_pktinfo) +
  * CMSG_SPACE(int) for UDP_GRO (or uint16_t for UDP_SEGMENT), with room */
 #define CTL_SIZE	128
 
-int udp_batch_init(struct udp_batch *b, int cap, int bufsize)
+static void batch_free(struct udp_batch *b)
+{
+	free(b->rx);
+	free(b->tx);
+	free(b->iov);
+	free(b->name);
+	free(b->buf);
+	free(b->ctl);
+	free(b->ts_ns);
+	free(b->dst);
+	free(b->has_dst);
+	free(b->txctl);
+	free(b->seg);
+	free(b->txseg);
+	memset(b, 0, sizeof(*b));
+}
+
+static int batch_init(struct udp_batch *b, int cap, int bufsize)
 {
 	memset(b, 0, sizeof(*b));
 	b->cap = cap;
@@ -52,28 +73,11 @@ int udp_batch_init(struct udp_batch *b, int cap, int bufsize)
 	b->txseg = calloc((size_t)cap, sizeof(*b->txseg));
 	if (!b->seg || !b->txseg || !b->rx || !b->tx || !b->iov || !b->name || !b->buf || !b->ctl ||
 	    !b->ts_ns || !b->dst || !b->has_dst || !b->txctl) {
-		udp_batch_free(b);
+		batch_free(b);
 		errno = ENOMEM;
 		return -1;
 	}
 	return 0;
-}
-
-void udp_batch_free(struct udp_batch *b)
-{
-	free(b->rx);
-	free(b->tx);
-	free(b->iov);
-	free(b->name);
-	free(b->buf);
-	free(b->ctl);
-	free(b->ts_ns);
-	free(b->dst);
-	free(b->has_dst);
-	free(b->txctl);
-	free(b->seg);
-	free(b->txseg);
-	memset(b, 0, sizeof(*b));
 }
 
 static void set_buffers(int fd, int bytes)
@@ -149,13 +153,6 @@ static int open_upstream(const struct addr *a, int bufsize, bool gro)
 	return fd;
 }
 
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* recvmmsg up to n datagrams into b; fills b->ts_ns and b->dst. Returns
  * the count, or -1 with errno. */
 static int recv_batch(int fd, struct udp_batch *b, int n)
@@ -178,13 +175,11 @@ static int recv_batch(int fd, struct udp_batch *b, int n)
 		b->ts_ns[i] = 0;
 		b->has_dst[i] = 0;
 		b->seg[i] = 0;
+		/* One walk for every kind: this runs per datagram. */
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-			if (c->cmsg_level == SOL_SOCKET &&
-			    c->cmsg_type == SCM_TIMESTAMPNS) {
-				struct timespec ts;
-				memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-				b->ts_ns[i] = (int64_t)ts.tv_sec * 1000000000 +
-					      ts.tv_nsec;
+			int64_t ts = clock_cmsg_ns(c);
+			if (ts) {
+				b->ts_ns[i] = ts;
 			} else if (c->cmsg_level == IPPROTO_IP &&
 				   c->cmsg_type == IP_PKTINFO) {
 				struct in_pktinfo pi;
@@ -245,10 +240,10 @@ static uint64_t send_split(int fd, struct msghdr *t, uint16_t seg,
 /* sendmmsg b->tx[0..k) on fd. Whatever cannot be sent is counted as a drop
  * with reason fail (or tx_full, upstream_refused), by datagram. Returns
  * bytes sent and the number of datagrams in *sent. */
-static uint64_t send_batch(struct worker *w, int fd, struct udp_batch *b,
+static uint64_t send_batch(struct udp_loop *u, int fd, struct udp_batch *b,
 			   int k, enum stats_drop fail, uint64_t *sent)
 {
-	struct stats *s = &w->stats;
+	struct stats *s = u->stats;
 	struct mmsghdr *tx = b->tx;
 	uint64_t bytes = 0;
 	int i = 0;
@@ -348,23 +343,23 @@ static void carry(struct udp_batch *b, int k, int i, const struct flow *reply)
 
 /* Count the batch's bytes, the latency of each datagram and the wake-up.
  * Returns the datagrams in it. */
-static uint64_t account_rx(struct worker *w, int r, uint64_t *bytes)
+static uint64_t account_rx(struct udp_loop *u, int r, uint64_t *bytes)
 {
-	struct stats *s = &w->stats;
+	struct stats *s = u->stats;
 	int64_t now = clock_ns(CLOCK_REALTIME);
-	if (w->loop.wake_ns && r > 0 && w->b.ts_ns[0]) {
-		hist_record(&s->wake, (w->loop.wake_ns - w->b.ts_ns[0]) / 1000);
-		w->loop.wake_ns = 0;
+	if (u->loop->wake_ns && r > 0 && u->b.ts_ns[0]) {
+		hist_record(&s->wake, (u->loop->wake_ns - u->b.ts_ns[0]) / 1000);
+		u->loop->wake_ns = 0;
 	}
 	uint64_t n = 0, runs = 0;
 	*bytes = 0;
 	for (int i = 0; i < r; i++) {
-		uint64_t d = datagrams(w->b.rx[i].msg_len, w->b.seg[i]);
+		uint64_t d = datagrams(u->b.rx[i].msg_len, u->b.seg[i]);
 		n += d;
 		runs += d > 1;
-		*bytes += w->b.rx[i].msg_len;
-		for (uint64_t j = 0; j < d && w->b.ts_ns[i]; j++)
-			stats_record_rx(s, (now - w->b.ts_ns[i]) / 1000);
+		*bytes += u->b.rx[i].msg_len;
+		for (uint64_t j = 0; j < d && u->b.ts_ns[i]; j++)
+			stats_record_rx(s, (now - u->b.ts_ns[i]) / 1000);
 	}
 	stats_add(&s->counter[S_batches], 1);
 	stats_add(&s->counter[S_gro_runs], runs);
@@ -373,116 +368,132 @@ static uint64_t account_rx(struct worker *w, int r, uint64_t *bytes)
 
 /* Entry i is over max_datagram (or was cut to the buffer): dropped, counted
  * as the datagrams it holds. */
-static bool oversize(struct worker *w, int i)
+static bool oversize(struct udp_loop *u, int i)
 {
-	const struct udp_batch *b = &w->b;
+	const struct udp_batch *b = &u->b;
 	size_t len = b->seg[i] ? b->seg[i] : b->rx[i].msg_len;
 	if (!(b->rx[i].msg_hdr.msg_flags & MSG_TRUNC) &&
-	    len <= (size_t)w->max_datagram)
+	    len <= (size_t)u->set.max_datagram)
 		return false;
-	stats_drop(&w->stats, D_oversize, datagrams(b->rx[i].msg_len, b->seg[i]));
+	stats_drop(u->stats, D_oversize, datagrams(b->rx[i].msg_len, b->seg[i]));
 	return true;
 }
 
-static void beat(struct worker *w)
+static void beat(struct udp_loop *u)
 {
-	const uint64_t *c = w->stats.counter;
-	heartbeat_beat(w->hb, clock_ns(CLOCK_MONOTONIC),
+	const uint64_t *c = u->stats->counter;
+	heartbeat_beat(u->hb, clock_ns(CLOCK_MONOTONIC),
 		       __atomic_load_n(&c[S_ticks], __ATOMIC_RELAXED),
 		       __atomic_load_n(&c[S_rx_packets], __ATOMIC_RELAXED) +
 		       __atomic_load_n(&c[S_reply_packets], __ATOMIC_RELAXED));
 }
 
+/* Close f (its upstream socket too) and count why. */
+static void close_flow(struct udp_loop *u, struct flow *f,
+		       enum stats_counter why)
+{
+	if (f->fd >= 0) {
+		loop_del(u->loop, f->fd, &f->handler);
+		close(f->fd);
+	}
+	stats_flows(u->stats, f->key.listener, -1);
+	flow_remove(&u->flows, f);
+	stats_add(&u->stats->counter[why], 1);
+	stats_set(&u->stats->flows_active, u->flows.active);
+}
+
+static loop_fn on_upstream;
+
 /* A flow for a new client's n datagrams: make room if the table is full
  * (flow_victim), then open its upstream socket unless the upstream is echo.
  * NULL: the datagrams are dropped, and counted here. */
-static struct flow *new_flow(struct worker *w, const struct flow_key *k,
+static struct flow *new_flow(struct udp_loop *u, const struct flow_key *k,
 			     const struct sockaddr *client, socklen_t len,
 			     int64_t now, uint64_t n)
 {
-	struct stats *s = &w->stats;
-	if (flow_full(&w->flows)) {
+	struct stats *s = u->stats;
+	if (flow_full(&u->flows)) {
 		/* A client waiting for its answer keeps its flow (and its
 		 * upstream port); the newcomer is refused instead. */
-		struct flow *v = flow_victim(&w->flows, now, w->wait_ns);
+		struct flow *v = flow_victim(&u->flows, now, u->wait_ns);
 		if (!v) {
 			stats_drop(s, D_flows_busy, n);
 			return NULL;
 		}
-		worker_close_flow(w, v, S_flows_evicted);
+		close_flow(u, v, S_flows_evicted);
 	}
-	struct flow *f = flow_insert(&w->flows, k, client, len, now);
-	if (w->upstream.kind != ADDR_ECHO) {
-		f->fd = open_upstream(&w->upstream, w->socket_buffer,
-				      w->udp_gro);
-		f->handler.fn = udp_on_upstream;
-		if (f->fd < 0 || loop_add(&w->loop, f->fd, &f->handler) < 0) {
+	struct flow *f = flow_insert(&u->flows, k, client, len, now);
+	if (u->upstream.kind != ADDR_ECHO) {
+		f->fd = open_upstream(&u->upstream, u->set.socket_buffer,
+				      u->set.gro);
+		f->handler.fn = on_upstream;
+		if (f->fd < 0 || loop_add(u->loop, f->fd, &f->handler) < 0) {
 			stats_add(&s->error[E_socket], 1);
 			if (f->fd >= 0)
 				close(f->fd);
-			flow_remove(&w->flows, f);
+			flow_remove(&u->flows, f);
 			stats_drop(s, D_no_flow_socket, n);
 			return NULL;
 		}
 	}
-	f->upstream = (uint8_t)w->upstream_slot;
-	f->upstream_id = w->upstream_id;
+	f->upstream = (uint8_t)u->upstream_slot;
+	f->upstream_id = u->upstream_id;
 	stats_count(s, S_flows_created, 1);
 	stats_flows(s, k->listener, 1);
-	stats_set(&s->flows_active, w->flows.active);
+	stats_set(&s->flows_active, u->flows.active);
 	return f;
 }
 
 /* Send the run tx[0..k) to fd: to the upstream, or back to clients (echo). */
-static void flush(struct worker *w, int fd, bool echo, int k)
+static void flush(struct udp_loop *u, int fd, bool echo, int k)
 {
 	if (!k)
 		return;
 	uint64_t sent;
-	uint64_t bytes = send_batch(w, fd, &w->b, k,
+	uint64_t bytes = send_batch(u, fd, &u->b, k,
 				    echo ? D_reply_failed : D_upstream_error, &sent);
-	stats_count(&w->stats, S_tx_packets, sent);
-	stats_count(&w->stats, S_tx_bytes, bytes);
+	stats_count(u->stats, S_tx_packets, sent);
+	stats_count(u->stats, S_tx_bytes, bytes);
 	if (echo) {
-		stats_count(&w->stats, S_reply_tx_packets, sent);
-		stats_count(&w->stats, S_reply_tx_bytes, bytes);
+		stats_count(u->stats, S_reply_tx_packets, sent);
+		stats_count(u->stats, S_reply_tx_bytes, bytes);
 	}
 }
 
-static void relay_requests(struct worker *w, struct lsock *ls, int r)
+static void relay_requests(struct udp_loop *u, struct udp_listener *ls, int r)
 {
-	struct stats *s = &w->stats;
-	struct udp_batch *b = &w->b;
+	struct stats *s = u->stats;
+	struct udp_batch *b = &u->b;
 	int64_t now = clock_ns(CLOCK_MONOTONIC);
 	int run_fd = -1, k = 0;
 	bool run_echo = false;
 	for (int i = 0; i < r; i++) {
 		struct msghdr *m = &b->rx[i].msg_hdr;
 		uint64_t n = datagrams(b->rx[i].msg_len, b->seg[i]);
-		if (oversize(w, i))
+		if (oversize(u, i))
 			continue;
 		struct flow_key key;
 		flow_key_make(&key, m->msg_name, ls->slot);
-		struct flow *f = flow_lookup(&w->flows, &key);
+		struct flow *f = flow_lookup(&u->flows, &key);
 		/* A client that keeps retrying never lets its flow expire: move
 		 * it from an upstream that refused it, or that a reload
 		 * replaced, to the one configured now (a new socket, so nothing
 		 * the old upstream still sends can reach the client). */
-		bool stale = f && !w->drain_deadline &&
-			     (f->refused || f->upstream_id != w->upstream_id);
+		bool stale = f && !u->draining &&
+			     (f->refused || f->upstream_id != u->upstream_id);
 		if (!f || stale) {
-			if (w->drain_deadline) {
+			if (u->draining) {
 				stats_drop(s, D_draining, n);
 				continue;
 			}
 			/* Closing or creating a flow may close the socket of
 			 * the run (an eviction). */
-			flush(w, run_fd, run_echo, k);
+			flush(u, run_fd, run_echo, k);
 			k = 0;
 			run_fd = -1;
 			if (stale)
-				worker_close_flow(w, f, S_flows_moved);
-			f = new_flow(w, &key, m->msg_name, m->msg_namelen, now,
+				close_flow(u, f, S_flows_moved);
+			f = new_flow(u, &key, m->msg_name, m->msg_namelen, now,
 				     n);
 			if (!f)
 				continue;
@@ -492,52 +503,53 @@ static void relay_requests(struct worker *w, struct lsock *ls, int r)
 		bool echo = f->fd < 0;
 		int fd = echo ? ls->fd : f->fd;
 		if (fd != run_fd) {
-			flush(w, run_fd, run_echo, k);
+			flush(u, run_fd, run_echo, k);
 			k = 0;
 			run_fd = fd;
 			s->cur_upstream = f->upstream;
 			run_echo = echo;
 		}
 		carry(b, k++, i, echo ? f : NULL);
-		flow_sent(&w->flows, f, echo ? 0 : (uint32_t)n, now);
+		flow_sent(&u->flows, f, echo ? 0 : (uint32_t)n, now);
 	}
-	flush(w, run_fd, run_echo, k);
+	flush(u, run_fd, run_echo, k);
 }
 
-bool udp_on_client(struct loop *l, struct loop_handler *h, uint32_t events)
+static bool on_client(struct loop *l, struct loop_handler *h, uint32_t events)
 {
-	struct lsock *ls = container_of(h, struct lsock, handler);
-	struct worker *w = ls->w;
-	struct stats *s = &w->stats;
+	struct udp_listener *ls = container_of(h, struct udp_listener, h);
+	struct udp_loop *u = ls->u;
+	struct stats *s = u->stats;
 	(void)l;
 	(void)events;
 	if (ls->fd < 0)		/* removed by a reload in this same round */
 		return false;
 	s->cur_listener = ls->slot;
 	for (int round = 0; round < UDP_ROUNDS; round++) {
-		int r = recv_batch(ls->fd, &w->b, w->batch);
+		int r = recv_batch(ls->fd, &u->b, u->set.batch);
 		if (r < 0) {
 			if (errno != EAGAIN && errno != EINTR)
 				stats_add(&s->error[E_recv], 1);
 			return false;
 		}
-		uint64_t bytes, n = account_rx(w, r, &bytes);
+		uint64_t bytes, n = account_rx(u, r, &bytes);
 		stats_count(s, S_rx_packets, n);
 		stats_count(s, S_rx_bytes, bytes);
-		relay_requests(w, ls, r);
-		beat(w);
-		if (r < w->batch)
+		relay_requests(u, ls, r);
+		beat(u);
+		if (r < u->set.batch)
 			return false;
 	}
 	return true;
 }
 
-bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
+static bool on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 {
 	struct flow *f = container_of(h, struct flow, handler);
-	struct worker *w = container_of(l, struct worker, loop);
-	struct stats *s = &w->stats;
-	struct udp_batch *b = &w->b;
+	struct udp_loop *u = container_of(f->table, struct udp_loop, flows);
+	struct stats *s = u->stats;
+	struct udp_batch *b = &u->b;
+	(void)l;
 	(void)events;
 	/* An event fetched in the same epoll_wait as the datagram whose new
 	 * flow evicted this one: the slot is closed (or already reused). */
@@ -546,14 +558,14 @@ bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 	s->cur_listener = f->key.listener;
 	s->cur_upstream = f->upstream;
 	for (int round = 0; round < UDP_ROUNDS; round++) {
-		int r = recv_batch(f->fd, b, w->batch);
+		int r = recv_batch(f->fd, b, u->set.batch);
 		if (r < 0) {
 			if (errno == ECONNREFUSED) {
 				/* ICMP port unreachable for what we sent. */
 				stats_add(&s->error[E_upstream_refused], 1);
 				stats_drop(s, D_upstream_refused, 1);
 				f->refused = 1;
-				flow_answered(&w->flows, f, f->pending,
+				flow_answered(&u->flows, f, f->pending,
 					      clock_ns(CLOCK_MONOTONIC));
 				continue;
 			}
@@ -561,47 +573,165 @@ bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 				stats_add(&s->error[E_recv], 1);
 			return false;
 		}
-		uint64_t bytes, n = account_rx(w, r, &bytes);
+		uint64_t bytes, n = account_rx(u, r, &bytes);
 		stats_count(s, S_reply_packets, n);
 		stats_count(s, S_reply_bytes, bytes);
 		int k = 0;
 		for (int i = 0; i < r; i++)
-			if (!oversize(w, i))
+			if (!oversize(u, i))
 				carry(b, k++, i, f);
-		flow_answered(&w->flows, f, (uint32_t)n,
+		flow_answered(&u->flows, f, (uint32_t)n,
 			      clock_ns(CLOCK_MONOTONIC));
 		uint64_t sent;
-		bytes = send_batch(w, w->ls[f->key.listener].fd, b, k,
+		bytes = send_batch(u, u->ls[f->key.listener].fd, b, k,
 				   D_reply_failed, &sent);
 		stats_count(s, S_reply_tx_packets, sent);
 		stats_count(s, S_reply_tx_bytes, bytes);
-		beat(w);
-		if (r < w->batch)
+		beat(u);
+		if (r < u->set.batch)
 			return false;
 	}
 	return true;
 }
 
-void udp_count_drops(struct worker *w)
+void udp_count_drops(struct udp_loop *u)
 {
-	for (int i = 0; i < CONF_MAX_LISTEN; i++) {
-		struct lsock *ls = &w->ls[i];
+	for (int i = 0; i < UDP_MAX_LISTEN; i++) {
+		struct udp_listener *ls = &u->ls[i];
 		uint32_t mem[SK_MEMINFO_VARS];
 		socklen_t len = sizeof(mem);
 		if (ls->fd < 0 || getsockopt(ls->fd, SOL_SOCKET, SO_MEMINFO, mem,
 					     &len) < 0 ||
 		    len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
 			continue;
-		w->stats.cur_listener = i;
-		stats_drop(&w->stats, D_rcvbuf_overflow,
+		u->stats->cur_listener = i;
+		stats_drop(u->stats, D_rcvbuf_overflow,
 			   mem[SK_MEMINFO_DROPS] - ls->drops);
 		ls->drops = mem[SK_MEMINFO_DROPS];
 	}
 }
 
-void udp_drain_listener(struct worker *w, int slot)
+/* Relay what is queued on listener slot now (bounded: a flood that outruns
+ * the loop must not keep it here). */
+static void drain_listener(struct udp_loop *u, int slot)
 {
 	for (int i = 0; i < 1000; i++)
-		if (!udp_on_client(&w->loop, &w->ls[slot].handler, EPOLLIN))
+		if (!on_client(u->loop, &u->ls[slot].h, EPOLLIN))
 			return;
+}
+
+int udp_loop_init(struct udp_loop *u, struct loop *l, struct stats *s,
+		  struct heartbeat_loop *hb, const struct udp_settings *set)
+{
+	memset(u, 0, sizeof(*u));
+	u->loop = l;
+	u->stats = s;
+	u->hb = hb;
+	u->set = *set;
+	for (int i = 0; i < UDP_MAX_LISTEN; i++)
+		u->ls[i].fd = -1;
+	if (flow_table_init(&u->flows, set->max_flows) < 0 ||
+	    batch_init(&u->b, set->batch,
+		       set->gro ? GRO_BUFSIZE : set->max_datagram) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void udp_loop_free(struct udp_loop *u)
+{
+	for (struct flow *f; u->flows.flows && (f = flow_oldest(&u->flows));)
+		close_flow(u, f, S_flows_closed);
+	for (int i = 0; i < UDP_MAX_LISTEN; i++)
+		if (u->ls[i].fd >= 0) {
+			close(u->ls[i].fd);
+			u->ls[i].fd = -1;
+		}
+	flow_table_free(&u->flows);
+	batch_free(&u->b);
+}
+
+void udp_loop_configure(struct udp_loop *u, const struct addr *upstream,
+			int upstream_id, int idle_ms, int wait_ms)
+{
+	u->upstream = *upstream;
+	u->upstream_id = upstream_id;
+	u->upstream_slot = upstream_id % STATS_MAX_UPSTREAM;
+	struct stats_part *p = &u->stats->upstream[u->upstream_slot];
+	if (p->id != upstream_id)
+		stats_part_reset(p, upstream_id);
+	u->idle_ns = (int64_t)idle_ms * 1000000;
+	u->wait_ns = (int64_t)wait_ms * 1000000;
+}
+
+int udp_add_listener(struct udp_loop *u, int id, int fd)
+{
+	for (int i = 0; i < UDP_MAX_LISTEN; i++) {
+		struct udp_listener *ls = &u->ls[i];
+		if (ls->fd >= 0)
+			continue;
+		ls->fd = fd;
+		ls->id = id;
+		ls->slot = i;
+		ls->u = u;
+		ls->drops = 0;
+		stats_part_reset(&u->stats->listener[i], id);
+		ls->h.fn = on_client;
+		if (loop_add(u->loop, fd, &ls->h) < 0) {
+			ls->fd = -1;
+			return -1;
+		}
+		/* Edge-triggered: what arrived before we watched it gets no
+		 * event of its own. */
+		loop_again(u->loop, &ls->h);
+		return 0;
+	}
+	errno = ENOSPC;
+	return -1;
+}
+
+void udp_remove_listener(struct udp_loop *u, int id)
+{
+	for (int i = 0; i < UDP_MAX_LISTEN; i++) {
+		struct udp_listener *ls = &u->ls[i];
+		if (ls->fd < 0 || ls->id != id)
+			continue;
+		/* What the kernel already queued for it is relayed first. */
+		drain_listener(u, i);
+		struct flow *f = flow_oldest(&u->flows), *next;
+		for (; f; f = next) {
+			next = flow_younger(&u->flows, f);
+			if (f->key.listener == i)
+				close_flow(u, f, S_flows_closed);
+		}
+		loop_del(u->loop, ls->fd, &ls->h);
+		close(ls->fd);
+		ls->fd = -1;
+	}
+}
+
+void udp_drain(struct udp_loop *u)
+{
+	for (int i = 0; i < UDP_MAX_LISTEN; i++)
+		if (u->ls[i].fd >= 0)
+			drain_listener(u, i);
+	u->draining = true;
+}
+
+bool udp_pending(struct udp_loop *u)
+{
+	for (struct flow *f = flow_oldest(&u->flows); f;
+	     f = flow_younger(&u->flows, f))
+		if (f->pending)
+			return true;
+	return false;
+}
+
+void udp_tick(struct udp_loop *u, int64_t now)
+{
+	struct flow *f;
+	for (int i = 0; i < EXPIRE_PER_TICK && (f = flow_oldest(&u->flows)) &&
+	     now - f->last_ns >= u->idle_ns; i++)
+		close_flow(u, f, S_flows_expired);
 }

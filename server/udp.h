@@ -5,6 +5,11 @@
  * (SO_TIMESTAMPNS). What the kernel dropped at a listener socket (receive
  * buffer full) is read from the socket's counter (SO_MEMINFO), which,
  * unlike SO_RXQ_OVFL, does not wait for the next datagram to tell.
+ *
+ * A loop thread's datagram state (struct udp_loop: listener sockets, flow
+ * table, buffers) is its own, as the stream state is tcp.h's: the owner
+ * lends it the epoll loop, the statistics to charge and the heartbeat,
+ * and calls in only through the functions below.
  */
 #ifndef RELAY_UDP_H
 #define RELAY_UDP_H
@@ -15,14 +20,14 @@
 #include <sys/socket.h>
 
 #include "addr.h"
+#include "flow.h"
+#include "heartbeat.h"
 #include "loop.h"
+#include "stats.h"
 
-struct worker;
+#define UDP_MAX_LISTEN	STATS_MAX_LISTEN	/* a stats slot each */
 
-/* The receive buffer of each entry with udp_gro: a coalesced run of one
- * flow's datagrams is at most one 64 KB super-datagram. */
-#define UDP_GRO_BUFSIZE	65535
-
+/* The receive and send vectors of one loop, allocated once. */
 struct udp_batch {
 	int cap;
 	int bufsize;
@@ -43,8 +48,59 @@ struct udp_batch {
 	uint16_t *txseg;		/* the same for each send entry */
 };
 
-int udp_batch_init(struct udp_batch *b, int cap, int bufsize);
-void udp_batch_free(struct udp_batch *b);
+struct udp_loop;
+
+/* A listener socket of one loop. */
+struct udp_listener {
+	struct loop_handler h;
+	struct udp_loop *u;
+	int fd;			/* -1: slot unused */
+	int id;			/* the listener's id, stable across reloads */
+	int slot;		/* its index, and its stats slot */
+	uint32_t drops;		/* the socket's drop count last seen */
+};
+
+/* Fixed at start-up: the buffers are sized by them. */
+struct udp_settings {
+	int batch;		/* entries per recvmmsg/sendmmsg */
+	int max_datagram;
+	int socket_buffer;	/* SO_RCVBUF/SO_SNDBUF, 0: the kernel's */
+	int max_flows;
+	bool gro;
+};
+
+/* The datagram state of a loop thread. Its flows and listeners are
+ * charged to the owner's stats (listener and upstream slots included). */
+struct udp_loop {
+	struct loop *loop;
+	struct stats *stats;
+	struct heartbeat_loop *hb;
+	struct udp_settings set;
+	/* What a reload may change. */
+	struct addr upstream;		/* new flows' */
+	int upstream_id, upstream_slot;	/* new flows' upstream's counts */
+	int64_t idle_ns, wait_ns;
+	bool draining;			/* new clients are turned away */
+	struct udp_listener ls[UDP_MAX_LISTEN];
+	struct flow_table flows;
+	struct udp_batch b;
+};
+
+/* Prepare u on loop l, counting into s (its listener and upstream slots
+ * too) and beating hb as datagrams are relayed. Returns 0, or -1 with
+ * errno (ENOMEM); u can be freed either way. */
+int udp_loop_init(struct udp_loop *u, struct loop *l, struct stats *s,
+		  struct heartbeat_loop *hb, const struct udp_settings *set);
+
+/* Close every flow (counted as closed) and listener, and free u. */
+void udp_loop_free(struct udp_loop *u);
+
+/* New flows go to upstream (counted as upstream id); flows already open
+ * keep counting under theirs (until STATS_MAX_UPSTREAM newer ones took its
+ * slot). Flows idle for idle_ms expire; when the table is full, one that
+ * waited wait_ms for its reply may be evicted. */
+void udp_loop_configure(struct udp_loop *u, const struct addr *upstream,
+			int upstream_id, int idle_ms, int wait_ms);
 
 /* A listener socket: bound to a, SO_REUSEPORT (one per loop), timestamps
  * on; bound to a wildcard address it also learns each datagram's
@@ -56,16 +112,26 @@ void udp_batch_free(struct udp_batch *b);
 int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
 		      size_t errlen);
 
-/* The handler of a listener socket (struct lsock) and of a flow's upstream
- * socket (struct flow): read a bounded number of batches and relay them. */
-bool udp_on_client(struct loop *l, struct loop_handler *h, uint32_t events);
-bool udp_on_upstream(struct loop *l, struct loop_handler *h, uint32_t events);
+/* Relay from the listening socket fd, counted under listener id. Returns
+ * 0 (fd now belongs to u), or -1/errno (fd stays the caller's). */
+int udp_add_listener(struct udp_loop *u, int id, int fd);
+
+/* Relay what is queued for listener id, then close it and its flows. */
+void udp_remove_listener(struct udp_loop *u, int id);
+
+/* Relay what every listener has queued; from then on only datagrams of
+ * flows already open are relayed (a drain). */
+void udp_drain(struct udp_loop *u);
+
+/* True while some flow waits for a reply. */
+bool udp_pending(struct udp_loop *u);
+
+/* Call from the loop's timer (now: CLOCK_MONOTONIC): expire idle flows,
+ * a bounded number per call. */
+void udp_tick(struct udp_loop *u, int64_t now);
 
 /* Add what the kernel dropped at the listener sockets since the last call
  * to the rcvbuf_overflow drops (the tick calls it every window). */
-void udp_count_drops(struct worker *w);
-
-/* Read and relay everything queued on a listener socket now (drain). */
-void udp_drain_listener(struct worker *w, int slot);
+void udp_count_drops(struct udp_loop *u);
 
 #endif

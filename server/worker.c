@@ -21,7 +21,6 @@
 
 #define STACK_SIZE	(4 * 1024 * 1024)	/* static TLS lives here too */
 #define STACK_PREFAULT	(256 * 1024)
-#define EXPIRE_PER_TICK	64
 
 _Static_assert(STATS_MAX_LISTEN == CONF_MAX_LISTEN, "a stats slot each");
 
@@ -29,27 +28,9 @@ static sem_t started_sem;
 static pthread_once_t sem_once = PTHREAD_ONCE_INIT;
 static void sem_setup(void) { sem_init(&started_sem, 0, 0); }
 
-void worker_close_flow(struct worker *w, struct flow *f, enum stats_counter why)
-{
-	if (f->fd >= 0) {
-		loop_del(&w->loop, f->fd, &f->handler);
-		close(f->fd);
-	}
-	stats_flows(&w->stats, f->key.listener, -1);
-	flow_remove(&w->flows, f);
-	stats_add(&w->stats.counter[why], 1);
-	stats_set(&w->stats.flows_active, w->flows.active);
-}
-
 static bool any_pending(struct worker *w)
 {
-	if (w->tcp.nconns > 0)
-		return true;
-	for (struct flow *f = flow_oldest(&w->flows); f;
-	     f = flow_younger(&w->flows, f))
-		if (f->pending)
-			return true;
-	return false;
+	return w->tcp.nconns > 0 || udp_pending(&w->udp);
 }
 
 static bool on_tick(struct loop *l, struct loop_handler *h, uint32_t events)
@@ -66,17 +47,14 @@ static bool on_tick(struct loop *l, struct loop_handler *h, uint32_t events)
 	int64_t late = now - w->next_tick_ns;
 	w->next_tick_ns += (int64_t)exp * w->tick_us * 1000;
 	if (now >= s->win_end_ns)
-		udp_count_drops(w);
+		udp_count_drops(&w->udp);
 	stats_roll_window(s, now, false);
 	stats_record_tick(s, late > 0 ? late / 1000 : 0);
 	stats_add(&s->counter[S_ticks], 1);
 	if (exp > 1)
 		stats_add(&s->counter[S_ticks_missed], exp - 1);
 
-	struct flow *f;
-	for (int i = 0; i < EXPIRE_PER_TICK && (f = flow_oldest(&w->flows)) &&
-	     now - f->last_ns >= w->idle_ns; i++)
-		worker_close_flow(w, f, S_flows_expired);
+	udp_tick(&w->udp, now);
 
 	if (w->realtime) {
 		int change = budget_check(&w->budget, now, w->loop.idle_ns);
@@ -91,36 +69,10 @@ static bool on_tick(struct loop *l, struct loop_handler *h, uint32_t events)
 	return false;
 }
 
-/* New flows go to upstream id; flows already open keep counting under
- * theirs (until STATS_MAX_UPSTREAM newer ones took its slot). */
-static void use_upstream(struct worker *w, int id)
-{
-	w->upstream_id = id;
-	w->upstream_slot = id % STATS_MAX_UPSTREAM;
-	struct stats_part *p = &w->stats.upstream[w->upstream_slot];
-	if (p->id != id)
-		stats_part_reset(p, id);
-}
-
 static void remove_listener(struct worker *w, int id)
 {
 	tcp_remove_listener(&w->tcp, id);
-	for (int i = 0; i < CONF_MAX_LISTEN; i++) {
-		struct lsock *ls = &w->ls[i];
-		if (ls->fd < 0 || ls->id != id)
-			continue;
-		/* What the kernel already queued for it is relayed first. */
-		udp_drain_listener(w, i);
-		struct flow *f = flow_oldest(&w->flows), *next;
-		for (; f; f = next) {
-			next = flow_younger(&w->flows, f);
-			if (f->key.listener == i)
-				worker_close_flow(w, f, S_flows_closed);
-		}
-		loop_del(&w->loop, ls->fd, &ls->handler);
-		close(ls->fd);
-		ls->fd = -1;
-	}
+	udp_remove_listener(&w->udp, id);
 }
 
 static int add_listener(struct worker *w, int id, int fd,
@@ -128,28 +80,7 @@ static int add_listener(struct worker *w, int id, int fd,
 {
 	if (kind != ADDR_UDP)
 		return tcp_add_listener(&w->tcp, id, fd, kind == ADDR_TLS);
-	for (int i = 0; i < CONF_MAX_LISTEN; i++) {
-		struct lsock *ls = &w->ls[i];
-		if (ls->fd >= 0)
-			continue;
-		ls->fd = fd;
-		ls->id = id;
-		ls->slot = i;
-		ls->w = w;
-		ls->drops = 0;
-		stats_part_reset(&w->stats.listener[i], id);
-		ls->handler.fn = udp_on_client;
-		if (loop_add(&w->loop, fd, &ls->handler) < 0) {
-			ls->fd = -1;
-			return -1;
-		}
-		/* Edge-triggered: what arrived before we watched it gets no
-		 * event of its own. */
-		loop_again(&w->loop, &ls->handler);
-		return 0;
-	}
-	errno = ENOSPC;
-	return -1;
+	return udp_add_listener(&w->udp, id, fd);
 }
 
 static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
@@ -163,18 +94,16 @@ static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 	struct worker_cmd *c = __atomic_exchange_n(&w->cmd, NULL, __ATOMIC_ACQUIRE);
 	if (!c)
 		return false;
-	udp_count_drops(w);
+	udp_count_drops(&w->udp);
 	for (int i = 0; i < c->nremove; i++)
 		remove_listener(w, c->remove_id[i]);
 	for (int i = 0; i < c->nadd; i++)
 		if (add_listener(w, c->add_id[i], c->add_fd[i],
 				 c->add_kind[i]) < 0)
 			close(c->add_fd[i]);
-	w->upstream = c->upstream;
-	use_upstream(w, c->upstream_id);
+	udp_loop_configure(&w->udp, &c->upstream, c->upstream_id,
+			   c->flow_idle_ms, c->flow_wait_ms);
 	tcp_loop_configure(&w->tcp, &c->tcp);
-	w->idle_ns = (int64_t)c->flow_idle_ms * 1000000;
-	w->wait_ns = (int64_t)c->flow_wait_ms * 1000000;
 	w->drain_ns = (int64_t)c->drain_ms * 1000000;
 	if (c->drain) {
 		/* Streams: no new connections; open ones may finish. */
@@ -182,9 +111,7 @@ static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 		/* Relay what the kernel has queued; from now on only datagrams
 		 * of existing flows are relayed, until their replies are in or
 		 * drain_ms has passed. */
-		for (int i = 0; i < CONF_MAX_LISTEN; i++)
-			if (w->ls[i].fd >= 0)
-				udp_drain_listener(w, i);
+		udp_drain(&w->udp);
 		int64_t now = clock_ns(CLOCK_MONOTONIC);
 		w->drain_deadline = now + w->drain_ns;
 		if (!w->drain_deadline)
@@ -212,29 +139,27 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 		int64_t start_ns, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof(*w));
+	/* Both first: worker_free must find their listener slots empty. */
 	tcp_loop_init(&w->tcp, &w->loop, tcp, record_tcp, w);
+	const struct udp_settings udp = {
+		.batch = c->batch, .max_datagram = c->max_datagram,
+		.socket_buffer = c->socket_buffer, .max_flows = c->max_flows,
+		.gro = c->udp_gro,
+	};
+	int udp_ok = udp_loop_init(&w->udp, &w->loop, &w->stats, hb, &udp);
 	w->index = index;
 	w->cpu = cpu;
 	w->rt_priority = c->rt_priority;
 	w->rt_budget = c->rt_budget;
 	w->sched_other = c->sched_other;
 	w->tick_us = c->tick_us;
-	w->batch = c->batch;
-	w->max_datagram = c->max_datagram;
-	w->udp_gro = c->udp_gro;
-	w->socket_buffer = c->socket_buffer;
 	w->allow_non_rt = c->allow_non_rt;
-	w->upstream = c->upstream;
-	w->idle_ns = (int64_t)c->flow_idle_ms * 1000000;
-	w->wait_ns = (int64_t)c->flow_wait_ms * 1000000;
 	w->drain_ns = (int64_t)c->drain_ms * 1000000;
 	w->hb = hb;
 	w->start_ns = start_ns;
 	w->tfd = w->efd = -1;
 	w->budget.schedstat_fd = -1;
 	w->loop.epfd = -1;
-	for (int i = 0; i < CONF_MAX_LISTEN; i++)
-		w->ls[i].fd = -1;
 	pthread_once(&sem_once, sem_setup);
 
 	if (loop_init(&w->loop) < 0 ||
@@ -243,14 +168,12 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 		snprintf(err, errlen, "loop %d: %s", index, strerror(errno));
 		goto fail;
 	}
-	if (flow_table_init(&w->flows, c->max_flows) < 0 ||
-	    udp_batch_init(&w->b, c->batch,
-			   c->udp_gro ? UDP_GRO_BUFSIZE : c->max_datagram) < 0 ||
-	    stats_init(&w->stats, start_ns) < 0) {
+	if (udp_ok < 0 || stats_init(&w->stats, start_ns) < 0) {
 		snprintf(err, errlen, "loop %d: out of memory", index);
 		goto fail;
 	}
-	use_upstream(w, 0);
+	udp_loop_configure(&w->udp, &c->upstream, 0, c->flow_idle_ms,
+			   c->flow_wait_ms);
 	w->tick_h.fn = on_tick;
 	w->cmd_h.fn = on_command;
 	if (loop_add(&w->loop, w->tfd, &w->tick_h) < 0 ||
@@ -274,13 +197,7 @@ fail:
 
 void worker_free(struct worker *w)
 {
-	for (struct flow *f; w->flows.flows && (f = flow_oldest(&w->flows));)
-		worker_close_flow(w, f, S_flows_closed);
-	for (int i = 0; i < CONF_MAX_LISTEN; i++)
-		if (w->ls[i].fd >= 0) {
-			close(w->ls[i].fd);
-			w->ls[i].fd = -1;
-		}
+	udp_loop_free(&w->udp);
 	if (w->tfd >= 0)
 		close(w->tfd);
 	if (w->efd >= 0)
@@ -289,8 +206,6 @@ void worker_free(struct worker *w)
 	budget_free(&w->budget);
 	tcp_loop_free(&w->tcp);
 	loop_free(&w->loop);
-	flow_table_free(&w->flows);
-	udp_batch_free(&w->b);
 	/* The stats stay: the main thread writes them out after the join. */
 }
 
@@ -323,8 +238,8 @@ static void *worker_main(void *arg)
 	int64_t tick = (int64_t)w->tick_us * 1000;
 	w->next_tick_ns = clock_ns(CLOCK_MONOTONIC) + tick;
 	struct itimerspec its = {
-		.it_value = { w->next_tick_ns / 1000000000, w->next_tick_ns % 1000000000 },
-		.it_interval = { tick / 1000000000, tick % 1000000000 },
+		.it_value = clock_ns_ts(w->next_tick_ns),
+		.it_interval = clock_ns_ts(tick),
 	};
 	if (timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
 		snprintf(w->why, sizeof(w->why), "loop %d: timerfd: %s",
@@ -347,7 +262,7 @@ static void *worker_main(void *arg)
 		}
 		stats_add(&w->stats.counter[S_wakeups], n > 0);
 	}
-	udp_count_drops(w);
+	udp_count_drops(&w->udp);
 	stats_roll_window(&w->stats, clock_ns(CLOCK_MONOTONIC), true);
 	return NULL;
 }

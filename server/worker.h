@@ -1,8 +1,9 @@
 /*
  * worker: one loop thread per configured CPU: pinned, SCHED_FIFO (within
  * its rt_budget, see budget.h) or SCHED_OTHER, memory locked, stack
- * pre-faulted; it owns one SO_REUSEPORT socket per listener,
- * its flow table, its statistics and a timerfd tick. The main thread talks
+ * pre-faulted; it owns one SO_REUSEPORT socket per listener (the datagram
+ * and stream state, udp.h and tcp.h, on one epoll set), its statistics and
+ * a timerfd tick. The main thread talks
  * to it only through worker_command (a mailbox and an eventfd), never by
  * touching its state.
  */
@@ -16,22 +17,11 @@
 #include "addr.h"
 #include "budget.h"
 #include "conf.h"
-#include "flow.h"
 #include "heartbeat.h"
 #include "loop.h"
 #include "stats.h"
 #include "tcp.h"
 #include "udp.h"
-
-/* A listener socket of one loop. */
-struct lsock {
-	struct loop_handler handler;
-	struct worker *w;
-	int fd;			/* -1: slot unused */
-	int id;			/* the listener's id, stable across reloads */
-	int slot;
-	uint32_t drops;		/* the socket's drop count last seen */
-};
 
 /* What a reload or drain asks of a loop. */
 struct worker_cmd {
@@ -55,21 +45,16 @@ struct worker {
 	int index, cpu;
 	pthread_t thread;
 	/* Settings fixed at start-up. */
-	int rt_priority, rt_budget, tick_us, batch, max_datagram, socket_buffer;
-	bool udp_gro;
+	int rt_priority, rt_budget, tick_us;
 	bool allow_non_rt;
 	bool sched_other;		/* SCHED_OTHER by choice */
-	/* Settings a reload may change (only through a command). */
-	struct addr upstream;
-	int upstream_id, upstream_slot;	/* new flows' upstream's counts */
-	int64_t idle_ns, wait_ns, drain_ns;
+	/* Set by a reload (only through a command). */
+	int64_t drain_ns;
 
 	struct loop loop;
 	struct loop_handler tick_h, cmd_h;
 	int tfd, efd;
-	struct lsock ls[CONF_MAX_LISTEN];
-	struct flow_table flows;
-	struct udp_batch b;
+	struct udp_loop udp;		/* udp:// listeners and their flows */
 	struct tcp_loop tcp;		/* tcp:// and tls:// listeners */
 	struct stats stats;
 	struct budget budget;		/* SCHED_FIFO loops only */
@@ -108,8 +93,5 @@ void worker_join(struct worker *w);
 
 /* Free a worker that was initialised but never started. */
 void worker_free(struct worker *w);
-
-/* Close f (its upstream socket too) and count why. */
-void worker_close_flow(struct worker *w, struct flow *f, enum stats_counter why);
 
 #endif

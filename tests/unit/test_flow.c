@@ -47,6 +47,7 @@ static void test_keys(void)
 	struct flow *fc = add(&t, (struct sockaddr *)&c, 0, 4);
 	CHECK(fa && fb && fa1 && fc);
 	CHECK(fa != fb && fa != fa1 && fa != fc);
+	CHECK(fa->table == &t && fc->table == &t);
 	CHECK(find(&t, (struct sockaddr *)&a, 0) == fa);
 	CHECK(find(&t, (struct sockaddr *)&a, 1) == fa1);
 	CHECK(find(&t, (struct sockaddr *)&b, 0) == fb);

@@ -5,6 +5,7 @@
  * untrusted, expired and misnamed certificates, a peer that goes away). */
 #include "check.h"
 #include "certs.h"
+#include "clock.h"
 #include "../../server/sock.h"
 #include "../../server/tls.h"
 
@@ -43,13 +44,6 @@ static void tcp_pair(int *a, int *b)
 	}
 	close(l);
 	fcntl(*a, F_SETFL, fcntl(*a, F_GETFL) | O_NONBLOCK);
-}
-
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Wait until fd is readable (or 2 s passed). */
@@ -140,7 +134,7 @@ static void test_plain(void)
 	CHECK_EQ_INT(sb.want, EPOLLIN);
 
 	await_stamps(&sa, &sb);
-	int64_t before = realtime_ns();
+	int64_t before = clock_ns(CLOCK_REALTIME);
 	CHECK_EQ_INT(sa.ops->write(&sa, "hello", 5, &n), SOCK_OK);
 	CHECK_EQ_INT(n, 5);
 	CHECK_EQ_INT(sa.want, 0);
@@ -151,7 +145,7 @@ static void test_plain(void)
 	/* A short read knows the socket is empty without another call. */
 	CHECK_EQ_INT(sb.want, EPOLLIN);
 	/* The kernel's receive time, between the send and now. */
-	CHECK(sb.rx_ns >= before - 1000000 && sb.rx_ns <= realtime_ns());
+	CHECK(sb.rx_ns >= before - 1000000 && sb.rx_ns <= clock_ns(CLOCK_REALTIME));
 	/* Stamps are per socket: sa did not ask, though the kernel now
 	 * stamps every packet. */
 	CHECK_EQ_INT(write_n(&sb, "x", 1), SOCK_OK);
@@ -270,7 +264,7 @@ static void test_tls(void)
 	CHECK(len == 8 && memcmp(p, "http/1.1", 8) == 0);
 
 	await_stamps(&cs, &ss);
-	int64_t before = realtime_ns();
+	int64_t before = clock_ns(CLOCK_REALTIME);
 	CHECK_EQ_INT(write_n(&cs, "ping", 4), SOCK_OK);
 	wait_in(ss.fd);
 	CHECK_EQ_INT(ss.ops->read(&ss, buf, sizeof(buf), &n), SOCK_OK);
@@ -278,7 +272,7 @@ static void test_tls(void)
 	CHECK(memcmp(buf, "ping", 4) == 0);
 	/* One record, read ahead in full: the socket is known to be empty. */
 	CHECK_EQ_INT(ss.want, EPOLLIN);
-	CHECK(ss.rx_ns >= before - 1000000 && ss.rx_ns <= realtime_ns());
+	CHECK(ss.rx_ns >= before - 1000000 && ss.rx_ns <= clock_ns(CLOCK_REALTIME));
 	CHECK_EQ_INT(write_n(&ss, "pong", 4), SOCK_OK);
 	CHECK_EQ_INT(read_n(&cs, buf, 4), SOCK_OK);
 	CHECK(memcmp(buf, "pong", 4) == 0);
