@@ -115,7 +115,7 @@ json_t *admin_json_parts(const struct admin_view *v)
 			 v->udp_upstreams, *v->nudp_upstreams);
 	if (v->tcp)
 		tcp_json(l, u, v->tcp, v->n, v->tcp_labels, *v->ntcp_labels,
-			 v->tcp_upstream);
+			 *v->tcp_upstream ? v->tcp_upstream : NULL);
 	return json_pack("{s:o, s:o}", "listeners", l, "upstreams", u);
 }
 
@@ -183,11 +183,12 @@ static void handle(struct evhttp_request *req, void *arg)
 						     *v->nudp_labels,
 						     v->udp_upstreams,
 						     *v->nudp_upstreams);
-			if (v->tcp && (*v->ntcp_labels || v->tcp_upstream))
+			if (v->tcp && (*v->ntcp_labels || *v->tcp_upstream))
 				tcp_write_prometheus(f, v->tcp, v->n,
 						     v->tcp_labels,
 						     *v->ntcp_labels,
-						     v->tcp_upstream);
+						     *v->tcp_upstream ?
+						     v->tcp_upstream : NULL);
 		} else if (strcmp(path, "/stats") == 0) {
 			char *json = stats_json(&ad->snap, v->sched, up,
 						admin_json_parts(v));

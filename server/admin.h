@@ -45,7 +45,7 @@ struct admin_view {
 	const struct stats_label *udp_upstreams;
 	const int *nudp_upstreams;
 	/* Streams: each loop's counters, the tcp:// and tls:// listeners to
-	 * show (*ntcp_labels of them) and the upstream's name (NULL: none). */
+	 * show (*ntcp_labels of them) and the upstream's name ("": none). */
 	const struct tcp_stats *const *tcp;
 	const struct tcp_label *tcp_labels;
 	const int *ntcp_labels;

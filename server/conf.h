@@ -95,6 +95,12 @@ int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen);
 int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 		  size_t errlen);
 
+/* Give every key a reload cannot change (cpus, tick_us, ...) its running
+ * value in next, and name those next had changed in changed ("cpus,
+ * tick_us"; "" when none). */
+void conf_keep_fixed(struct conf *next, const struct conf *running,
+		     char *changed, size_t len);
+
 /* 1 when key is a key conf_set knows. */
 int conf_known_key(const char *key);
 
