@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 #define ADMIN_PAUSE_MS	100
 /* A request line and headers beyond this are refused (our requests are a
  * line and a Host:), and a connection that has not sent a whole request,
@@ -78,20 +80,13 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int admin_healthy(const struct admin_view *v, char *why, size_t whylen)
 {
 	if (*v->draining) {
 		snprintf(why, whylen, "draining\n");
 		return 0;
 	}
-	int64_t now = mono_ns();
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
 	int64_t limit = 1000000000LL + (int64_t)v->tick_us * 1000;
 	for (int i = 0; i < v->n; i++) {
 		int64_t last = (int64_t)__atomic_load_n(&v->hb->loop[i].mono_ns,
@@ -173,7 +168,7 @@ static void handle(struct evhttp_request *req, void *arg)
 		}
 	} else {
 		stats_snapshot_take(&ad->snap, v->stats, v->n);
-		double up = (double)(mono_ns() - v->start_ns) / 1e9;
+		double up = (double)(clock_ns(CLOCK_MONOTONIC) - v->start_ns) / 1e9;
 		const struct hist *h = NULL;
 		if (strcmp(path, "/metrics") == 0) {
 			type = "text/plain; version=0.0.4; charset=utf-8";
