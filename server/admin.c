@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "metrics.h"
 
 #define ADMIN_PAUSE_MS	100
 /* A request line and headers beyond this are refused (our requests are a
@@ -172,18 +173,7 @@ static void handle(struct evhttp_request *req, void *arg)
 		const struct hist *h = NULL;
 		if (strcmp(path, "/metrics") == 0) {
 			type = "text/plain; version=0.0.4; charset=utf-8";
-			stats_write_prometheus(&ad->snap, v->sched, f);
-			stats_write_prometheus_parts(f, v->stats, v->n,
-						     v->udp_labels,
-						     *v->nudp_labels,
-						     v->udp_upstreams,
-						     *v->nudp_upstreams);
-			if (v->tcp && (*v->ntcp_labels || *v->tcp_upstream))
-				tcp_write_prometheus(f, v->tcp, v->n,
-						     v->tcp_labels,
-						     *v->ntcp_labels,
-						     *v->tcp_upstream ?
-						     v->tcp_upstream : NULL);
+			metrics_write(f, v, &ad->snap);
 		} else if (strcmp(path, "/stats") == 0) {
 			char *json = stats_json(&ad->snap, v->sched, up,
 						admin_json_parts(v));
