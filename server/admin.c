@@ -39,19 +39,26 @@
 struct admin {
 	struct evhttp *http;
 	struct evhttp_bound_socket *sock;
+	struct evconnlistener *listener;
 	const struct admin_view *v;
 	struct stats_snapshot snap;
+	struct admin_counts counts;
 	int port;
 };
 
 /* One per process, as descriptors are: /dev/null, opened at start. */
 static int reserve_fd = -1;
+/* The open endpoint (the accept error callback gets evhttp's argument). */
+static struct admin *open_admin;
 
 static void resume_accepting(evutil_socket_t fd, short what, void *arg)
 {
+	struct admin *ad = open_admin;
 	(void)fd;
 	(void)what;
-	evconnlistener_enable(arg);
+	(void)arg;
+	if (ad)
+		evconnlistener_enable(ad->listener);
 }
 
 static void on_accept_error(struct evconnlistener *l, void *arg)
@@ -60,7 +67,9 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 		"Content-Type: text/plain\r\nContent-Length: 24\r\n"
 		"Connection: close\r\n\r\nout of file descriptors\n";
 	int e = EVUTIL_SOCKET_ERROR();
-	(void)arg;
+	(void)arg;		/* evhttp's */
+	if (open_admin)
+		open_admin->counts.no_fd++;
 	if ((e == EMFILE || e == ENFILE) && reserve_fd >= 0) {
 		close(reserve_fd);
 		int fd = accept4(evconnlistener_get_fd(l), NULL, NULL,
@@ -76,7 +85,7 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 	struct timeval tv = { 0, ADMIN_PAUSE_MS * 1000 };
 	evconnlistener_disable(l);
 	event_base_once(evconnlistener_get_base(l), -1, EV_TIMEOUT,
-			resume_accepting, l, &tv);
+			resume_accepting, NULL, &tv);
 	if (reserve_fd < 0)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
@@ -173,7 +182,7 @@ static void handle(struct evhttp_request *req, void *arg)
 		const struct hist *h = NULL;
 		if (strcmp(path, "/metrics") == 0) {
 			type = "text/plain; version=0.0.4; charset=utf-8";
-			metrics_write(f, v, &ad->snap);
+			metrics_write(f, v, &ad->snap, &ad->counts);
 		} else if (strcmp(path, "/stats") == 0) {
 			char *json = stats_json(&ad->snap, v->sched, up,
 						admin_json_parts(v));
@@ -253,8 +262,9 @@ struct admin *admin_open(struct event_base *base, const struct addr *a,
 		admin_close(ad);
 		return NULL;
 	}
-	evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(ad->sock),
-				    on_accept_error);
+	ad->listener = evhttp_bound_socket_get_listener(ad->sock);
+	evconnlistener_set_error_cb(ad->listener, on_accept_error);
+	open_admin = ad;
 	if (reserve_fd < 0)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	evhttp_set_gencb(ad->http, handle, ad);
@@ -274,6 +284,7 @@ void admin_close(struct admin *ad)
 {
 	if (!ad)
 		return;
+	open_admin = NULL;
 	if (ad->http)
 		evhttp_free(ad->http);
 	if (reserve_fd >= 0)

@@ -52,6 +52,11 @@ struct admin_view {
 	const char *tcp_upstream;
 };
 
+/* The endpoint's own counts, for /metrics. */
+struct admin_counts {
+	uint64_t no_fd;		/* accepting failed: out of descriptors */
+};
+
 /* Bind a (port 0: any free port) and serve on base. Returns the handle, or
  * NULL with err filled. */
 struct admin *admin_open(struct event_base *base, const struct addr *a,

@@ -412,29 +412,25 @@ int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 			return why_set(err, errlen, "cpus: CPU %d is not available "
 				    "to this process (it may use %d CPUs)",
 				    c->cpus[i], CPU_COUNT(allowed));
-	/* One descriptor per flow per loop, plus listeners and a margin:
-	 * refuse now rather than fail with EMFILE under load. */
+	/* Everything relay may hold open at once, so that it refuses now
+	 * rather than fail with EMFILE under load (see conf.h). */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY) {
-		/* A stream connection holds two: client and upstream. */
 		uint64_t flows = nudp ? (uint64_t)c->max_flows : 0;
-		uint64_t conns = nstream ? 2 * (uint64_t)c->max_conns : 0;
-		uint64_t need = (uint64_t)c->ncpus *
-				(flows + conns + CONF_MAX_LISTEN + 8) + 64;
-		if (need > rl.rlim_max && nstream)
-			return why_set(err, errlen, "max_conns: %d connections "
-				    "(2 descriptors each) and %llu flows on %d "
-				    "loop(s) need %llu descriptors but the limit "
-				    "(RLIMIT_NOFILE hard) is %llu", c->max_conns,
-				    (unsigned long long)flows, c->ncpus,
-				    (unsigned long long)need,
-				    (unsigned long long)rl.rlim_max);
+		uint64_t conns = nstream ? (uint64_t)c->max_conns : 0;
+		uint64_t need = conf_descriptors(c);
 		if (need > rl.rlim_max)
-			return why_set(err, errlen, "max_flows: %d flows on %d "
-				    "loop(s) need %llu descriptors but the limit "
-				    "(RLIMIT_NOFILE hard) is %llu", c->max_flows,
-				    c->ncpus, (unsigned long long)need,
-				    (unsigned long long)rl.rlim_max);
+			return why_set(err, errlen, "descriptors: %d loop(s) x "
+				    "(%llu flows + %llu connections x 2 + %d "
+				    "listeners + %d) + %d "
+				    "= %llu, but RLIMIT_NOFILE (hard) is %llu: "
+				    "lower %s or raise the limit (LimitNOFILE=)",
+				    c->ncpus, (unsigned long long)flows,
+				    (unsigned long long)conns, c->nlisten,
+				    CONF_FD_LOOP, CONF_FD_MAIN, (unsigned long long)need,
+				    (unsigned long long)rl.rlim_max,
+				    nudp && nstream ? "max_flows or max_conns" :
+				    nudp ? "max_flows" : "max_conns");
 	}
 	return 0;
 }
@@ -494,4 +490,17 @@ void conf_keep_fixed(struct conf *next, const struct conf *running,
 		next->ncpus = running->ncpus;
 		next->admin_off = running->admin_off;
 	}
+}
+
+uint64_t conf_descriptors(const struct conf *c)
+{
+	uint64_t flows = 0, conns = 0;
+	for (int i = 0; i < c->nlisten; i++) {
+		if (c->listen[i].kind == ADDR_UDP)
+			flows = (uint64_t)c->max_flows;
+		else
+			conns = 2 * (uint64_t)c->max_conns;
+	}
+	return (uint64_t)c->ncpus * (flows + conns + (uint64_t)c->nlisten +
+				     CONF_FD_LOOP) + CONF_FD_MAIN;
 }

@@ -21,13 +21,14 @@ static const char *const error_help[] = { STATS_ERRORS(HELP) };
 /* Which part of the configuration a family belongs to: it is shown only
  * when relay has that part. */
 enum section { TOTALS, UDP_LISTENERS, UDP_UPSTREAMS, TCP_LISTENERS,
-	       TCP_UPSTREAM };
+	       TCP_UPSTREAM, ADMIN };
 
 /* What one request's families are made of, summed once. */
 struct view {
 	FILE *out;
 	const struct admin_view *v;
 	const struct stats_snapshot *snap;
+	const struct admin_counts *a;
 	int nl, nu, ntl;
 	struct stats_part l[STATS_MAX_LISTEN], u[STATS_MAX_UPSTREAM];
 	char lsel[STATS_MAX_LISTEN][ADDR_TEXT_MAX + 32];
@@ -189,6 +190,11 @@ static void tcp_upstream_handshakes(struct view *m, const struct family *f)
 			(unsigned long long)m->ths[k]);
 }
 
+static void admin_no_fd(struct view *m, const struct family *f)
+{
+	fprintf(m->out, "%s %llu\n", f->name, (unsigned long long)m->a->no_fd);
+}
+
 #define TOTAL(name, help) \
 	{ TOTALS, "relay_" #name "_total", "counter", help, total, S_##name },
 #define UDP_LISTENER(name) { UDP_LISTENERS, "relay_udp_" #name "_total", \
@@ -241,6 +247,10 @@ static const struct family families[] = {
 	{ TCP_UPSTREAM, "relay_tcp_upstream_handshake_failures_total",
 	  "counter", "TLS handshakes with the upstream that failed, by reason",
 	  tcp_upstream_handshakes, 0 },
+
+	{ ADMIN, "relay_admin_no_fd_total", "counter",
+	  "Times the admin endpoint could not accept: out of file descriptors",
+	  admin_no_fd, 0 },
 };
 
 /* Sum what the per-listener and per-upstream families show. */
@@ -287,13 +297,15 @@ static bool shown(const struct view *m, enum section s)
 }
 
 void metrics_write(FILE *out, const struct admin_view *v,
-		   const struct stats_snapshot *snap)
+		   const struct stats_snapshot *snap,
+		   const struct admin_counts *a)
 {
 	static struct view m;	/* large; the main thread's only */
 	memset(&m, 0, sizeof(m));
 	m.out = out;
 	m.v = v;
 	m.snap = snap;
+	m.a = a;
 	gather(&m);
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		const struct family *f = &families[i];

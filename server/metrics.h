@@ -9,7 +9,8 @@
  * relay_flows_active, relay_realtime{policy}, the three latency
  * histograms; then, when there are udp:// listeners, relay_udp_*
  * per listener; UDP upstreams, relay_udp_upstream_*; stream listeners or
- * a stream upstream, relay_tcp_*; a stream upstream, relay_tcp_upstream_*.
+ * a stream upstream, relay_tcp_*; a stream upstream, relay_tcp_upstream_*;
+ * last the admin endpoint's relay_admin_*.
  */
 #ifndef RELAY_METRICS_H
 #define RELAY_METRICS_H
@@ -19,8 +20,10 @@
 #include "admin.h"
 #include "stats.h"
 
-/* Write what v shows, with its totals already summed into snap. */
+/* Write what v shows, with its totals already summed into snap, and the
+ * admin endpoint's own counts a. */
 void metrics_write(FILE *out, const struct admin_view *v,
-		   const struct stats_snapshot *snap);
+		   const struct stats_snapshot *snap,
+		   const struct admin_counts *a);
 
 #endif

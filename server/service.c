@@ -215,10 +215,18 @@ int service_run(struct control *ctl)
 	s.ctl = ctl;
 	s.start_ns = s.last_status_ns = clock_ns(CLOCK_MONOTONIC);
 
+	/* conf_validate checked what it needs against the hard limit. */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rlim_t was = rl.rlim_cur;
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    was < conf_descriptors(c))
+			fprintf(stderr, "relay: descriptor limit raised from "
+				"%llu to %llu (%llu needed)\n",
+				(unsigned long long)was,
+				(unsigned long long)rl.rlim_max,
+				(unsigned long long)conf_descriptors(c));
 	}
 	sigset_t sigs;
 	sigemptyset(&sigs);
