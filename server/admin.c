@@ -25,6 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "metrics.h"
+
 #define ADMIN_PAUSE_MS	100
 /* A request line and headers beyond this are refused (our requests are a
  * line and a Host:), and a connection that has not sent a whole request,
@@ -36,19 +39,26 @@
 struct admin {
 	struct evhttp *http;
 	struct evhttp_bound_socket *sock;
+	struct evconnlistener *listener;
 	const struct admin_view *v;
 	struct stats_snapshot snap;
+	struct admin_counts counts;
 	int port;
 };
 
 /* One per process, as descriptors are: /dev/null, opened at start. */
 static int reserve_fd = -1;
+/* The open endpoint (the accept error callback gets evhttp's argument). */
+static struct admin *open_admin;
 
 static void resume_accepting(evutil_socket_t fd, short what, void *arg)
 {
+	struct admin *ad = open_admin;
 	(void)fd;
 	(void)what;
-	evconnlistener_enable(arg);
+	(void)arg;
+	if (ad)
+		evconnlistener_enable(ad->listener);
 }
 
 static void on_accept_error(struct evconnlistener *l, void *arg)
@@ -57,7 +67,9 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 		"Content-Type: text/plain\r\nContent-Length: 24\r\n"
 		"Connection: close\r\n\r\nout of file descriptors\n";
 	int e = EVUTIL_SOCKET_ERROR();
-	(void)arg;
+	(void)arg;		/* evhttp's */
+	if (open_admin)
+		open_admin->counts.no_fd++;
 	if ((e == EMFILE || e == ENFILE) && reserve_fd >= 0) {
 		close(reserve_fd);
 		int fd = accept4(evconnlistener_get_fd(l), NULL, NULL,
@@ -73,16 +85,9 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 	struct timeval tv = { 0, ADMIN_PAUSE_MS * 1000 };
 	evconnlistener_disable(l);
 	event_base_once(evconnlistener_get_base(l), -1, EV_TIMEOUT,
-			resume_accepting, l, &tv);
+			resume_accepting, NULL, &tv);
 	if (reserve_fd < 0)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 int admin_healthy(const struct admin_view *v, char *why, size_t whylen)
@@ -91,7 +96,7 @@ int admin_healthy(const struct admin_view *v, char *why, size_t whylen)
 		snprintf(why, whylen, "draining\n");
 		return 0;
 	}
-	int64_t now = mono_ns();
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
 	int64_t limit = 1000000000LL + (int64_t)v->tick_us * 1000;
 	for (int i = 0; i < v->n; i++) {
 		int64_t last = (int64_t)__atomic_load_n(&v->hb->loop[i].mono_ns,
@@ -115,7 +120,7 @@ json_t *admin_json_parts(const struct admin_view *v)
 			 v->udp_upstreams, *v->nudp_upstreams);
 	if (v->tcp)
 		tcp_json(l, u, v->tcp, v->n, v->tcp_labels, *v->ntcp_labels,
-			 v->tcp_upstream);
+			 *v->tcp_upstream ? v->tcp_upstream : NULL);
 	return json_pack("{s:o, s:o}", "listeners", l, "upstreams", u);
 }
 
@@ -173,21 +178,11 @@ static void handle(struct evhttp_request *req, void *arg)
 		}
 	} else {
 		stats_snapshot_take(&ad->snap, v->stats, v->n);
-		double up = (double)(mono_ns() - v->start_ns) / 1e9;
+		double up = (double)(clock_ns(CLOCK_MONOTONIC) - v->start_ns) / 1e9;
 		const struct hist *h = NULL;
 		if (strcmp(path, "/metrics") == 0) {
 			type = "text/plain; version=0.0.4; charset=utf-8";
-			stats_write_prometheus(&ad->snap, v->sched, f);
-			stats_write_prometheus_parts(f, v->stats, v->n,
-						     v->udp_labels,
-						     *v->nudp_labels,
-						     v->udp_upstreams,
-						     *v->nudp_upstreams);
-			if (v->tcp && (*v->ntcp_labels || v->tcp_upstream))
-				tcp_write_prometheus(f, v->tcp, v->n,
-						     v->tcp_labels,
-						     *v->ntcp_labels,
-						     v->tcp_upstream);
+			metrics_write(f, v, &ad->snap, &ad->counts);
 		} else if (strcmp(path, "/stats") == 0) {
 			char *json = stats_json(&ad->snap, v->sched, up,
 						admin_json_parts(v));
@@ -267,8 +262,9 @@ struct admin *admin_open(struct event_base *base, const struct addr *a,
 		admin_close(ad);
 		return NULL;
 	}
-	evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(ad->sock),
-				    on_accept_error);
+	ad->listener = evhttp_bound_socket_get_listener(ad->sock);
+	evconnlistener_set_error_cb(ad->listener, on_accept_error);
+	open_admin = ad;
 	if (reserve_fd < 0)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	evhttp_set_gencb(ad->http, handle, ad);
@@ -288,6 +284,7 @@ void admin_close(struct admin *ad)
 {
 	if (!ad)
 		return;
+	open_admin = NULL;
 	if (ad->http)
 		evhttp_free(ad->http);
 	if (reserve_fd >= 0)

@@ -45,11 +45,16 @@ struct admin_view {
 	const struct stats_label *udp_upstreams;
 	const int *nudp_upstreams;
 	/* Streams: each loop's counters, the tcp:// and tls:// listeners to
-	 * show (*ntcp_labels of them) and the upstream's name (NULL: none). */
+	 * show (*ntcp_labels of them) and the upstream's name ("": none). */
 	const struct tcp_stats *const *tcp;
 	const struct tcp_label *tcp_labels;
 	const int *ntcp_labels;
 	const char *tcp_upstream;
+};
+
+/* The endpoint's own counts, for /metrics. */
+struct admin_counts {
+	uint64_t no_fd;		/* accepting failed: out of descriptors */
 };
 
 /* Bind a (port 0: any free port) and serve on base. Returns the handle, or

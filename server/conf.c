@@ -1,6 +1,7 @@
 /*
- * conf: one table describes every key (its type, range and where it lives
- * in struct conf), so the file parser, the flags and the man page agree.
+ * conf: one table describes every key (its type, range, where it lives in
+ * struct conf and whether a reload may change it), so the file parser, the
+ * flags, reload and the man page agree.
  */
 #include "conf.h"
 
@@ -26,41 +27,42 @@ struct key {
 	enum key_type type;
 	size_t off;
 	long min, max;
+	enum { RELOAD, RESTART } change;	/* what a new value needs */
 };
 
 #define F(field) offsetof(struct conf, field)
 static const struct key keys[] = {
-	{ "listen",        K_LISTEN,   F(listen),        0, 0 },
-	{ "upstream",      K_UPSTREAM, F(upstream),      0, 0 },
-	{ "admin",         K_ADMIN,    F(admin),         0, 0 },
-	{ "cpus",          K_CPUS,     F(cpus),          0, 0 },
-	{ "sched",         K_SCHED,    F(sched_other),   0, 0 },
-	{ "rt_priority",   K_INT,      F(rt_priority),   1, 99 },
-	{ "rt_budget",     K_INT,      F(rt_budget),     10, 100 },
-	{ "tick_us",       K_INT,      F(tick_us),       50, 1000000 },
-	{ "allow_non_rt",  K_BOOL,     F(allow_non_rt),  0, 0 },
-	{ "flow_idle_ms",  K_INT,      F(flow_idle_ms),  1, 86400000 },
-	{ "max_flows",     K_INT,      F(max_flows),     1, 1 << 20 },
-	{ "flow_wait_ms",  K_INT,      F(flow_wait_ms),  1, 86400000 },
-	{ "max_datagram",  K_INT,      F(max_datagram),  64, 65535 },
-	{ "batch",         K_INT,      F(batch),         1, 256 },
-	{ "udp_gro",       K_BOOL,     F(udp_gro),       0, 0 },
-	{ "drain_ms",      K_INT,      F(drain_ms),      0, 60000 },
-	{ "socket_buffer", K_INT,      F(socket_buffer), 0, 1 << 30 },
-	{ "stats_file",    K_PATH,     F(stats_file),    0, 0 },
-	{ "heartbeat",     K_PATH,     F(heartbeat),     0, 0 },
-	{ "cert",          K_PATH,     F(cert),          0, 0 },
-	{ "key",           K_PATH,     F(key),           0, 0 },
-	{ "ca",            K_PATH,     F(ca),            0, 0 },
-	{ "alpn",          K_PATH,     F(alpn),          0, 0 },
-	{ "max_conns",     K_INT,      F(max_conns),     1, 1 << 20 },
-	{ "tcp_buffer",    K_INT,      F(tcp_buffer),    1024, 1 << 24 },
-	{ "handshake_timeout_ms", K_INT, F(handshake_timeout_ms), 1, 600000 },
-	{ "connect_timeout_ms",   K_INT, F(connect_timeout_ms),   1, 600000 },
-	{ "tcp_idle_ms",   K_INT,      F(tcp_idle_ms),   1, 86400000 },
-	{ "tcp_kernel_stamps", K_BOOL, F(tcp_kernel_stamps), 0, 0 },
-	{ "first_byte_timeout_ms", K_INT, F(first_byte_timeout_ms), 0, 600000 },
-	{ "max_conns_per_source",  K_INT, F(max_conns_per_source),  0, 1 << 20 },
+	{ "listen",        K_LISTEN,   F(listen),        0, 0, RELOAD },
+	{ "upstream",      K_UPSTREAM, F(upstream),      0, 0, RELOAD },
+	{ "admin",         K_ADMIN,    F(admin),         0, 0, RESTART },
+	{ "cpus",          K_CPUS,     F(cpus),          0, 0, RESTART },
+	{ "sched",         K_SCHED,    F(sched_other),   0, 0, RESTART },
+	{ "rt_priority",   K_INT,      F(rt_priority),   1, 99, RESTART },
+	{ "rt_budget",     K_INT,      F(rt_budget),     10, 100, RESTART },
+	{ "tick_us",       K_INT,      F(tick_us),       50, 1000000, RESTART },
+	{ "allow_non_rt",  K_BOOL,     F(allow_non_rt),  0, 0, RESTART },
+	{ "flow_idle_ms",  K_INT,      F(flow_idle_ms),  1, 86400000, RELOAD },
+	{ "max_flows",     K_INT,      F(max_flows),     1, 1 << 20, RESTART },
+	{ "flow_wait_ms",  K_INT,      F(flow_wait_ms),  1, 86400000, RELOAD },
+	{ "max_datagram",  K_INT,      F(max_datagram),  64, 65535, RESTART },
+	{ "batch",         K_INT,      F(batch),         1, 256, RESTART },
+	{ "udp_gro",       K_BOOL,     F(udp_gro),       0, 0, RESTART },
+	{ "drain_ms",      K_INT,      F(drain_ms),      0, 60000, RELOAD },
+	{ "socket_buffer", K_INT,      F(socket_buffer), 0, 1 << 30, RESTART },
+	{ "stats_file",    K_PATH,     F(stats_file),    0, 0, RESTART },
+	{ "heartbeat",     K_PATH,     F(heartbeat),     0, 0, RESTART },
+	{ "cert",          K_PATH,     F(cert),          0, 0, RELOAD },
+	{ "key",           K_PATH,     F(key),           0, 0, RELOAD },
+	{ "ca",            K_PATH,     F(ca),            0, 0, RELOAD },
+	{ "alpn",          K_PATH,     F(alpn),          0, 0, RELOAD },
+	{ "max_conns",     K_INT,      F(max_conns),     1, 1 << 20, RELOAD },
+	{ "tcp_buffer",    K_INT,      F(tcp_buffer),    1024, 1 << 24, RELOAD },
+	{ "handshake_timeout_ms", K_INT, F(handshake_timeout_ms), 1, 600000, RELOAD },
+	{ "connect_timeout_ms",   K_INT, F(connect_timeout_ms),   1, 600000, RELOAD },
+	{ "tcp_idle_ms",   K_INT,      F(tcp_idle_ms),   1, 86400000, RELOAD },
+	{ "tcp_kernel_stamps", K_BOOL, F(tcp_kernel_stamps), 0, 0, RELOAD },
+	{ "first_byte_timeout_ms", K_INT, F(first_byte_timeout_ms), 0, 600000, RELOAD },
+	{ "max_conns_per_source",  K_INT, F(max_conns_per_source),  0, 1 << 20, RELOAD },
 };
 #define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
 _Static_assert(NKEYS <= 64, "set_mask has a bit per key");
@@ -410,29 +412,95 @@ int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 			return why_set(err, errlen, "cpus: CPU %d is not available "
 				    "to this process (it may use %d CPUs)",
 				    c->cpus[i], CPU_COUNT(allowed));
-	/* One descriptor per flow per loop, plus listeners and a margin:
-	 * refuse now rather than fail with EMFILE under load. */
+	/* Everything relay may hold open at once, so that it refuses now
+	 * rather than fail with EMFILE under load (see conf.h). */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY) {
-		/* A stream connection holds two: client and upstream. */
 		uint64_t flows = nudp ? (uint64_t)c->max_flows : 0;
-		uint64_t conns = nstream ? 2 * (uint64_t)c->max_conns : 0;
-		uint64_t need = (uint64_t)c->ncpus *
-				(flows + conns + CONF_MAX_LISTEN + 8) + 64;
-		if (need > rl.rlim_max && nstream)
-			return why_set(err, errlen, "max_conns: %d connections "
-				    "(2 descriptors each) and %llu flows on %d "
-				    "loop(s) need %llu descriptors but the limit "
-				    "(RLIMIT_NOFILE hard) is %llu", c->max_conns,
-				    (unsigned long long)flows, c->ncpus,
-				    (unsigned long long)need,
-				    (unsigned long long)rl.rlim_max);
+		uint64_t conns = nstream ? (uint64_t)c->max_conns : 0;
+		uint64_t need = conf_descriptors(c);
 		if (need > rl.rlim_max)
-			return why_set(err, errlen, "max_flows: %d flows on %d "
-				    "loop(s) need %llu descriptors but the limit "
-				    "(RLIMIT_NOFILE hard) is %llu", c->max_flows,
-				    c->ncpus, (unsigned long long)need,
-				    (unsigned long long)rl.rlim_max);
+			return why_set(err, errlen, "descriptors: %d loop(s) x "
+				    "(%llu flows + %llu connections x 2 + %d "
+				    "listeners + %d) + %d "
+				    "= %llu, but RLIMIT_NOFILE (hard) is %llu: "
+				    "lower %s or raise the limit (LimitNOFILE=)",
+				    c->ncpus, (unsigned long long)flows,
+				    (unsigned long long)conns, c->nlisten,
+				    CONF_FD_LOOP, CONF_FD_MAIN, (unsigned long long)need,
+				    (unsigned long long)rl.rlim_max,
+				    nudp && nstream ? "max_flows or max_conns" :
+				    nudp ? "max_flows" : "max_conns");
 	}
 	return 0;
+}
+
+/* The bytes of struct conf that hold key k's value (K_CPUS and K_ADMIN have
+ * a companion field: ncpus, admin_off). */
+static size_t key_size(const struct key *k)
+{
+	switch (k->type) {
+	case K_INT:
+		return sizeof(int);
+	case K_BOOL:
+	case K_SCHED:
+		return sizeof(bool);
+	case K_PATH:
+		return CONF_PATH_MAX;
+	case K_CPUS:
+		return sizeof(((struct conf *)0)->cpus);
+	default:
+		return sizeof(struct addr);
+	}
+}
+
+static bool same_value(const struct key *k, const struct conf *a,
+		       const struct conf *b)
+{
+	const char *fa = (const char *)a + k->off, *fb = (const char *)b + k->off;
+	switch (k->type) {
+	case K_PATH:
+		return strcmp(fa, fb) == 0;
+	case K_CPUS:
+		return a->ncpus == b->ncpus &&
+		       memcmp(a->cpus, b->cpus, sizeof(int) * (size_t)a->ncpus) == 0;
+	case K_ADMIN:
+		return a->admin_off == b->admin_off &&
+		       (a->admin_off || addr_equal(&a->admin, &b->admin));
+	default:
+		return memcmp(fa, fb, key_size(k)) == 0;
+	}
+}
+
+void conf_keep_fixed(struct conf *next, const struct conf *running,
+		     char *changed, size_t len)
+{
+	size_t used = 0;
+	if (len)
+		changed[0] = 0;
+	for (int i = 0; i < NKEYS; i++) {
+		const struct key *k = &keys[i];
+		if (k->change == RELOAD || same_value(k, next, running))
+			continue;
+		if (used < len)
+			used += (size_t)snprintf(changed + used, len - used, "%s%s",
+						 used ? ", " : "", k->name);
+		memcpy((char *)next + k->off, (const char *)running + k->off,
+		       key_size(k));
+		next->ncpus = running->ncpus;
+		next->admin_off = running->admin_off;
+	}
+}
+
+uint64_t conf_descriptors(const struct conf *c)
+{
+	uint64_t flows = 0, conns = 0;
+	for (int i = 0; i < c->nlisten; i++) {
+		if (c->listen[i].kind == ADDR_UDP)
+			flows = (uint64_t)c->max_flows;
+		else
+			conns = 2 * (uint64_t)c->max_conns;
+	}
+	return (uint64_t)c->ncpus * (flows + conns + (uint64_t)c->nlisten +
+				     CONF_FD_LOOP) + CONF_FD_MAIN;
 }

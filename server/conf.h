@@ -17,6 +17,14 @@
 #define CONF_MAX_LISTEN	16
 #define CONF_MAX_CPUS	64
 #define CONF_PATH_MAX	1024
+/* Descriptors besides flows, connections and listener sockets: each loop
+ * has its epoll, timerfd, eventfd and schedstat file; the main thread its
+ * stdio, epoll, signalfd, the reload's eventfd and thread, the notify
+ * socket, the admin listener, its spare and a few admin connections,
+ * and a margin for what the libraries open for a moment (the resolver,
+ * OpenSSL reading files). */
+#define CONF_FD_LOOP	4
+#define CONF_FD_MAIN	32
 
 struct conf {
 	struct addr listen[CONF_MAX_LISTEN];
@@ -90,10 +98,22 @@ int conf_load_string(struct conf *c, const char *text, const char *name,
 int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen);
 
 /* Cross-key checks after everything is set (a listener, an upstream, CPUs
- * in allowed, or in the caller's affinity when NULL, descriptors enough for
- * the flows). Returns 0, or -1 with err filled. */
+ * in allowed, or in the caller's affinity when NULL, descriptors enough:
+ * conf_descriptors). Returns 0, or -1 with err filled. */
 int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 		  size_t errlen);
+
+/* Give every key a reload cannot change (cpus, tick_us, ...) its running
+ * value in next, and name those next had changed in changed ("cpus,
+ * tick_us"; "" when none). */
+void conf_keep_fixed(struct conf *next, const struct conf *running,
+		     char *changed, size_t len);
+
+/* The descriptors relay may hold open at once running c: per loop its
+ * flows (one each), stream connections (two each: client and upstream),
+ * listener sockets and CONF_FD_LOOP; then CONF_FD_MAIN. conf_validate refuses c when this is above RLIMIT_NOFILE's
+ * hard limit. */
+uint64_t conf_descriptors(const struct conf *c);
 
 /* 1 when key is a key conf_set knows. */
 int conf_known_key(const char *key);

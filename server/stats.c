@@ -15,15 +15,10 @@ _Static_assert(STATS_NCOUNTERS <= 64 && STATS_NDROPS <= 64,
 	       "STATS_LMASK and the others are 64 bits");
 
 #define NAME(name, help) #name,
-#define HELP(name, help) help,
 static const char *counter_name[] = { STATS_COUNTERS(NAME) };
-static const char *counter_help[] = { STATS_COUNTERS(HELP) };
 static const char *drop_name[] = { STATS_DROPS(NAME) };
-static const char *drop_help[] = { STATS_DROPS(HELP) };
 static const char *error_name[] = { STATS_ERRORS(NAME) };
-static const char *error_help[] = { STATS_ERRORS(HELP) };
 #undef NAME
-#undef HELP
 
 int stats_init(struct stats *s, int64_t start_ns)
 {
@@ -138,61 +133,6 @@ void stats_snapshot_take(struct stats_snapshot *snap, struct stats *const *s,
 	}
 }
 
-/* Prometheus histogram buckets, seconds: 1-2-5 steps from 1 us to 10 s. */
-static void prom_hist(FILE *out, const char *name, const char *help,
-		      const struct hist *h)
-{
-	fprintf(out, "# HELP relay_%s_seconds %s\n# TYPE relay_%s_seconds "
-		"histogram\n", name, help, name);
-	static const int steps[] = { 1, 2, 5 };
-	for (int64_t decade = 1; decade <= 1000000; decade *= 10)
-		for (int i = 0; i < 3; i++) {
-			int64_t us = decade * steps[i];
-			fprintf(out, "relay_%s_seconds_bucket{le=\"%g\"} %llu\n",
-				name, (double)us / 1e6,
-				(unsigned long long)hist_count_le(h, us));
-		}
-	fprintf(out, "relay_%s_seconds_bucket{le=\"+Inf\"} %llu\n", name,
-		(unsigned long long)hist_count(h));
-	fprintf(out, "relay_%s_seconds_sum %.6f\n", name,
-		hist_mean(h) * (double)hist_count(h) / 1e6);
-	fprintf(out, "relay_%s_seconds_count %llu\n", name,
-		(unsigned long long)hist_count(h));
-}
-
-void stats_write_prometheus(const struct stats_snapshot *snap,
-			    const struct stats_sched *sched, FILE *out)
-{
-	for (int i = 0; i < STATS_NCOUNTERS; i++)
-		fprintf(out, "# HELP relay_%s_total %s\n# TYPE relay_%s_total "
-			"counter\nrelay_%s_total %llu\n", counter_name[i],
-			counter_help[i], counter_name[i], counter_name[i],
-			(unsigned long long)snap->counter[i]);
-	fprintf(out, "# HELP relay_drops_total Datagrams dropped, by reason\n"
-		"# TYPE relay_drops_total counter\n");
-	for (int i = 0; i < STATS_NDROPS; i++)
-		fprintf(out, "# reason %s: %s\nrelay_drops_total{reason=\"%s\"} "
-			"%llu\n", drop_name[i], drop_help[i], drop_name[i],
-			(unsigned long long)snap->drop[i]);
-	fprintf(out, "# HELP relay_errors_total Errors, by kind\n"
-		"# TYPE relay_errors_total counter\n");
-	for (int i = 0; i < STATS_NERRORS; i++)
-		fprintf(out, "# kind %s: %s\nrelay_errors_total{kind=\"%s\"} "
-			"%llu\n", error_name[i], error_help[i], error_name[i],
-			(unsigned long long)snap->error[i]);
-	fprintf(out, "# HELP relay_flows_active Flows open now\n"
-		"# TYPE relay_flows_active gauge\nrelay_flows_active %lld\n",
-		(long long)snap->flows_active);
-	fprintf(out, "# HELP relay_realtime 1 when the loops run SCHED_FIFO\n"
-		"# TYPE relay_realtime gauge\nrelay_realtime{policy=\"%s\"} "
-		"%d\n", sched->policy, sched->why[0] ? 0 : 1);
-	prom_hist(out, "rx_latency", "Kernel receive timestamp (TCP with "
-		  "tcp_kernel_stamps off: the read) to handling", &snap->rx);
-	prom_hist(out, "wake_latency", "Kernel receive timestamp to the "
-		  "epoll_wait wake-up that found it", &snap->wake);
-	prom_hist(out, "tick_lateness", "Lateness of timer ticks", &snap->tick);
-}
-
 void stats_part_sum(struct stats_part *out, struct stats *const *s, int n,
 		    bool upstream, int id)
 {
@@ -212,65 +152,6 @@ void stats_part_sum(struct stats_part *out, struct stats *const *s, int n,
 			out->flows_active += LOAD(&p[j].flows_active);
 		}
 	}
-}
-
-/* The shares of the listeners (or upstreams) lab[0..nl) summed over n
- * loops: the counters and drops kept for them, then the flows. */
-static void prom_parts(FILE *out, struct stats *const *s, int n,
-		       bool upstream, const struct stats_label *lab, int nl)
-{
-	const char *family = upstream ? "relay_udp_upstream_" : "relay_udp_";
-	const char *what = upstream ? "upstream" : "listener";
-	uint64_t cmask = upstream ? STATS_UMASK : STATS_LMASK;
-	uint64_t dmask = upstream ? STATS_UDMASK : ~0ULL;
-	struct stats_part sum[STATS_MAX_LISTEN] = { 0 };
-	char sel[STATS_MAX_LISTEN][ADDR_TEXT_MAX + 32];
-	for (int j = 0; j < nl; j++) {
-		stats_part_sum(&sum[j], s, n, upstream, lab[j].id);
-		if (upstream)
-			snprintf(sel[j], sizeof(sel[j]), "upstream=\"%s\"",
-				 lab[j].text);
-		else
-			snprintf(sel[j], sizeof(sel[j]),
-				 "listener=\"%s\",id=\"%d\"", lab[j].text,
-				 lab[j].id);
-	}
-	for (int i = 0; i < STATS_NCOUNTERS; i++) {
-		if (!(cmask >> i & 1))
-			continue;
-		fprintf(out, "# HELP %s%s_total %s, per %s\n# TYPE %s%s_total "
-			"counter\n", family, counter_name[i], counter_help[i],
-			what, family, counter_name[i]);
-		for (int j = 0; j < nl; j++)
-			fprintf(out, "%s%s_total{%s} %llu\n", family,
-				counter_name[i], sel[j],
-				(unsigned long long)sum[j].counter[i]);
-	}
-	fprintf(out, "# HELP %sdrops_total Datagrams dropped, per %s and "
-		"reason\n# TYPE %sdrops_total counter\n", family, what, family);
-	for (int j = 0; j < nl; j++)
-		for (int i = 0; i < STATS_NDROPS; i++)
-			if (dmask >> i & 1)
-				fprintf(out, "%sdrops_total{%s,reason=\"%s\"} "
-					"%llu\n", family, sel[j], drop_name[i],
-					(unsigned long long)sum[j].drop[i]);
-	if (upstream)
-		return;
-	fprintf(out, "# HELP relay_udp_flows_active Flows open now, per "
-		"listener\n# TYPE relay_udp_flows_active gauge\n");
-	for (int j = 0; j < nl; j++)
-		fprintf(out, "relay_udp_flows_active{%s} %lld\n", sel[j],
-			(long long)sum[j].flows_active);
-}
-
-void stats_write_prometheus_parts(FILE *out, struct stats *const *s, int n,
-				  const struct stats_label *l, int nl,
-				  const struct stats_label *u, int nu)
-{
-	if (nl)
-		prom_parts(out, s, n, false, l, nl);
-	if (nu)
-		prom_parts(out, s, n, true, u, nu);
 }
 
 /* Add the counters in cmask of p to o, then the flows of a listener (or

@@ -217,16 +217,6 @@ void stats_snapshot_take(struct stats_snapshot *snap, struct stats *const *s,
 void stats_part_sum(struct stats_part *out, struct stats *const *s, int n,
 		    bool upstream, int id);
 
-/* Prometheus text exposition of snap. */
-void stats_write_prometheus(const struct stats_snapshot *snap,
-			    const struct stats_sched *sched, FILE *out);
-
-/* Prometheus text of n loops' shares of the UDP listeners l[0..nl) and
- * upstreams u[0..nu). */
-void stats_write_prometheus_parts(FILE *out, struct stats *const *s, int n,
-				  const struct stats_label *l, int nl,
-				  const struct stats_label *u, int nu);
-
 /* Add the same shares to the JSON objects listeners and upstreams, one
  * member each, named by its label. */
 void stats_json_parts(json_t *listeners, json_t *upstreams,

@@ -9,25 +9,7 @@
 
 check_notify() {
 	local bin=$1 sock=$TEST_TMP/notify.sock log=$TEST_TMP/notify.log
-	rm -f "$sock" "$log"
-	python3 - "$sock" "$log" <<'PY' &
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-s.settimeout(0.2)
-end = time.monotonic() + 15
-with open(sys.argv[2], "a", buffering=1) as log:
-    while time.monotonic() < end:
-        try:
-            msg = s.recv(4096).decode()
-        except socket.timeout:
-            continue
-        log.write(msg.replace("\n", "|") + "\n")
-        if "STOPPING=1" in msg:
-            break
-PY
-	local listener=$!
-	wait_for 5 test -S "$sock" || fail "fake notify socket"
+	notify_socket "$sock" "$log" 30
 	local p
 	p=$(free_udp_port)
 	NOTIFY_SOCKET=$sock WATCHDOG_USEC=1000000 RELAY=$bin \
@@ -35,7 +17,9 @@ PY
 	udptool ping --to 127.0.0.1:$p --count 10 --expect-prefix "" || fail "echo"
 	sleep 2.2
 	stop_relay
-	wait $listener
+	wait "$NOTIFY_PID"
+	cut -d' ' -f2- "$log" >"$log.msgs"
+	log=$log.msgs
 	grep -q '^READY=1' "$log" || fail "$bin: no READY=1: $(cat "$log")"
 	grep -Eq '^STATUS=SCHED_(FIFO|OTHER).*pkt/s in.*p99 [0-9]+ us.*flows' "$log" ||
 		fail "$bin: no STATUS=: $(cat "$log")"

@@ -1,0 +1,324 @@
+/*
+ * metrics: one row per family (name, type, help, what writes its samples);
+ * metrics_write prints each row's # HELP and # TYPE and its samples.
+ */
+#include "metrics.h"
+
+#include <string.h>
+
+#include "tcp.h"
+
+#define HELP(name, help) help,
+#define NAME(name, help) #name,
+static const char *const counter_help[] = { STATS_COUNTERS(HELP) };
+static const char *const drop_name[] = { STATS_DROPS(NAME) };
+static const char *const drop_help[] = { STATS_DROPS(HELP) };
+static const char *const error_name[] = { STATS_ERRORS(NAME) };
+static const char *const error_help[] = { STATS_ERRORS(HELP) };
+#undef HELP
+#undef NAME
+
+/* Which part of the configuration a family belongs to: it is shown only
+ * when relay has that part. */
+enum section { TOTALS, UDP_LISTENERS, UDP_UPSTREAMS, TCP_LISTENERS,
+	       TCP_UPSTREAM, ADMIN };
+
+/* What one request's families are made of, summed once. */
+struct view {
+	FILE *out;
+	const struct admin_view *v;
+	const struct stats_snapshot *snap;
+	const struct admin_counts *a;
+	int nl, nu, ntl;
+	struct stats_part l[STATS_MAX_LISTEN], u[STATS_MAX_UPSTREAM];
+	char lsel[STATS_MAX_LISTEN][ADDR_TEXT_MAX + 32];
+	char usel[STATS_MAX_UPSTREAM][ADDR_TEXT_MAX + 32];
+	struct tcp_totals t[TCP_MAX_LISTEN];
+	uint64_t tu[TCP_NUCOUNTERS], ths[SOCK_NFAILS];
+	const char *tup;		/* the stream upstream, NULL: none */
+};
+
+struct family {
+	enum section section;
+	const char *name, *type;
+	const char *help;		/* NULL: counter arg's, per part */
+	void (*samples)(struct view *m, const struct family *f);
+	int arg;			/* a counter, histogram or part */
+};
+
+static void total(struct view *m, const struct family *f)
+{
+	fprintf(m->out, "%s %llu\n", f->name,
+		(unsigned long long)m->snap->counter[f->arg]);
+}
+
+static void drops(struct view *m, const struct family *f)
+{
+	for (int i = 0; i < STATS_NDROPS; i++)
+		fprintf(m->out, "# reason %s: %s\n%s{reason=\"%s\"} %llu\n",
+			drop_name[i], drop_help[i], f->name, drop_name[i],
+			(unsigned long long)m->snap->drop[i]);
+}
+
+static void errors(struct view *m, const struct family *f)
+{
+	for (int i = 0; i < STATS_NERRORS; i++)
+		fprintf(m->out, "# kind %s: %s\n%s{kind=\"%s\"} %llu\n",
+			error_name[i], error_help[i], f->name, error_name[i],
+			(unsigned long long)m->snap->error[i]);
+}
+
+static void flows_active(struct view *m, const struct family *f)
+{
+	fprintf(m->out, "%s %lld\n", f->name,
+		(long long)m->snap->flows_active);
+}
+
+static void realtime(struct view *m, const struct family *f)
+{
+	fprintf(m->out, "%s{policy=\"%s\"} %d\n", f->name,
+		m->v->sched->policy, m->v->sched->why[0] ? 0 : 1);
+}
+
+/* Buckets in seconds: 1-2-5 steps from 1 us to 10 s. */
+static void histogram(struct view *m, const struct family *f)
+{
+	const struct hist *h = f->arg == 0 ? &m->snap->rx :
+			       f->arg == 1 ? &m->snap->wake : &m->snap->tick;
+	static const int steps[] = { 1, 2, 5 };
+	for (int64_t decade = 1; decade <= 1000000; decade *= 10)
+		for (int i = 0; i < 3; i++) {
+			int64_t us = decade * steps[i];
+			fprintf(m->out, "%s_bucket{le=\"%g\"} %llu\n", f->name,
+				(double)us / 1e6,
+				(unsigned long long)hist_count_le(h, us));
+		}
+	fprintf(m->out, "%s_bucket{le=\"+Inf\"} %llu\n", f->name,
+		(unsigned long long)hist_count(h));
+	fprintf(m->out, "%s_sum %.6f\n", f->name,
+		hist_mean(h) * (double)hist_count(h) / 1e6);
+	fprintf(m->out, "%s_count %llu\n", f->name,
+		(unsigned long long)hist_count(h));
+}
+
+static void udp_listener(struct view *m, const struct family *f)
+{
+	for (int j = 0; j < m->nl; j++)
+		fprintf(m->out, "%s{%s} %llu\n", f->name, m->lsel[j],
+			(unsigned long long)m->l[j].counter[f->arg]);
+}
+
+static void udp_upstream(struct view *m, const struct family *f)
+{
+	for (int j = 0; j < m->nu; j++)
+		fprintf(m->out, "%s{%s} %llu\n", f->name, m->usel[j],
+			(unsigned long long)m->u[j].counter[f->arg]);
+}
+
+/* arg 0: every drop per listener; 1: the upstream's per upstream. */
+static void udp_drops(struct view *m, const struct family *f)
+{
+	bool up = f->arg;
+	uint64_t mask = up ? STATS_UDMASK : ~0ULL;
+	for (int j = 0; j < (up ? m->nu : m->nl); j++)
+		for (int i = 0; i < STATS_NDROPS; i++)
+			if (mask >> i & 1)
+				fprintf(m->out, "%s{%s,reason=\"%s\"} %llu\n",
+					f->name, up ? m->usel[j] : m->lsel[j],
+					drop_name[i], (unsigned long long)
+					(up ? m->u[j] : m->l[j]).drop[i]);
+}
+
+static void udp_flows(struct view *m, const struct family *f)
+{
+	for (int j = 0; j < m->nl; j++)
+		fprintf(m->out, "%s{%s} %lld\n", f->name, m->lsel[j],
+			(long long)m->l[j].flows_active);
+}
+
+static const char *tcp_text(const struct view *m, int i)
+{
+	return m->v->tcp_labels[i].text;
+}
+
+static void tcp_listener(struct view *m, const struct family *f)
+{
+	for (int i = 0; i < m->ntl; i++)
+		fprintf(m->out, "%s{listener=\"%s\"} %llu\n", f->name,
+			tcp_text(m, i), (unsigned long long)m->t[i].l[f->arg]);
+}
+
+static void tcp_active(struct view *m, const struct family *f)
+{
+	for (int i = 0; i < m->ntl; i++)
+		fprintf(m->out, "%s{listener=\"%s\"} %lld\n", f->name,
+			tcp_text(m, i), (long long)m->t[i].active);
+}
+
+static void tcp_closed(struct view *m, const struct family *f)
+{
+	for (int i = 0; i < m->ntl; i++)
+		for (int k = 0; k < TCP_NCLOSES; k++)
+			fprintf(m->out, "%s{listener=\"%s\",reason=\"%s\"} "
+				"%llu\n", f->name, tcp_text(m, i),
+				tcp_close_name(k),
+				(unsigned long long)m->t[i].closed[k]);
+}
+
+/* Handshake failures by reason (k 0 is no failure). */
+static void tcp_handshakes(struct view *m, const struct family *f)
+{
+	for (int i = 0; i < m->ntl; i++)
+		for (int k = 1; k < SOCK_NFAILS; k++)
+			fprintf(m->out, "%s{listener=\"%s\",reason=\"%s\"} "
+				"%llu\n", f->name, tcp_text(m, i),
+				sock_fail_name(k),
+				(unsigned long long)m->t[i].hs_failed[k]);
+}
+
+static void tcp_upstream(struct view *m, const struct family *f)
+{
+	fprintf(m->out, "%s{upstream=\"%s\"} %llu\n", f->name, m->tup,
+		(unsigned long long)m->tu[f->arg]);
+}
+
+static void tcp_upstream_handshakes(struct view *m, const struct family *f)
+{
+	for (int k = 1; k < SOCK_NFAILS; k++)
+		fprintf(m->out, "%s{upstream=\"%s\",reason=\"%s\"} %llu\n",
+			f->name, m->tup, sock_fail_name(k),
+			(unsigned long long)m->ths[k]);
+}
+
+static void admin_no_fd(struct view *m, const struct family *f)
+{
+	fprintf(m->out, "%s %llu\n", f->name, (unsigned long long)m->a->no_fd);
+}
+
+#define TOTAL(name, help) \
+	{ TOTALS, "relay_" #name "_total", "counter", help, total, S_##name },
+#define UDP_LISTENER(name) { UDP_LISTENERS, "relay_udp_" #name "_total", \
+	"counter", NULL, udp_listener, S_##name },
+#define UDP_UPSTREAM(name) { UDP_UPSTREAMS, "relay_udp_upstream_" #name \
+	"_total", "counter", NULL, udp_upstream, S_##name },
+#define TCP_LISTENER(name, help) { TCP_LISTENERS, "relay_tcp_" #name "_total", \
+	"counter", help, tcp_listener, TCP_L_##name },
+#define TCP_UPSTREAM_(name, help) { TCP_UPSTREAM, "relay_tcp_upstream_" #name \
+	"_total", "counter", help, tcp_upstream, TCP_U_##name },
+
+static const struct family families[] = {
+	STATS_COUNTERS(TOTAL)
+	{ TOTALS, "relay_drops_total", "counter",
+	  "Datagrams dropped, by reason", drops, 0 },
+	{ TOTALS, "relay_errors_total", "counter", "Errors, by kind",
+	  errors, 0 },
+	{ TOTALS, "relay_flows_active", "gauge", "Flows open now",
+	  flows_active, 0 },
+	{ TOTALS, "relay_realtime", "gauge",
+	  "1 when the loops run SCHED_FIFO", realtime, 0 },
+	{ TOTALS, "relay_rx_latency_seconds", "histogram",
+	  "Kernel receive timestamp (TCP with tcp_kernel_stamps off: the "
+	  "read) to handling", histogram, 0 },
+	{ TOTALS, "relay_wake_latency_seconds", "histogram",
+	  "Kernel receive timestamp to the epoll_wait wake-up that found it",
+	  histogram, 1 },
+	{ TOTALS, "relay_tick_lateness_seconds", "histogram",
+	  "Lateness of timer ticks", histogram, 2 },
+
+	STATS_LCOUNTERS(UDP_LISTENER)
+	{ UDP_LISTENERS, "relay_udp_drops_total", "counter",
+	  "Datagrams dropped, per listener and reason", udp_drops, 0 },
+	{ UDP_LISTENERS, "relay_udp_flows_active", "gauge",
+	  "Flows open now, per listener", udp_flows, 0 },
+
+	STATS_UCOUNTERS(UDP_UPSTREAM)
+	{ UDP_UPSTREAMS, "relay_udp_upstream_drops_total", "counter",
+	  "Datagrams dropped, per upstream and reason", udp_drops, 1 },
+
+	TCP_LCOUNTERS(TCP_LISTENER)
+	{ TCP_LISTENERS, "relay_tcp_active_connections", "gauge",
+	  "Connections open now", tcp_active, 0 },
+	{ TCP_LISTENERS, "relay_tcp_closed_total", "counter",
+	  "Connections closed, by reason", tcp_closed, 0 },
+	{ TCP_LISTENERS, "relay_tcp_handshake_failures_total", "counter",
+	  "Client TLS handshakes that failed, by reason", tcp_handshakes, 0 },
+
+	TCP_UCOUNTERS(TCP_UPSTREAM_)
+	{ TCP_UPSTREAM, "relay_tcp_upstream_handshake_failures_total",
+	  "counter", "TLS handshakes with the upstream that failed, by reason",
+	  tcp_upstream_handshakes, 0 },
+
+	{ ADMIN, "relay_admin_no_fd_total", "counter",
+	  "Times the admin endpoint could not accept: out of file descriptors",
+	  admin_no_fd, 0 },
+};
+
+/* Sum what the per-listener and per-upstream families show. */
+static void gather(struct view *m)
+{
+	const struct admin_view *v = m->v;
+	m->nl = *v->nudp_labels;
+	m->nu = *v->nudp_upstreams;
+	for (int j = 0; j < m->nl; j++) {
+		stats_part_sum(&m->l[j], v->stats, v->n, false,
+			       v->udp_labels[j].id);
+		snprintf(m->lsel[j], sizeof(m->lsel[j]),
+			 "listener=\"%s\",id=\"%d\"", v->udp_labels[j].text,
+			 v->udp_labels[j].id);
+	}
+	for (int j = 0; j < m->nu; j++) {
+		stats_part_sum(&m->u[j], v->stats, v->n, true,
+			       v->udp_upstreams[j].id);
+		snprintf(m->usel[j], sizeof(m->usel[j]), "upstream=\"%s\"",
+			 v->udp_upstreams[j].text);
+	}
+	m->ntl = v->tcp ? *v->ntcp_labels : 0;
+	m->tup = v->tcp && *v->tcp_upstream ? v->tcp_upstream : NULL;
+	for (int i = 0; i < m->ntl; i++)
+		tcp_stats_listener(&m->t[i], v->tcp, v->n, v->tcp_labels[i].id);
+	if (m->tup)
+		tcp_stats_upstream(m->tu, m->ths, v->tcp, v->n);
+}
+
+static bool shown(const struct view *m, enum section s)
+{
+	switch (s) {
+	case UDP_LISTENERS:
+		return m->nl > 0;
+	case UDP_UPSTREAMS:
+		return m->nu > 0;
+	case TCP_LISTENERS:
+		return m->ntl > 0 || m->tup;
+	case TCP_UPSTREAM:
+		return m->tup;
+	default:
+		return true;
+	}
+}
+
+void metrics_write(FILE *out, const struct admin_view *v,
+		   const struct stats_snapshot *snap,
+		   const struct admin_counts *a)
+{
+	static struct view m;	/* large; the main thread's only */
+	memset(&m, 0, sizeof(m));
+	m.out = out;
+	m.v = v;
+	m.snap = snap;
+	m.a = a;
+	gather(&m);
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		const struct family *f = &families[i];
+		if (!shown(&m, f->section))
+			continue;
+		fprintf(out, "# HELP %s ", f->name);
+		if (f->help)
+			fputs(f->help, out);
+		else
+			fprintf(out, "%s, per %s", counter_help[f->arg],
+				f->section == UDP_LISTENERS ? "listener" :
+							      "upstream");
+		fprintf(out, "\n# TYPE %s %s\n", f->name, f->type);
+		f->samples(&m, f);
+	}
+}
