@@ -125,7 +125,8 @@ int opts_parse_rate(const char *s, double *rate)
 		*rate *= 1e6;
 	else if (*suf)
 		return -1;
-	return *rate > 0 ? 0 : -1;
+	/* 1e308k is finite until the suffix scales it */
+	return *rate > 0 && isfinite(*rate) ? 0 : -1;
 }
 
 int opts_parse_time_us(const char *s, int64_t *us)

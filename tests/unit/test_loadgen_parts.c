@@ -38,6 +38,7 @@ static void test_values(void)
 	CHECK(opts_parse_rate("1.5M", &r) == 0 && r == 1500000);
 	CHECK(opts_parse_rate("0", &r) == -1);
 	CHECK(opts_parse_rate("12x", &r) == -1);
+	CHECK(opts_parse_rate("1e308k", &r) == -1);	/* inf once scaled */
 	CHECK(opts_parse_time_us("30", &us) == 0 && us == 30000000);
 	CHECK(opts_parse_time_us("500ms", &us) == 0 && us == 500000);
 	CHECK(opts_parse_time_us("2m", &us) == 0 && us == 120000000);
