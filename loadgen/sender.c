@@ -259,8 +259,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	pace(s, now, BURST_MAX);
 }
 
-static void on_reply(struct sender *s, const uint8_t *buf, size_t len,
-		     int64_t now)
+void sender_reply(struct sender *s, const uint8_t *buf, size_t len,
+		  int64_t now)
 {
 	struct wire h;
 	if (!wire_decode(buf, len, s->c.run_id, &h)) {
@@ -269,7 +269,13 @@ static void on_reply(struct sender *s, const uint8_t *buf, size_t len,
 	}
 	if (h.seq == WIRE_PROBE)	/* a slow answer to the run's probe */
 		return;
-	if (h.thread != (uint32_t)s->c.idx) {
+	/* The header comes back from the target, which saw this run's id in
+	 * every datagram: one that does not describe a packet this thread has
+	 * sent (start <= intended <= sent <= the last send) is foreign, and
+	 * its times never reach the subtractions below. */
+	if (h.thread != (uint32_t)s->c.idx || h.seq >= s->sched.next ||
+	    h.intended_ns < s->sched.start_ns || h.sent_ns < h.intended_ns ||
+	    h.sent_ns > s->last_send_ns) {
 		track_foreign(&s->track);
 		return;
 	}
@@ -297,7 +303,7 @@ static int64_t arrival(struct msghdr *m, int64_t now, int64_t real_minus_mono)
 
 static void on_message(void *arg, const uint8_t *msg, size_t len)
 {
-	on_reply(arg, msg, len, clock_ns(CLOCK_MONOTONIC));
+	sender_reply(arg, msg, len, clock_ns(CLOCK_MONOTONIC));
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
@@ -341,7 +347,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		int64_t now = clock_ns(CLOCK_MONOTONIC);
 		int64_t off = clock_ns(CLOCK_REALTIME) - now;
 		for (int j = 0; j < r; j++)
-			on_reply(s, s->rbuf + (size_t)j * RBUF_LEN,
+			sender_reply(s, s->rbuf + (size_t)j * RBUF_LEN,
 				 msgs[j].msg_len,
 				 arrival(&msgs[j].msg_hdr, now, off));
 		if (r < SENDER_BATCH)

@@ -100,6 +100,12 @@ bool sender_done(const struct sender *s);
 /* Wait for the thread to end. Returns 0, or -1 when it failed (s->err). */
 int sender_join(struct sender *s);
 
+/* Account one reply of len bytes that came back at now (CLOCK_MONOTONIC):
+ * its latencies go into the histograms, or it counts as foreign or
+ * duplicated. The thread's own; exported for tests that feed it bytes. */
+void sender_reply(struct sender *s, const uint8_t *buf, size_t len,
+		  int64_t now);
+
 /* Release what sender_start allocated. */
 void sender_free(struct sender *s);
 
