@@ -555,15 +555,19 @@ static int check(struct opts *o, char *err, size_t errlen)
 int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
 {
 	defaults(o);
-	int first = 1;
-	if (argc > 1 && strcmp(argv[1], "sweep") == 0) {
+	if (argc > 1 && strcmp(argv[1], "sweep") == 0)
 		o->mode = OPTS_SWEEP;
-		first = 2;
-	} else if (argc > 1 && strcmp(argv[1], "echo") == 0) {
+	else if (argc > 1 && strcmp(argv[1], "echo") == 0)
 		o->mode = OPTS_ECHO;
-		first = 2;
+	/* A mode's flags follow its word, which getopt takes for the program
+	 * name. optind 0, not 1, makes glibc start over: with 1 it goes on
+	 * inside the cluster an earlier parse stopped in ("-hx"), in that
+	 * parse's argv. */
+	if (o->mode != OPTS_RUN) {
+		argc--;
+		argv++;
 	}
-	optind = first;
+	optind = 0;
 	opterr = 0;
 	int c, li = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {

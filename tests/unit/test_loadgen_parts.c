@@ -59,6 +59,9 @@ static void test_command_lines(void)
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 2k --duration 3") == 0);
 	CHECK(o.mode == OPTS_RUN);
 	CHECK(o.rate == 2000 && o.duration_s == 3);
+	/* a parse that stopped inside "-hx" leaves nothing for the next */
+	CHECK(parse(&o, "-hx") == 0 && o.mode == OPTS_HELP);
+	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 2k") == 0);
 	CHECK_EQ_INT(o.threads, 1);
 	CHECK_EQ_INT(o.flows, 1);
 	CHECK_EQ_INT(o.size, 64);
