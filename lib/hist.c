@@ -28,7 +28,8 @@ static int ilog2_floor(uint64_t v)
 int hist_init(struct hist *h, int64_t lowest, int64_t highest, int sigfigs)
 {
 	memset(h, 0, sizeof(*h));
-	if (lowest < 1 || sigfigs < 1 || sigfigs > 5 || highest < 2 * lowest) {
+	/* highest / 2: lowest may be near INT64_MAX (a decoded log) */
+	if (lowest < 1 || sigfigs < 1 || sigfigs > 5 || highest / 2 < lowest) {
 		errno = EINVAL;
 		return -1;
 	}
