@@ -295,7 +295,7 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void defaults(struct opts *o)
+void opts_defaults(struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->duration_s = 10;
@@ -319,7 +319,8 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 	char why[256];
 	switch (c) {
 	case O_TARGET:
-		if (addr_parse(&o->target, v, 0, why, sizeof(why)) < 0)
+		if (addr_parse(&o->target, v, o->addr_flags, why,
+			       sizeof(why)) < 0)
 			return why_set(err, errlen, "--target: %s", why);
 		if (o->target.kind != ADDR_UDP && o->target.kind != ADDR_TCP)
 			return why_set(err, errlen, "--target '%s': say udp:// or "
@@ -327,7 +328,8 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		snprintf(o->target_text, sizeof(o->target_text), "%s", v);
 		return 0;
 	case O_LISTEN:
-		if (addr_parse(&o->listen, v, 0, why, sizeof(why)) < 0)
+		if (addr_parse(&o->listen, v, o->addr_flags, why,
+			       sizeof(why)) < 0)
 			return why_set(err, errlen, "--listen: %s", why);
 		if (o->listen.kind != ADDR_UDP)
 			return why_set(err, errlen, "--listen '%s': echo serves "
@@ -554,7 +556,6 @@ static int check(struct opts *o, char *err, size_t errlen)
 
 int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	defaults(o);
 	if (argc > 1 && strcmp(argv[1], "sweep") == 0)
 		o->mode = OPTS_SWEEP;
 	else if (argc > 1 && strcmp(argv[1], "echo") == 0)

@@ -5,6 +5,7 @@
  * newlines into arguments after "loadgen". Every command line either
  * parses into settings loadgen can run with, or fails with a one-line
  * message; never a crash, an overflow or a value outside its range.
+ * Names are not resolved (ADDR_NUMERIC): no DNS queries, no waiting.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -53,6 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct opts o;
 	char err[1536] = "";
+	opts_defaults(&o);
+	o.addr_flags = ADDR_NUMERIC;	/* no DNS queries from a fuzzer */
 	if (opts_parse(&o, argc, argv, err, sizeof(err)) < 0) {
 		if (!err[0] || strchr(err, '\n'))
 			abort();

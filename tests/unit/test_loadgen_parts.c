@@ -19,6 +19,7 @@ static int parse(struct opts *o, const char *line)
 		argv[argc++] = t;
 	argv[argc] = NULL;
 	err[0] = 0;
+	opts_defaults(o);
 	return opts_parse(o, argc, argv, err, sizeof(err));
 }
 
