@@ -3,6 +3,7 @@
 #   make                 release binaries into build/release/bin
 #   make asan|tsan|static  the same in build/<variant>/ (static: for the VM initramfs)
 #   make test            install what the tests need, build, run every test
+#   make fuzz            each libFuzzer target FUZZ_SECONDS (600) long
 #   make demo            stock vs patched PREEMPT_RT kernel under QEMU, and the report
 #   make demo-model      the userspace model of the ready-list locking (seconds)
 #   make capacity        stock vs patched: RT load rate meeting a latency objective
@@ -54,16 +55,23 @@ else ifeq ($(VARIANT),tsan)
 CFLAGS  += -O1 -fsanitize=thread
 LDFLAGS += -fsanitize=thread
 LDLIBS  += $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+else ifeq ($(VARIANT),fuzz)
+# libFuzzer targets (tests/fuzz): clang's coverage and its sanitizers
+CC      := clang
+CFLAGS  += -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+	   -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=fuzzer,address,undefined
+LDLIBS  += $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 else ifeq ($(VARIANT),static)
 CFLAGS  += -O2
 LDFLAGS += -static
 LDLIBS  += $(shell $(PKG_CONFIG) --static --libs $(PKGS) 2>/dev/null)
 else
-$(error VARIANT must be release, asan, tsan or static, not '$(VARIANT)')
+$(error VARIANT must be release, asan, tsan, static or fuzz, not '$(VARIANT)')
 endif
 
 BINS :=
-.PHONY: all bins release asan tsan static deps clean install test bench
+.PHONY: all bins release asan tsan static deps clean install test bench fuzz
 all: release
 
 deps:

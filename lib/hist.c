@@ -28,7 +28,8 @@ static int ilog2_floor(uint64_t v)
 int hist_init(struct hist *h, int64_t lowest, int64_t highest, int sigfigs)
 {
 	memset(h, 0, sizeof(*h));
-	if (lowest < 1 || sigfigs < 1 || sigfigs > 5 || highest < 2 * lowest) {
+	/* highest / 2: lowest may be near INT64_MAX (a decoded log) */
+	if (lowest < 1 || sigfigs < 1 || sigfigs > 5 || highest / 2 < lowest) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -45,12 +46,14 @@ int hist_init(struct hist *h, int64_t lowest, int64_t highest, int sigfigs)
 	h->sub_bucket_half_count_magnitude = sub_bucket_count_magnitude - 1;
 	h->sub_bucket_count = 1 << sub_bucket_count_magnitude;
 	h->sub_bucket_half_count = h->sub_bucket_count / 2;
-	h->sub_bucket_mask = ((int64_t)h->sub_bucket_count - 1)
-			     << h->unit_magnitude;
+	/* before the mask: its shift must not overflow (lowest near 2^63
+	 * from a decoded log) */
 	if (h->unit_magnitude + h->sub_bucket_half_count_magnitude > 61) {
 		errno = EINVAL;
 		return -1;
 	}
+	h->sub_bucket_mask = ((int64_t)h->sub_bucket_count - 1)
+			     << h->unit_magnitude;
 
 	int64_t trackable = (int64_t)h->sub_bucket_count << h->unit_magnitude;
 	int buckets = 1;

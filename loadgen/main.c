@@ -58,6 +58,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && strcmp(argv[1], "merge") == 0)
 		return merge_main(argc - 1, argv + 1);
+	opts_defaults(&o);
 	if (opts_parse(&o, argc, argv, err, sizeof(err)) < 0) {
 		fprintf(stderr, "loadgen: %s\n", err);
 		return EX_USAGE;

@@ -220,7 +220,7 @@ int merge_main(int argc, char **argv)
 	};
 	const char *json = NULL, *hgrm = NULL;
 	int c;
-	optind = 1;
+	optind = 0;	/* start over (see opts_parse) */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {

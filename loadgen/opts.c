@@ -125,7 +125,8 @@ int opts_parse_rate(const char *s, double *rate)
 		*rate *= 1e6;
 	else if (*suf)
 		return -1;
-	return *rate > 0 ? 0 : -1;
+	/* 1e308k is finite until the suffix scales it */
+	return *rate > 0 && isfinite(*rate) ? 0 : -1;
 }
 
 int opts_parse_time_us(const char *s, int64_t *us)
@@ -294,7 +295,7 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void defaults(struct opts *o)
+void opts_defaults(struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->duration_s = 10;
@@ -318,7 +319,8 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 	char why[256];
 	switch (c) {
 	case O_TARGET:
-		if (addr_parse(&o->target, v, 0, why, sizeof(why)) < 0)
+		if (addr_parse(&o->target, v, o->addr_flags, why,
+			       sizeof(why)) < 0)
 			return why_set(err, errlen, "--target: %s", why);
 		if (o->target.kind != ADDR_UDP && o->target.kind != ADDR_TCP)
 			return why_set(err, errlen, "--target '%s': say udp:// or "
@@ -326,7 +328,8 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		snprintf(o->target_text, sizeof(o->target_text), "%s", v);
 		return 0;
 	case O_LISTEN:
-		if (addr_parse(&o->listen, v, 0, why, sizeof(why)) < 0)
+		if (addr_parse(&o->listen, v, o->addr_flags, why,
+			       sizeof(why)) < 0)
 			return why_set(err, errlen, "--listen: %s", why);
 		if (o->listen.kind != ADDR_UDP)
 			return why_set(err, errlen, "--listen '%s': echo serves "
@@ -553,16 +556,19 @@ static int check(struct opts *o, char *err, size_t errlen)
 
 int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	defaults(o);
-	int first = 1;
-	if (argc > 1 && strcmp(argv[1], "sweep") == 0) {
+	if (argc > 1 && strcmp(argv[1], "sweep") == 0)
 		o->mode = OPTS_SWEEP;
-		first = 2;
-	} else if (argc > 1 && strcmp(argv[1], "echo") == 0) {
+	else if (argc > 1 && strcmp(argv[1], "echo") == 0)
 		o->mode = OPTS_ECHO;
-		first = 2;
+	/* A mode's flags follow its word, which getopt takes for the program
+	 * name. optind 0, not 1, makes glibc start over: with 1 it goes on
+	 * inside the cluster an earlier parse stopped in ("-hx"), in that
+	 * parse's argv. */
+	if (o->mode != OPTS_RUN) {
+		argc--;
+		argv++;
 	}
-	optind = first;
+	optind = 0;
 	opterr = 0;
 	int c, li = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {

@@ -61,10 +61,14 @@ struct opts {
 	int repeat;		/* extra runs of a non-monotonic sweep's steps */
 	/* echo */
 	struct addr listen;
+	int addr_flags;		/* addr_parse's: ADDR_NUMERIC never resolves */
 };
 
-/* Parse argv ("loadgen [sweep|echo] FLAGS"). Returns 0, or -1 with err
- * filled (the caller exits 64). */
+/* Every default, before opts_parse (which only sets what argv says). */
+void opts_defaults(struct opts *o);
+
+/* Parse argv ("loadgen [sweep|echo] FLAGS") into o, which opts_defaults
+ * prepared. Returns 0, or -1 with err filled (the caller exits 64). */
 int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen);
 
 /* Print the usage text. */

@@ -18,9 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "rt.h"
+#include "sender.h"
 #include "wire.h"
-#include "worker.h"
 
 #define SOCKBUF		(4 << 20)
 #define START_DELAY_NS	(20 * 1000 * 1000LL)	/* threads settle first */
@@ -117,7 +118,7 @@ static int open_flow(const struct opts *o, int *fd, char *err, size_t errlen)
 /* Wait up to until for fd to be readable: 1 readable, 0 not (yet). */
 static int wait_readable(int fd, int64_t until)
 {
-	int64_t now = worker_now();
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int n = poll(&p, 1, now < until ? (int)((until - now) / 1000000) + 1 : 0);
 	return n > 0 ? 1 : 0;
@@ -135,12 +136,12 @@ static int probe(const struct opts *o, int fd, uint32_t run_id, char *err,
 	if (!buf)
 		return say(err, errlen, EX_OSERR, "out of memory");
 	struct wire w = { .run_id = run_id, .seq = WIRE_PROBE }, r;
-	int64_t deadline = worker_now() + o->timeout_ms * 1000000;
+	int64_t deadline = clock_ns(CLOCK_MONOTONIC) + o->timeout_ms * 1000000;
 	int64_t resend = 0;
 	size_t got = 0;
 	int status = -1;
 	while (status < 0) {
-		int64_t now = worker_now();
+		int64_t now = clock_ns(CLOCK_MONOTONIC);
 		if (now >= deadline) {
 			status = say(err, errlen, EX_UNAVAILABLE,
 				     "no answer from %s within %lld ms: it is "
@@ -223,20 +224,20 @@ static void clear_line(bool on)
 		fputs("\r\033[K", stderr);
 }
 
-static void progress(struct worker *ws, int n, struct hist *tmp, int64_t start,
-		     double duration_s)
+static void progress(struct sender *senders, int n, struct hist *tmp,
+		     int64_t start, double duration_s)
 {
 	uint64_t sent = 0, lost = 0;
 	hist_reset(tmp);
 	for (int i = 0; i < n; i++) {
-		uint64_t s = __atomic_load_n(&ws[i].sent, __ATOMIC_RELAXED);
-		uint64_t got = __atomic_load_n(&ws[i].track.received,
+		uint64_t s = __atomic_load_n(&senders[i].sent, __ATOMIC_RELAXED);
+		uint64_t got = __atomic_load_n(&senders[i].track.received,
 					       __ATOMIC_RELAXED);
 		sent += s;
 		lost += s > got ? s - got : 0;
-		hist_merge(tmp, &ws[i].corrected);
+		hist_merge(tmp, &senders[i].corrected);
 	}
-	double el = (double)(worker_now() - start) / 1e9;
+	double el = (double)(clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
 	if (el <= 0)
 		return;
 	double left = duration_s - el > 0 ? duration_s - el : 0;
@@ -247,8 +248,8 @@ static void progress(struct worker *ws, int n, struct hist *tmp, int64_t start,
 		(unsigned long long)lost);
 }
 
-/* Wait for the workers, showing progress and passing signals on. */
-static void supervise(const struct opts *o, struct worker *ws, int n,
+/* Wait for the senders, showing progress and passing signals on. */
+static void supervise(const struct opts *o, struct sender *senders, int n,
 		      int64_t start, struct run_result *r)
 {
 	bool show = o->progress != 0 && isatty(STDERR_FILENO);
@@ -259,19 +260,19 @@ static void supervise(const struct opts *o, struct worker *ws, int n,
 	for (;;) {
 		int done = 0;
 		for (int i = 0; i < n; i++)
-			done += worker_done(&ws[i]);
+			done += sender_done(&senders[i]);
 		if (done == n)
 			break;
 		if (signals != seen) {
 			seen = signals;
 			r->interrupted = true;
 			for (int i = 0; i < n; i++)
-				worker_stop(&ws[i], seen > 1);
+				sender_stop(&senders[i], seen > 1);
 		}
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
-		if (show && worker_now() >= next_show) {
-			progress(ws, n, &tmp, start, o->duration_s);
+		if (show && clock_ns(CLOCK_MONOTONIC) >= next_show) {
+			progress(senders, n, &tmp, start, o->duration_s);
 			next_show += 1000000000LL;
 		}
 	}
@@ -279,25 +280,25 @@ static void supervise(const struct opts *o, struct worker *ws, int n,
 	hist_free(&tmp);
 }
 
-static void collect(struct worker *ws, int n, int64_t start, double rate,
+static void collect(struct sender *senders, int n, int64_t start, double rate,
 		    struct run_result *r)
 {
 	int64_t last = start;
 	for (int i = 0; i < n; i++) {
-		struct worker *w = &ws[i];
-		hist_merge(&r->corrected, &w->corrected);
-		hist_merge(&r->uncorrected, &w->uncorrected);
-		hist_merge(&r->sched_err, &w->sched_err);
-		r->sent += w->sent;
-		r->received += w->track.received;
-		r->duplicated += w->track.duplicated;
-		r->reordered += w->track.reordered;
-		r->late += w->track.late;
-		r->foreign += w->track.foreign;
-		r->send_errors += w->send_errors;
-		r->refused += w->refused;
-		if (w->last_send_ns > last)
-			last = w->last_send_ns;
+		struct sender *s = &senders[i];
+		hist_merge(&r->corrected, &s->corrected);
+		hist_merge(&r->uncorrected, &s->uncorrected);
+		hist_merge(&r->sched_err, &s->sched_err);
+		r->sent += s->sent;
+		r->received += s->track.received;
+		r->duplicated += s->track.duplicated;
+		r->reordered += s->track.reordered;
+		r->late += s->track.late;
+		r->foreign += s->track.foreign;
+		r->send_errors += s->send_errors;
+		r->refused += s->refused;
+		if (s->last_send_ns > last)
+			last = s->last_send_ns;
 	}
 	r->lost = r->sent > r->received ? r->sent - r->received : 0;
 	r->send_span_s = (double)(last - start) / 1e9 + 1.0 / rate;
@@ -325,7 +326,7 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 {
 	int T = o->threads, F = o->flows, status = 0, started = 0;
 	int *fds = malloc((size_t)F * sizeof(int));
-	struct worker *ws = calloc((size_t)T, sizeof(*ws));
+	struct sender *senders = calloc((size_t)T, sizeof(*senders));
 	struct cg cg = { 0 }, watch = { 0 };
 	struct cg_stat st0 = { 0 }, wst0 = { 0 };
 	struct rusage ru0, ru1;
@@ -336,17 +337,17 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 	r->target_rate = rate;
 	r->duration_s = o->duration_s;
 	r->expected = sched_total(rate, o->duration_s);
-	if (!fds || !ws || hist_init_us(&r->corrected) < 0 ||
+	if (!fds || !senders || hist_init_us(&r->corrected) < 0 ||
 	    hist_init_us(&r->uncorrected) < 0 || hist_init_us(&r->sched_err) < 0) {
 		free(fds);
-		free(ws);
+		free(senders);
 		return say(err, errlen, EX_OSERR, "out of memory");
 	}
 	for (int f = 0; f < F; f++)
 		fds[f] = -1;
 	/* early in a guest's boot the pool may not be ready: do not wait */
 	if (getrandom(&run_id, sizeof(run_id), GRND_NONBLOCK) != sizeof(run_id))
-		run_id = (uint32_t)(worker_now() ^ getpid());
+		run_id = (uint32_t)(clock_ns(CLOCK_MONOTONIC) ^ getpid());
 	getrusage(RUSAGE_SELF, &ru0);
 
 	if ((quota_pct >= 0 || o->cgroup) &&
@@ -379,13 +380,13 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 		}
 		r->has_series = true;
 	}
-	/* signals go to this thread only: workers never see EINTR */
+	/* signals go to this thread only: senders never see EINTR */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (int k = 0, at = 0; k < T && !status; k++) {
-		struct worker_conf c = {
+		struct sender_conf c = {
 			.idx = k, .nthreads = T, .fds = fds + at,
 			.nfds = (F - k + T - 1) / T, .run_id = run_id,
 			.size = (size_t)o->size, .rate = rate,
@@ -399,21 +400,21 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 			.series = r->has_series ? &r->series : NULL,
 		};
 		at += c.nfds;
-		if (worker_start(&ws[k], &c, err, errlen) < 0)
+		if (sender_start(&senders[k], &c, err, errlen) < 0)
 			status = EX_OSERR;
 		started = k + 1;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	for (int k = 0; k < started && !status && o->quota_threads; k++) {
 		char why[1024];
-		if (cg_add_thread(&cg, ws[k].tid, why, sizeof(why)) < 0)
+		if (cg_add_thread(&cg, senders[k].tid, why, sizeof(why)) < 0)
 			status = say(err, errlen, quota_status(), "cgroup: %s",
 				     why);
 	}
 	if (status) {
 		for (int k = 0; k < started; k++) {
-			worker_stop(&ws[k], true);
-			worker_join(&ws[k]);
+			sender_stop(&senders[k], true);
+			sender_join(&senders[k]);
 		}
 		goto out;
 	}
@@ -422,21 +423,20 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 		cg_read_stat(&cg, &st0);
 	if (watch.path[0])
 		cg_read_stat(&watch, &wst0);
-	int64_t start = worker_now() + START_DELAY_NS;
-	struct timespec wall;
-	clock_gettime(CLOCK_REALTIME, &wall);
-	r->start_unix_s = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9 +
-			  START_DELAY_NS / 1e9;
+	int64_t start = clock_ns(CLOCK_MONOTONIC) + START_DELAY_NS;
+	r->start_unix_s = (double)(clock_ns(CLOCK_REALTIME) + START_DELAY_NS) /
+			  1e9;
 	r->series.start_ns = start;
 	for (int k = 0; k < T; k++)
-		worker_go(&ws[k], start);
-	supervise(o, ws, T, start, r);
+		sender_go(&senders[k], start);
+	supervise(o, senders, T, start, r);
 	for (int k = 0; k < T; k++)
-		if (worker_join(&ws[k]) < 0 && !status)
-			status = say(err, errlen, EX_SOFTWARE, "%s", ws[k].err);
-	collect(ws, T, start, rate, r);
-	r->elapsed_s = (double)(worker_now() - start) / 1e9;
-	r->series_end_ns = worker_now();
+		if (sender_join(&senders[k]) < 0 && !status)
+			status = say(err, errlen, EX_SOFTWARE, "%s",
+				     senders[k].err);
+	collect(senders, T, start, rate, r);
+	r->elapsed_s = (double)(clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
+	r->series_end_ns = clock_ns(CLOCK_MONOTONIC);
 	if (r->interrupted && !status)
 		status = say(err, errlen, 130, "interrupted");
 
@@ -461,14 +461,14 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 	r->cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
 out:
 	for (int k = 0; k < started; k++)
-		worker_free(&ws[k]);
+		sender_free(&senders[k]);
 	for (int f = 0; f < F; f++)
 		if (fds[f] >= 0)
 			close(fds[f]);
 	cg_close(&cg);
 	cg_close(&watch);
 	free(fds);
-	free(ws);
+	free(senders);
 	return status;
 }
 

@@ -1,6 +1,6 @@
 /*
  * run: one load run from start to results: the cgroup and pinning, the
- * flows and a probe that the target answers, the worker threads, the live
+ * flows and a probe that the target answers, the sender threads, the live
  * progress line, SIGINT, and the merged results.
  */
 #ifndef LOADGEN_RUN_H

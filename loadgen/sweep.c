@@ -9,6 +9,7 @@
 #include <sysexits.h>
 #include <time.h>
 
+#include "clock.h"
 #include "output.h"
 #include "results.h"
 
@@ -189,9 +190,7 @@ static void pause_ms(int64_t ms)
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
 /* Everything a sweep carries from its runs to its report. */

@@ -61,3 +61,20 @@ need_vm_page() {
 	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed (mk/deps demo)"
 	command -v chromium >/dev/null || skip "chromium not installed (mk/deps report)"
 }
+
+# fuzz_test NAME: the test of the libFuzzer target tests/fuzz/fuzz_NAME.c.
+# The release pass fuzzes it 20 s from its seed corpus; the ASan pass
+# only replays the corpus (the crashes found before are in it), since the
+# target always runs under ASan+UBSan. make fuzz runs them for longer.
+fuzz_test() {
+	command -v clang >/dev/null || skip "clang not installed (mk/packages/test.txt)"
+	if [ "${VARIANT:-release}" = asan ]; then
+		"$top/tests/fuzz/run" --replay --dir "$TEST_TMP" "$1" ||
+			fail "a seed of tests/fuzz/corpus/$1 crashes fuzz_$1"
+		pass "the $1 corpus replayed"
+	else
+		"$top/tests/fuzz/run" --seconds 20 --dir "$TEST_TMP" "$1" ||
+			fail "fuzz_$1 found a crash (the input is in the log above)"
+		pass "20 s of fuzzing $1, no crash"
+	fi
+}

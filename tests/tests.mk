@@ -17,3 +17,25 @@ TEST_DEPS := build test kernel report demo deploy tcp fleet
 test:
 	@mk/deps $(TEST_DEPS)
 	@tests/run $(T)
+
+# tests/fuzz/: libFuzzer targets, one per tests/fuzz/fuzz_*.c, built with
+# VARIANT=fuzz and linked against the archives of the code each one feeds.
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/tests/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+$(O)/tests/fuzz/fuzz_conf: $(O)/server/librelay.a
+$(O)/tests/fuzz/fuzz_conf: CPPFLAGS += -Iserver
+$(O)/tests/fuzz/fuzz_opts $(O)/tests/fuzz/fuzz_wire: $(O)/loadgen/libloadgen.a
+
+$(O)/tests/fuzz/%: tests/fuzz/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< \
+		$(filter-out $(LIB_A),$(filter %.a,$^)) $(LIB_A) $(LDLIBS)
+
+.PHONY: fuzz-targets
+fuzz-targets: $(FUZZ_TARGETS)
+
+# Hunting bugs: every target (or FUZZ=NAME...) for FUZZ_SECONDS each, the
+# corpus and any crash kept in build/fuzz/runs/.
+FUZZ_SECONDS ?= 600
+fuzz:
+	@mk/deps test
+	@tests/fuzz/run --seconds $(FUZZ_SECONDS) $(FUZZ)

@@ -23,6 +23,9 @@ static void test_shape(void)
 	CHECK(hist_init(&h, 0, 100, 3) == -1);
 	CHECK(hist_init(&h, 1, 100, 6) == -1);
 	CHECK(hist_init(&h, 10, 15, 3) == -1);
+	/* a decoded log's lowest near 2^63: refused, no shift overflows */
+	CHECK(hist_init(&h, 1LL << 50, INT64_MAX, 5) == -1);
+	CHECK(hist_init(&h, INT64_MAX / 2 + 1, INT64_MAX, 1) == -1);
 }
 
 /* Every value comes back within 1/1000 (three digits) of itself. */

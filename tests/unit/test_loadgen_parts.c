@@ -19,6 +19,7 @@ static int parse(struct opts *o, const char *line)
 		argv[argc++] = t;
 	argv[argc] = NULL;
 	err[0] = 0;
+	opts_defaults(o);
 	return opts_parse(o, argc, argv, err, sizeof(err));
 }
 
@@ -38,6 +39,7 @@ static void test_values(void)
 	CHECK(opts_parse_rate("1.5M", &r) == 0 && r == 1500000);
 	CHECK(opts_parse_rate("0", &r) == -1);
 	CHECK(opts_parse_rate("12x", &r) == -1);
+	CHECK(opts_parse_rate("1e308k", &r) == -1);	/* inf once scaled */
 	CHECK(opts_parse_time_us("30", &us) == 0 && us == 30000000);
 	CHECK(opts_parse_time_us("500ms", &us) == 0 && us == 500000);
 	CHECK(opts_parse_time_us("2m", &us) == 0 && us == 120000000);
@@ -58,6 +60,9 @@ static void test_command_lines(void)
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 2k --duration 3") == 0);
 	CHECK(o.mode == OPTS_RUN);
 	CHECK(o.rate == 2000 && o.duration_s == 3);
+	/* a parse that stopped inside "-hx" leaves nothing for the next */
+	CHECK(parse(&o, "-hx") == 0 && o.mode == OPTS_HELP);
+	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 2k") == 0);
 	CHECK_EQ_INT(o.threads, 1);
 	CHECK_EQ_INT(o.flows, 1);
 	CHECK_EQ_INT(o.size, 64);

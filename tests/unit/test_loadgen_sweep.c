@@ -17,6 +17,7 @@ static int parse(struct opts *o, const char *line)
 	for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
 		argv[argc++] = t;
 	argv[argc] = NULL;
+	opts_defaults(o);
 	int rc = opts_parse(o, argc, argv, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "(%s)\n", err);

@@ -1,5 +1,5 @@
 /*
- * worker: one sender/receiver thread with its own libevent loop. It sends
+ * sender: one sender/receiver thread with its own libevent loop. It sends
  * its share of the schedule (sched) on its flows (connected UDP sockets,
  * or TCP connections carrying fixed-size messages: stream), catching up in
  * sendmmsg bursts when it is behind, matches replies
@@ -8,13 +8,13 @@
  * the socket (the kernel's receive timestamp), and the schedule error
  * (actual minus intended send time), all in microseconds.
  *
- * Life: worker_start spawns the thread, which pins itself and reports its
- * tid; the caller may then move it into a cgroup; worker_go starts the
+ * Life: sender_start spawns the thread, which pins itself and reports its
+ * tid; the caller may then move it into a cgroup; sender_go starts the
  * schedule; the thread ends after its last packet once every reply is in
- * or the reply timeout has passed, or when worker_stop says so.
+ * or the reply timeout has passed, or when sender_stop says so.
  */
-#ifndef LOADGEN_WORKER_H
-#define LOADGEN_WORKER_H
+#ifndef LOADGEN_SENDER_H
+#define LOADGEN_SENDER_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -27,9 +27,9 @@
 #include "stream.h"
 #include "track.h"
 
-#define WORKER_BATCH 64		/* datagrams per sendmmsg/recvmmsg */
+#define SENDER_BATCH 64		/* datagrams per sendmmsg/recvmmsg */
 
-struct worker_conf {
+struct sender_conf {
 	int idx, nthreads;
 	const int *fds;		/* this thread's flows */
 	int nfds;
@@ -46,25 +46,25 @@ struct worker_conf {
 	struct series *series;	/* NULL: no time series */
 };
 
-struct worker;
+struct sender;
 
-/* One flow (socket) of a worker. */
-struct worker_flow {
-	struct worker *w;
+/* One flow (socket) of a sender. */
+struct sender_flow {
+	struct sender *s;
 	int fd;
 	struct event *rd, *wr;	/* wr: stream flows with a write pending */
 	struct stream st;	/* stream flows only */
 	bool dead;		/* the connection failed or was closed */
 };
 
-struct worker {
-	struct worker_conf c;
+struct sender {
+	struct sender_conf c;
 	pthread_t thread;
 	bool spawned;		/* thread exists and is not joined yet */
 	pid_t tid;
 	struct event_base *base;
 	struct event *timer, *stop_ev;
-	struct worker_flow *flows;	/* c.nfds of them */
+	struct sender_flow *flows;	/* c.nfds of them */
 	struct sched sched;
 	struct track track;
 	struct hist corrected, uncorrected, sched_err;
@@ -79,31 +79,34 @@ struct worker {
 	int64_t start_ns;
 	bool done;		/* the thread has finished (relaxed atomic) */
 	char err[512];		/* why the thread failed, "" when it did not */
-	uint8_t *sbuf, *rbuf;	/* WORKER_BATCH datagrams each */
+	uint8_t *sbuf, *rbuf;	/* SENDER_BATCH datagrams each */
 };
 
-/* Allocate w and spawn its thread; returns once the thread is pinned and
+/* Set s up and spawn its thread; returns once the thread is pinned and
  * its tid known. Returns 0, or -1 with err filled. */
-int worker_start(struct worker *w, const struct worker_conf *c, char *err,
+int sender_start(struct sender *s, const struct sender_conf *c, char *err,
 		 size_t errlen);
 
 /* Start the schedule: packet 0 is due at start_ns (CLOCK_MONOTONIC). */
-void worker_go(struct worker *w, int64_t start_ns);
+void sender_go(struct sender *s, int64_t start_ns);
 
 /* From another thread: stop sending (now false: still wait for replies up
  * to the timeout) or end at once (now true). */
-void worker_stop(struct worker *w, bool now);
+void sender_stop(struct sender *s, bool now);
 
 /* True once the thread has finished its work (it may still be exiting). */
-bool worker_done(const struct worker *w);
+bool sender_done(const struct sender *s);
 
-/* Wait for the thread to end. Returns 0, or -1 when it failed (w->err). */
-int worker_join(struct worker *w);
+/* Wait for the thread to end. Returns 0, or -1 when it failed (s->err). */
+int sender_join(struct sender *s);
 
-/* Release what worker_start allocated. */
-void worker_free(struct worker *w);
+/* Account one reply of len bytes that came back at now (CLOCK_MONOTONIC):
+ * its latencies go into the histograms, or it counts as foreign or
+ * duplicated. The thread's own; exported for tests that feed it bytes. */
+void sender_reply(struct sender *s, const uint8_t *buf, size_t len,
+		  int64_t now);
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t worker_now(void);
+/* Release what sender_start allocated. */
+void sender_free(struct sender *s);
 
 #endif
