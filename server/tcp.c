@@ -909,66 +909,6 @@ void tcp_stats_upstream(uint64_t u[TCP_NUCOUNTERS], uint64_t hs[SOCK_NFAILS],
 	}
 }
 
-void tcp_write_prometheus(FILE *out, const struct tcp_stats *const *s, int n,
-			  const struct tcp_label *labels, int nl,
-			  const char *upstream)
-{
-	struct tcp_totals *tot = calloc((size_t)(nl ? nl : 1), sizeof(*tot));
-	if (!tot)
-		return;
-	for (int i = 0; i < nl; i++)
-		tcp_stats_listener(&tot[i], s, n, labels[i].id);
-	for (int k = 0; k < TCP_NLCOUNTERS; k++) {
-		fprintf(out, "# HELP relay_tcp_%s_total %s\n"
-			"# TYPE relay_tcp_%s_total counter\n", lc_names[k],
-			lc_helps[k], lc_names[k]);
-		for (int i = 0; i < nl; i++)
-			fprintf(out, "relay_tcp_%s_total{listener=\"%s\"} %llu\n",
-				lc_names[k], labels[i].text,
-				(unsigned long long)tot[i].l[k]);
-	}
-	fprintf(out, "# HELP relay_tcp_active_connections Connections open now\n"
-		"# TYPE relay_tcp_active_connections gauge\n");
-	for (int i = 0; i < nl; i++)
-		fprintf(out, "relay_tcp_active_connections{listener=\"%s\"} %lld\n",
-			labels[i].text, (long long)tot[i].active);
-	fprintf(out, "# HELP relay_tcp_closed_total Connections closed, by "
-		"reason\n# TYPE relay_tcp_closed_total counter\n");
-	for (int i = 0; i < nl; i++)
-		for (int k = 0; k < TCP_NCLOSES; k++)
-			fprintf(out, "relay_tcp_closed_total{listener=\"%s\","
-				"reason=\"%s\"} %llu\n", labels[i].text,
-				close_names[k],
-				(unsigned long long)tot[i].closed[k]);
-	fprintf(out, "# HELP relay_tcp_handshake_failures_total Client TLS "
-		"handshakes that failed, by reason\n"
-		"# TYPE relay_tcp_handshake_failures_total counter\n");
-	for (int i = 0; i < nl; i++)
-		for (int k = 1; k < SOCK_NFAILS; k++)
-			fprintf(out, "relay_tcp_handshake_failures_total{listener="
-				"\"%s\",reason=\"%s\"} %llu\n", labels[i].text,
-				sock_fail_name(k),
-				(unsigned long long)tot[i].hs_failed[k]);
-	free(tot);
-	if (!upstream)
-		return;
-	uint64_t u[TCP_NUCOUNTERS], hs[SOCK_NFAILS];
-	tcp_stats_upstream(u, hs, s, n);
-	for (int k = 0; k < TCP_NUCOUNTERS; k++)
-		fprintf(out, "# HELP relay_tcp_upstream_%s_total %s\n"
-			"# TYPE relay_tcp_upstream_%s_total counter\n"
-			"relay_tcp_upstream_%s_total{upstream=\"%s\"} %llu\n",
-			uc_names[k], uc_helps[k], uc_names[k], uc_names[k],
-			upstream, (unsigned long long)u[k]);
-	fprintf(out, "# HELP relay_tcp_upstream_handshake_failures_total TLS "
-		"handshakes with the upstream that failed, by reason\n"
-		"# TYPE relay_tcp_upstream_handshake_failures_total counter\n");
-	for (int k = 1; k < SOCK_NFAILS; k++)
-		fprintf(out, "relay_tcp_upstream_handshake_failures_total{upstream="
-			"\"%s\",reason=\"%s\"} %llu\n", upstream,
-			sock_fail_name(k), (unsigned long long)hs[k]);
-}
-
 /* Add the counts name(k): v[k] for k in [from, n) to o. */
 static json_t *json_counts(json_t *o, const char *(*name)(int),
 			   const uint64_t *v, int from, int n)

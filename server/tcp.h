@@ -209,12 +209,6 @@ struct tcp_label {
 	char text[ADDR_TEXT_MAX];
 };
 
-/* Prometheus text of n loops' stats: the listeners in labels[0..nl), the
- * upstream under its text. */
-void tcp_write_prometheus(FILE *out, const struct tcp_stats *const *s, int n,
-			  const struct tcp_label *labels, int nl,
-			  const char *upstream);
-
 /* The same counts as members of the JSON objects listeners (one per
  * label, named by its text) and upstreams (one, named upstream). */
 void tcp_json(json_t *listeners, json_t *upstreams,
