@@ -9,7 +9,16 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${TEST_TMP:=$(mktemp -d)}"
 : "${FIXTURES:=$top/tests/fixtures}"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# fail WORDS: the test failed; the end of $FAIL_LOG (a daemon's log a
+# fixture names) goes with it, since the test's directory is removed.
+fail() {
+	echo "FAIL: $*" >&2
+	if [ -n "${FAIL_LOG:-}" ] && [ -s "$FAIL_LOG" ]; then
+		echo "--- the end of ${FAIL_LOG##*/}:" >&2
+		tail -n 20 "$FAIL_LOG" >&2
+	fi
+	exit 1
+}
 skip() { echo "skipped: $*"; exit 77; }
 pass() { echo "ok: $*"; }
 

@@ -125,6 +125,10 @@ def kernel_summary(kdir, rule):
             f"the virtual clock did not hold: the freeze probes saw {out['guest_freezes']['count']} "
             f"wake-ups {out['guest_freezes']['min_ms']} ms late or more "
             f"(worst {out['guest_freezes']['max_ms']} ms)")
+    # The same datagrams timed from their send() instead of their slot in
+    # the schedule: blind to the slots the ticker could not send while its
+    # own send() was blocked (coordinated omission), shown for comparison.
+    out["rt_late_uncorrected"] = tick.get("late_uncorrected") if tick.get("enabled") else None
     out["rt_samples"] = tick.get("echoes") if tick.get("enabled") else None
     out["rt_expected"] = (int(p["duration_s"] * 1e6 / p["ticker_us"])
                           if tick.get("enabled") and p.get("ticker_us") else None)

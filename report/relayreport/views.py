@@ -124,7 +124,7 @@ def demo_view(run_dir, s):
     virtual = clock == "virtual"
     sections = []
     if rt:
-        sections.append(("RT ticker datagram, send to echo, ms (the RT waker the fix protects)",
+        sections.append(("RT ticker datagram, due time to echo, ms (the RT waker the fix protects)",
                          _pct_rows(cols, "rt_latency_us")))
     sections += [
         ("relay timer tick lateness, ms (non-RT waker: ksoftirqd)" if rt else
@@ -134,7 +134,9 @@ def demo_view(run_dir, s):
             ("watchdog stalls", [_stall_cells(c) for c in cols]),
             *([(f"RT datagrams over {late:g} ms", [
                 "-" if c.data.get("rt_late") is None else
-                f"{c.data['rt_late']} of {c.data.get('rt_samples')}" for c in cols])] +
+                f"{c.data['rt_late']} of {c.data.get('rt_samples')}" for c in cols]),
+               ("... timed from send(), blind to missed slots", [
+                _count(c.data.get("rt_late_uncorrected")) for c in cols])] +
               ([] if virtual else [("... more during guest freezes", [
                    _count(c.data.get("rt_late_in_guest_freeze")) for c in cols])]) +
               [("guest freezes >= 5 ms (count, total ms)", [

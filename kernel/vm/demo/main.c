@@ -383,23 +383,38 @@ static json_t *stall_json(const struct wd_stall *s)
 	return o;
 }
 
-/* The RT ticker's own view: send to echo of its datagrams (ticker.h). */
+/* One of the ticker's histograms: its percentiles as o.key, and the
+ * whole of it in the HdrHistogram percentile format as file. */
+static void ticker_hist_json(struct run *r, json_t *o, const char *key, const struct hist *h,
+			     const char *file)
+{
+	json_object_set_new(o, key, h->counts && hist_count(h) ? results_percentiles(h) : json_null());
+	if (h->counts) {
+		char name[512], err[256];
+		path(name, sizeof(name), r->p.out, file);
+		if (results_write_hgrm(h, name, err, sizeof(err)) < 0)
+			problem(r, "%s", err);
+	}
+}
+
+/* The RT ticker's own view: due time to echo of its datagrams, and send
+ * time to echo (ticker.h). */
 static json_t *ticker_json(struct run *r)
 {
 	const struct ticker *t = &r->ticker;
-	json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:I, s:i, s:I}",
+	json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:I, s:i, s:I, s:I}",
 		"enabled", r->p.ticker_us > 0, "sent", (json_int_t)t->sent,
 		"send_errors", (json_int_t)t->send_errors, "echoes", (json_int_t)t->echoes,
 		"foreign", (json_int_t)t->foreign, "late_ms", r->p.late_ms,
-		"late", (json_int_t)t->over);
+		"late", (json_int_t)t->over, "late_uncorrected", (json_int_t)t->over_sent);
 	/* A late sample during which the guest (or a vCPU) did not run is the
 	 * host's doing: explained when, without the frozen time, it would not
 	 * have been late. */
 	const struct probe *pr[2] = { &r->probe[0], &r->probe[1] };
 	int64_t explained = 0;
 	for (int i = 0; i < t->nlate; i++) {
-		int64_t lat = t->late[i].rx_ns - t->late[i].sent_ns;
-		int64_t frozen = probe_frozen_ns(pr, 2, t->late[i].sent_ns, t->late[i].rx_ns);
+		int64_t lat = t->late[i].rx_ns - t->late[i].due_ns;
+		int64_t frozen = probe_frozen_ns(pr, 2, t->late[i].due_ns, t->late[i].rx_ns);
 		if (lat - frozen <= (int64_t)r->p.late_ms * 1000000)
 			explained++;
 	}
@@ -414,14 +429,8 @@ static json_t *ticker_json(struct run *r)
 			"min_ms", (json_int_t)(p->min_late_ns / 1000000)));
 	}
 	json_object_set_new(o, "freeze_probes", fr);
-	json_object_set_new(o, "latency_us", t->lat.counts && hist_count(&t->lat) ?
-			    results_percentiles(&t->lat) : json_null());
-	if (t->lat.counts) {
-		char file[512], err[256];
-		path(file, sizeof(file), r->p.out, "ticker.hgrm");
-		if (results_write_hgrm(&t->lat, file, err, sizeof(err)) < 0)
-			problem(r, "%s", err);
-	}
+	ticker_hist_json(r, o, "latency_us", &t->lat, "ticker.hgrm");
+	ticker_hist_json(r, o, "latency_uncorrected_us", &t->lat_sent, "ticker.uncorrected.hgrm");
 	return o;
 }
 

@@ -18,8 +18,9 @@
 
 struct payload {
 	uint64_t magic;
-	int64_t sent_ns;	/* CLOCK_REALTIME, the clock of SO_TIMESTAMPNS */
-	char pad[16];
+	int64_t due_ns;		/* when it was meant to go: its slot in the schedule */
+	int64_t sent_ns;	/* when send() was called */
+	char pad[8];		/* both CLOCK_REALTIME, the clock of SO_TIMESTAMPNS */
 };
 
 struct start {
@@ -47,15 +48,18 @@ static void drain(struct ticker *t)
 		}
 		if (!rx_ns)
 			rx_ns = clock_ns(CLOCK_REALTIME);
-		int64_t us = (rx_ns - p.sent_ns) / 1000;
-		if (us < 0)
-			us = 0;
+		int64_t us = (rx_ns - p.due_ns) / 1000;
+		int64_t sent_us = (rx_ns - p.sent_ns) / 1000;
+		us = us < 0 ? 0 : us;
+		sent_us = sent_us < 0 ? 0 : sent_us;
 		hist_record(&t->lat, us);
+		hist_record(&t->lat_sent, sent_us);
 		t->echoes++;
+		t->over_sent += sent_us > t->over_us;
 		if (us > t->over_us) {
 			t->over++;
 			if (t->nlate < t->late_cap)
-				t->late[t->nlate++] = (struct ticker_late){ p.sent_ns, rx_ns };
+				t->late[t->nlate++] = (struct ticker_late){ p.due_ns, rx_ns };
 		}
 	}
 }
@@ -73,6 +77,10 @@ static void *ticker_main(void *arg)
 	}
 	s->rc = 0;
 	sem_post(&s->ready);	/* s is gone after this */
+	/* The schedule runs on CLOCK_MONOTONIC, the samples on CLOCK_REALTIME;
+	 * nothing steps the guest's clock, so one offset maps the one onto the
+	 * other. */
+	int64_t to_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
@@ -83,7 +91,11 @@ static void *ticker_main(void *arg)
 		}
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
 			;
-		struct payload p = { .magic = MAGIC, .sent_ns = clock_ns(CLOCK_REALTIME) };
+		/* After a stall the slots missed in it go out back to back, each
+		 * stamped with its slot: the wait the ticker itself spent blocked
+		 * in send() is part of what those datagrams suffered. */
+		struct payload p = { .magic = MAGIC, .due_ns = clock_ts_ns(&next) + to_real,
+				     .sent_ns = clock_ns(CLOCK_REALTIME) };
 		if (send(t->fd, &p, sizeof(p), MSG_DONTWAIT) == (ssize_t)sizeof(p))
 			t->sent++;
 		else
@@ -109,7 +121,7 @@ int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
 	t->over_us = over_us;
 	t->late_cap = 8192;
 	t->late = calloc((size_t)t->late_cap, sizeof(*t->late));
-	if (!t->late || hist_init_us(&t->lat) < 0) {
+	if (!t->late || hist_init_us(&t->lat) < 0 || hist_init_us(&t->lat_sent) < 0) {
 		snprintf(err, errlen, "rt ticker: out of memory");
 		return -1;
 	}
@@ -157,6 +169,7 @@ void ticker_stop(struct ticker *t)
 void ticker_free(struct ticker *t)
 {
 	hist_free(&t->lat);
+	hist_free(&t->lat_sent);
 	free(t->late);
 	t->late = NULL;
 }

@@ -11,11 +11,17 @@
  * its timerfd, delivered by ksoftirqd (SCHED_OTHER on 6.12), which even the
  * fix cannot hurry.
  *
- * It also measures what it suffers: each datagram carries its send time
- * (CLOCK_REALTIME), the relay echoes it, and the kernel's receive timestamp
- * of the echo (SO_TIMESTAMPNS, taken when the relay sends it back on
- * loopback) minus the send time is one sample: how long an RT datagram
- * waited for the RT relay. Independent of when the ticker reads the echo.
+ * It also measures what it suffers: each datagram carries the time its
+ * slot in the schedule was due (CLOCK_REALTIME), the relay echoes it, and
+ * the kernel's receive timestamp of the echo (SO_TIMESTAMPNS, taken when
+ * the relay sends it back on loopback) minus that time is one sample: how
+ * long an RT datagram waited for the RT relay. Independent of when the
+ * ticker reads the echo, and of coordinated omission: on the stock kernel
+ * the ticker's own send() blocks for the whole stall (an rwlock reader
+ * behind the relay's pending writer), so timing from the send would count
+ * one late datagram per stall and hide the ~stall/period slots it could
+ * not send. Send to echo is kept beside it (lat_sent, over_sent) to show
+ * the difference.
  */
 #ifndef DEMO_TICKER_H
 #define DEMO_TICKER_H
@@ -34,15 +40,17 @@ struct ticker {
 	pthread_t thread;
 	bool started;
 	int stop;		/* set to 1 to end it (atomic) */
-	uint64_t sent, send_errors, echoes, foreign, over;
-	struct hist lat;	/* send to echo, us */
-	struct ticker_late { int64_t sent_ns, rx_ns; } *late;	/* the samples over over_us */
+	uint64_t sent, send_errors, echoes, foreign;
+	uint64_t over, over_sent;	/* samples above over_us: due to echo, send to echo */
+	struct hist lat;	/* due to echo, us */
+	struct hist lat_sent;	/* send to echo, us (blind to coordinated omission) */
+	struct ticker_late { int64_t due_ns, rx_ns; } *late;	/* the samples over over_us */
 	int nlate, late_cap;
 	char err[256];		/* why the thread could not start */
 };
 
 /* Start the thread sending to 127.0.0.1:port from cpu at SCHED_FIFO prio;
- * samples above over_us are counted in t->over. Returns 0, or -1 with err
+ * samples above over_us are counted in t->over (and t->over_sent). Returns 0, or -1 with err
  * filled (no socket, no RT priority). */
 int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
 		 int64_t over_us, char *err, size_t errlen);
