@@ -7,11 +7,24 @@
  * answer 503 "out of file descriptors": a health check learns why at once
  * instead of timing out. When even the reserve is gone, accepting pauses
  * for ADMIN_PAUSE_MS.
+ *
+ * At most ADMIN_MAX_CONNS connections are open at once; at the cap the
+ * listener stops accepting and the kernel's backlog holds the rest, as
+ * haproxy does at maxconn. evhttp (libevent 2.1) has no cap nor a hook
+ * when a connection closes, so each connection's bufferevent is made here
+ * (evhttp_set_bevcb) and kept with a reference of ours. When evhttp is done
+ * with a connection it shuts down its sending side and frees the
+ * bufferevent, which clears its callbacks (evhttp keeps its event callback
+ * set for as long as it uses one); our reference keeps it, and its
+ * descriptor, until a sweep sees the cleared callback and lets it go.
+ * Sweeps run at each new connection and every ADMIN_SWEEP_MS while any is
+ * open, so a finished connection holds its descriptor that long at most.
  */
 #include "admin.h"
 
 #include <errno.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -35,11 +48,18 @@
  * header open grows our (locked) memory without bound. */
 #define ADMIN_MAX_HEADERS	8192
 #define ADMIN_TIMEOUT_S		5
+/* Within CONF_FD_MAIN, the main thread's share of the descriptor budget. */
+#define ADMIN_MAX_CONNS		16
+#define ADMIN_SWEEP_MS		100
 
 struct admin {
 	struct evhttp *http;
 	struct evhttp_bound_socket *sock;
 	struct evconnlistener *listener;
+	struct bufferevent *conns[ADMIN_MAX_CONNS];
+	int nconns;
+	bool capped;		/* accepting stopped at the cap */
+	struct event *sweeper;
 	const struct admin_view *v;
 	struct stats_snapshot snap;
 	struct admin_counts counts;
@@ -88,6 +108,61 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 			resume_accepting, NULL, &tv);
 	if (reserve_fd < 0)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Drop our reference to every connection evhttp has freed (closing its
+ * descriptor), and accept again when below the cap. */
+static void sweep(struct admin *ad)
+{
+	int kept = 0;
+	for (int i = 0; i < ad->nconns; i++) {
+		bufferevent_event_cb in_use;
+		bufferevent_getcb(ad->conns[i], NULL, NULL, &in_use, NULL);
+		if (!in_use)
+			bufferevent_decref(ad->conns[i]);
+		else
+			ad->conns[kept++] = ad->conns[i];
+	}
+	ad->nconns = kept;
+	ad->counts.conns = (uint64_t)kept;
+	if (ad->capped && kept < ADMIN_MAX_CONNS) {
+		ad->capped = false;
+		evconnlistener_enable(ad->listener);
+	}
+	if (kept == 0)
+		event_del(ad->sweeper);
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	sweep(arg);
+}
+
+/* evhttp accepted a connection: its bufferevent, counted. evhttp sets its
+ * callbacks and descriptor right after this returns, before any sweep can
+ * run. */
+static struct bufferevent *new_conn(struct event_base *base, void *arg)
+{
+	struct admin *ad = arg;
+	sweep(ad);
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev || ad->nconns == ADMIN_MAX_CONNS)
+		return bev;	/* not counted: evhttp copes, or it was the last */
+	bufferevent_incref(bev);
+	ad->conns[ad->nconns++] = bev;
+	ad->counts.conns = (uint64_t)ad->nconns;
+	if (ad->nconns == 1) {
+		struct timeval tv = { 0, ADMIN_SWEEP_MS * 1000 };
+		event_add(ad->sweeper, &tv);
+	}
+	if (ad->nconns == ADMIN_MAX_CONNS) {
+		ad->capped = true;
+		ad->counts.capped++;
+		evconnlistener_disable(ad->listener);
+	}
+	return bev;
 }
 
 int admin_healthy(const struct admin_view *v, char *why, size_t whylen)
@@ -264,6 +339,13 @@ struct admin *admin_open(struct event_base *base, const struct addr *a,
 	}
 	ad->listener = evhttp_bound_socket_get_listener(ad->sock);
 	evconnlistener_set_error_cb(ad->listener, on_accept_error);
+	ad->sweeper = event_new(base, -1, EV_PERSIST, on_sweep, ad);
+	if (!ad->sweeper) {
+		snprintf(err, errlen, "admin: out of memory");
+		admin_close(ad);
+		return NULL;
+	}
+	evhttp_set_bevcb(ad->http, new_conn, ad);
 	open_admin = ad;
 	if (reserve_fd < 0)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -287,6 +369,11 @@ void admin_close(struct admin *ad)
 	open_admin = NULL;
 	if (ad->http)
 		evhttp_free(ad->http);
+	/* evhttp_free closed every connection: only our references are left. */
+	for (int i = 0; i < ad->nconns; i++)
+		bufferevent_decref(ad->conns[i]);
+	if (ad->sweeper)
+		event_free(ad->sweeper);
 	if (reserve_fd >= 0)
 		close(reserve_fd);
 	reserve_fd = -1;

@@ -55,6 +55,8 @@ struct admin_view {
 /* The endpoint's own counts, for /metrics. */
 struct admin_counts {
 	uint64_t no_fd;		/* accepting failed: out of descriptors */
+	uint64_t conns;		/* connections open now */
+	uint64_t capped;	/* times accepting stopped at the connection cap */
 };
 
 /* Bind a (port 0: any free port) and serve on base. Returns the handle, or

@@ -4,6 +4,7 @@
  */
 #include "metrics.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "tcp.h"
@@ -190,9 +191,12 @@ static void tcp_upstream_handshakes(struct view *m, const struct family *f)
 			(unsigned long long)m->ths[k]);
 }
 
-static void admin_no_fd(struct view *m, const struct family *f)
+/* The admin endpoint's own counts: arg is the field's offset. */
+static void admin_count(struct view *m, const struct family *f)
 {
-	fprintf(m->out, "%s %llu\n", f->name, (unsigned long long)m->a->no_fd);
+	uint64_t v;
+	memcpy(&v, (const char *)m->a + f->arg, sizeof(v));
+	fprintf(m->out, "%s %llu\n", f->name, (unsigned long long)v);
 }
 
 #define TOTAL(name, help) \
@@ -250,7 +254,13 @@ static const struct family families[] = {
 
 	{ ADMIN, "relay_admin_no_fd_total", "counter",
 	  "Times the admin endpoint could not accept: out of file descriptors",
-	  admin_no_fd, 0 },
+	  admin_count, offsetof(struct admin_counts, no_fd) },
+	{ ADMIN, "relay_admin_connections", "gauge",
+	  "Admin connections open now",
+	  admin_count, offsetof(struct admin_counts, conns) },
+	{ ADMIN, "relay_admin_capped_total", "counter",
+	  "Times the admin endpoint stopped accepting at its connection cap",
+	  admin_count, offsetof(struct admin_counts, capped) },
 };
 
 /* Sum what the per-listener and per-upstream families show. */
