@@ -4,6 +4,7 @@
 # libraries the binaries link, systemd, procps for ExecReload's kill), and
 # that its scripts create the user but enable and start nothing.
 # timeout: 180
+# lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"
 "$top/mk/deps" deploy >"$TEST_TMP/deps.log" 2>&1 ||

@@ -6,6 +6,7 @@
 # relay.conf passes relay --check-config. Each check is also run on a broken
 # copy, which it must reject, so none of them passes by saying nothing.
 # timeout: 180
+# lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"
 command -v systemd-analyze >/dev/null || skip "no systemd-analyze (apt-get install systemd)"

@@ -3,5 +3,6 @@
 # lib/addr.c and rt_parse_cpus) with tests/fuzz/fuzz_opts.c: 20 s in the
 # release pass, the seed corpus replayed in the ASan pass.
 # timeout: 300
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 fuzz_test opts

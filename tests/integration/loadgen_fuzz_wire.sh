@@ -3,5 +3,6 @@
 # sender.c over wire.c, track.c, stream.c) with tests/fuzz/fuzz_wire.c:
 # 20 s in the release pass, the seed corpus replayed in the ASan pass.
 # timeout: 300
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 fuzz_test wire

@@ -2,5 +2,6 @@
 # Fuzz relay's config parser (tests/fuzz/fuzz_conf.c): 20 s in the release
 # pass, the seed corpus replayed in the ASan pass.
 # timeout: 300
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 fuzz_test conf

@@ -4,6 +4,7 @@
 # Any data race report fails the test. It builds its own TSan binary, so
 # it runs once.
 # timeout: 300
+# lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"

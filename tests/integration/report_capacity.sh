@@ -4,6 +4,7 @@
 # headline, "none" (not 0) where no step met, the page is whole; broken
 # input gets its exit status.
 # timeout: 180
+# lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"

@@ -5,6 +5,7 @@
 # merged one on the distribution plot, the relay host's count in the facts.
 # The fixture is two real loadgen runs through relay and loadgen merge.
 # timeout: 120
+# lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"

@@ -4,6 +4,7 @@
 # report/check: the verdict badge at the top, every column's curves drawn
 # (only there when the SVG plots loaded), no blank stretch.
 # timeout: 180
+# lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"

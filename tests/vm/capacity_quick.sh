@@ -18,6 +18,7 @@
 # and counts as skipped otherwise: 3-4 min on a quiet 2-core host (13 on a
 # loaded one), more than make test can spend on it today.
 # timeout: 1800
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 [ "${RELAY_CAPACITY_TEST:-0}" = 1 ] ||
 	skip "the quick capacity grid takes minutes; run it with make test-capacity (RELAY_CAPACITY_TEST=1)"

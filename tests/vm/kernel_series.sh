@@ -1,5 +1,6 @@
 #!/bin/bash
 # timeout: 900
+# lane: side
 # The patch series against the reconstructed stock trees (6.12 and 6.1):
 # the baseline and the series apply with patch -p1 and with git am, the first
 # patch turns stock fs/eventpoll.c into Debian's byte for byte, every patch

@@ -1,5 +1,6 @@
 #!/bin/bash
 # timeout: 1200
+# lane: side
 # kernel/vm/boot --clock virtual holds: the guest's TSC rate and its
 # CLOCK_MONOTONIC agree (a wrong tsc_early_khz would scale every latency
 # the guest measures), and CPU hogs on the host, started here, do not change
