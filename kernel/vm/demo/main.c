@@ -185,6 +185,7 @@ struct run {
 	struct ticker ticker;
 	struct probe probe[2];	/* freeze probes: the watchdog's CPU, the relay's */
 	int64_t t0_ns, stop_ns, deadline_ns;
+	int64_t origin_ns;	/* the harness's periodic threads' grid (run_scenario) */
 	json_t *problems;
 	char beat_path[512];
 	char cg_path[4096];	/* kept for the results: cg_close clears r->cg */
@@ -273,6 +274,13 @@ static int start_relay(struct run *r)
 		problem(r, "relay did not start making progress within 10 s (%s; see relay.log)", how);
 		return -1;
 	}
+	/* The periodic RT threads of the harness (freeze probes, watchdog) wake
+	 * on whole milliseconds from one origin (40-50 ms from now, a 10 ms boundary), the RT ticker half a
+	 * millisecond off them. On the virtual clock their phases never drift:
+	 * had the ticker's slots fallen on a probe's or the poller's wake-up,
+	 * every one of its samples would have carried their (higher priority)
+	 * run, which is the harness measuring itself. */
+	r->origin_ns = (clock_ns(CLOCK_MONOTONIC) / 10000000 + 5) * 10000000;
 	return 0;
 }
 
@@ -513,21 +521,22 @@ int main(int argc, char **argv)
 	bool ran = false;
 	if (start_relay(&r) < 0) {
 		status = EX_UNAVAILABLE;
-	} else if (probe_start(&r.probe[0], p->watchdog_cpu, PROBE_PRIO, PROBE_US,
+	} else if (probe_start(&r.probe[0], p->watchdog_cpu, PROBE_PRIO, PROBE_US, r.origin_ns,
 			       PROBE_MIN_LATE_NS, err, sizeof(err)) < 0 ||
-		   probe_start(&r.probe[1], p->cpu, PROBE_PRIO, PROBE_US,
+		   probe_start(&r.probe[1], p->cpu, PROBE_PRIO, PROBE_US, r.origin_ns,
 			       PROBE_MIN_LATE_NS, err, sizeof(err)) < 0) {
 		problem(&r, "%s", err);
 		status = EX_OSERR;
 	} else if (p->ticker_us > 0 &&
 		   ticker_start(&r.ticker, p->port, p->ticker_cpu, p->ticker_prio, p->ticker_us,
-				(int64_t)p->late_ms * 1000, err, sizeof(err)) < 0) {
+				r.origin_ns + 500000, (int64_t)p->late_ms * 1000, err, sizeof(err)) < 0) {
 		problem(&r, "%s", err);
 		status = EX_OSERR;
 	} else if (start_loadgen(&r) < 0) {
 		status = EX_UNAVAILABLE;
 	} else {
 		ran = true;
+		w.cfg.origin_ns = r.origin_ns;
 		if (wd_run(&w, r.beat_path, keep_going, &r, err, sizeof(err)) < 0) {
 			problem(&r, "%s", err);
 			status = EX_OSERR;

@@ -29,12 +29,12 @@ static void *probe_main(void *arg)
 	}
 	s->rc = 0;
 	sem_post(&s->ready);
-	int64_t next = clock_ns(CLOCK_MONOTONIC);
+	int64_t next = p->origin_ns, period = (int64_t)p->period_us * 1000;
 	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
-		next += (int64_t)p->period_us * 1000;
+		next += period;
 		int64_t now = clock_ns(CLOCK_MONOTONIC);
-		if (next < now)
-			next = now;
+		if (next < now)	/* missed wake-ups: the next one on the grid */
+			next += ((now - next) / period + 1) * period;
 		struct timespec ts = clock_ns_ts(next);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
@@ -54,10 +54,11 @@ static void *probe_main(void *arg)
 	return NULL;
 }
 
-int probe_start(struct probe *p, int cpu, int prio, int period_us, int64_t min_late_ns,
-		char *err, size_t errlen)
+int probe_start(struct probe *p, int cpu, int prio, int period_us, int64_t origin_ns,
+		int64_t min_late_ns, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
+	p->origin_ns = origin_ns;
 	p->cpu = cpu;
 	p->prio = prio;
 	p->period_us = period_us;

@@ -21,6 +21,7 @@ struct freeze {
 
 struct probe {
 	int cpu, prio, period_us;
+	int64_t origin_ns;		/* its wake-ups are origin_ns + k * period */
 	int64_t min_late_ns;
 	pthread_t thread;
 	bool started;
@@ -32,9 +33,10 @@ struct probe {
 	char err[256];
 };
 
-/* Start it on cpu at SCHED_FIFO prio. Returns 0, or -1 with err filled. */
-int probe_start(struct probe *p, int cpu, int prio, int period_us, int64_t min_late_ns,
-		char *err, size_t errlen);
+/* Start it on cpu at SCHED_FIFO prio, waking at origin_ns (CLOCK_MONOTONIC)
+ * plus whole periods. Returns 0, or -1 with err filled. */
+int probe_start(struct probe *p, int cpu, int prio, int period_us, int64_t origin_ns,
+		int64_t min_late_ns, char *err, size_t errlen);
 void probe_stop(struct probe *p);
 void probe_free(struct probe *p);
 

@@ -81,8 +81,11 @@ static void *ticker_main(void *arg)
 	 * nothing steps the guest's clock, so one offset maps the one onto the
 	 * other. */
 	int64_t to_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
-	struct timespec next;
-	clock_gettime(CLOCK_MONOTONIC, &next);
+	/* Slots before the thread ran were never the ticker's to send. */
+	int64_t period = (int64_t)t->period_us * 1000, first = t->origin_ns, now = clock_ns(CLOCK_MONOTONIC);
+	if (first < now)
+		first += ((now - first) / period + 1) * period;
+	struct timespec next = clock_ns_ts(first - period);
 	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
 		next.tv_nsec += (long)t->period_us * 1000;
 		while (next.tv_nsec >= 1000000000) {
@@ -112,9 +115,10 @@ static void *ticker_main(void *arg)
 }
 
 int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
-		 int64_t over_us, char *err, size_t errlen)
+		 int64_t origin_ns, int64_t over_us, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
+	t->origin_ns = origin_ns;
 	t->cpu = cpu;
 	t->prio = prio;
 	t->period_us = period_us;

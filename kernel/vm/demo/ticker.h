@@ -36,6 +36,7 @@
 struct ticker {
 	int fd;
 	int cpu, prio, period_us;
+	int64_t origin_ns;	/* the first slot */
 	int64_t over_us;	/* samples above this are counted in over */
 	pthread_t thread;
 	bool started;
@@ -49,11 +50,12 @@ struct ticker {
 	char err[256];		/* why the thread could not start */
 };
 
-/* Start the thread sending to 127.0.0.1:port from cpu at SCHED_FIFO prio;
+/* Start the thread sending to 127.0.0.1:port from cpu at SCHED_FIFO prio,
+ * its slots at origin_ns (CLOCK_MONOTONIC) plus whole periods;
  * samples above over_us are counted in t->over (and t->over_sent). Returns 0, or -1 with err
  * filled (no socket, no RT priority). */
 int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
-		 int64_t over_us, char *err, size_t errlen);
+		 int64_t origin_ns, int64_t over_us, char *err, size_t errlen);
 
 /* Stop it, collect the echoes still in flight (up to 200 ms), wait for it
  * and close its socket (safe when never started). The histogram stays

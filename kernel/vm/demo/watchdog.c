@@ -244,7 +244,9 @@ int wd_run(struct watchdog *w, const char *beat_path,
 	uint64_t last;
 	int64_t last_ns, lift_ns = 0;
 	beat_read(&w->beat, &last, &last_ns);
-	int64_t next = clock_ns(CLOCK_MONOTONIC), prev = next;
+	int64_t prev = clock_ns(CLOCK_MONOTONIC), next = w->cfg.origin_ns;
+	if (next < prev)	/* keep to the grid of whole milliseconds */
+		next += (prev - next) / 1000000 * 1000000;
 	/* How long the relay made no progress while this poller kept running:
 	 * an emulated guest can freeze as a whole for a moment on a busy host,
 	 * and that is no stall of the relay's. Each poll adds its interval, at
@@ -256,8 +258,8 @@ int wd_run(struct watchdog *w, const char *beat_path,
 		int64_t step = (w->stuck ? 1 : w->cfg.poll_ms) * 1000000LL;
 		next += step;
 		int64_t now = clock_ns(CLOCK_MONOTONIC);
-		if (next < now - step)
-			next = now;	/* fell far behind: do not poll in a burst */
+		if (next < now - step)	/* fell far behind: no burst, same grid */
+			next += (now - next) / step * step;
 		struct timespec ts = { next / 1000000000, next % 1000000000 };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;

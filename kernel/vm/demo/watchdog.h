@@ -29,6 +29,7 @@ struct wd_config {
 	int poll_cpu;		/* the poller's CPU */
 	int writer_cpu;		/* the senders' CPU: cpu.max is written there */
 	int prio;		/* SCHED_FIFO priority of both threads */
+	int64_t origin_ns;	/* polls at origin_ns + whole milliseconds */
 	int64_t quota_us, period_us;
 };
 
