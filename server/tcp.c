@@ -561,6 +561,15 @@ static bool on_event(struct loop *l, struct loop_handler *h, uint32_t events)
 	(void)l;
 	if (c->dead)
 		return false;
+	/* A reset after the peer's FIN: no read of this side will report it,
+	 * and with nothing to write to it neither will a write, so the other
+	 * peer would go on (and hold the slot) until the idle timeout. On a
+	 * TCP socket without an error queue, EPOLLERR is a pending error. */
+	if ((events & EPOLLERR) && x->ready && x->eof) {
+		conn_close(c, x == &c->cl ? TCP_CLOSE_client_reset :
+			   TCP_CLOSE_upstream_reset);
+		return false;
+	}
 	/* An error or hang-up is for the next operation to report. */
 	if (events & (EPOLLERR | EPOLLHUP))
 		x->rd_wait = x->wr_wait = 0;
