@@ -582,16 +582,46 @@ static bool on_event(struct loop *l, struct loop_handler *h, uint32_t events)
 	return conn_run(c);
 }
 
+/* A connection on listener slot, neither side with a socket yet. NULL
+ * without memory. */
+static struct tcp_conn *conn_alloc(struct tcp_loop *t, int slot)
+{
+	uint32_t cap = (uint32_t)t->set.buffer;
+	/* The buffers need no zeroing: only what was read is ever sent. */
+	struct tcp_conn *c = malloc(sizeof(*c) + 2 * (size_t)cap);
+	if (!c)
+		return NULL;
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	c->slot = slot;
+	c->cap = cap;
+	c->cl.buf = (char *)(c + 1);
+	c->up.buf = c->cl.buf + cap;
+	c->cl.c = c->up.c = c;
+	c->cl.h.fn = c->up.h.fn = on_event;
+	c->cl.s.fd = c->up.s.fd = -1;
+	c->born_ns = coarse_ns();
+	return c;
+}
+
+/* Count c, its client socket in place, as accepted from source. */
+static void conn_admit(struct tcp_conn *c, const uint8_t source[16])
+{
+	struct tcp_loop *t = c->t;
+	memcpy(c->source, source, sizeof(c->source));
+	if (t->by_source)
+		source_add(c);
+	t->nconns++;
+	stats_add(&t->stats.l[c->slot][TCP_L_accepted], 1);
+	stats_set(&t->stats.active[c->slot], t->stats.active[c->slot] + 1);
+}
+
 static void conn_new(struct tcp_loop *t, int slot, int fd,
 		     const uint8_t source[16])
 {
 	struct tcp_listener *ls = &t->ls[slot];
-	uint32_t cap = (uint32_t)t->set.buffer;
-	/* The buffers need no zeroing: only what was read is ever sent. */
-	struct tcp_conn *c = malloc(sizeof(*c) + 2 * (size_t)cap);
+	struct tcp_conn *c = conn_alloc(t, slot);
 	struct ssl_st *ssl = NULL;
-	if (c)
-		memset(c, 0, sizeof(*c));
 	if (c && ls->tls) {
 		ssl = tls_accept(t->set.server_tls);
 		if (ssl && sock_init_tls(&c->cl.s, fd, ssl) < 0) {
@@ -610,21 +640,7 @@ static void conn_new(struct tcp_loop *t, int slot, int fd,
 	if (t->set.kernel_stamps)
 		sock_stamp_arrivals(&c->cl.s);
 	set_nodelay(fd);
-	c->t = t;
-	c->slot = slot;
-	c->cap = cap;
-	c->cl.buf = (char *)(c + 1);
-	c->up.buf = c->cl.buf + cap;
-	c->cl.c = c->up.c = c;
-	c->cl.h.fn = c->up.h.fn = on_event;
-	c->up.s.fd = -1;
-	c->born_ns = coarse_ns();
-	memcpy(c->source, source, sizeof(c->source));
-	if (t->by_source)
-		source_add(c);
-	t->nconns++;
-	stats_add(&t->stats.l[slot][TCP_L_accepted], 1);
-	stats_set(&t->stats.active[slot], t->stats.active[slot] + 1);
+	conn_admit(c, source);
 	if (loop_add_events(t->loop, fd, &c->cl.h, 0) < 0) {
 		conn_close(c, TCP_CLOSE_client_reset);
 		return;
