@@ -338,7 +338,7 @@ static int pump(struct tcp_conn *c, struct tcp_side *src, struct tcp_side *dst,
 				  TCP_CLOSE_upstream_reset;
 	enum tcp_close dst_fail = from_client ? TCP_CLOSE_upstream_reset :
 				  TCP_CLOSE_client_reset;
-	bool active = false;
+	bool active = false, unblocked = false;
 	size_t n;
 	for (int round = 0; round < ROUNDS; round++) {
 		bool moved = false;
@@ -357,6 +357,12 @@ static int pump(struct tcp_conn *c, struct tcp_side *src, struct tcp_side *dst,
 					src->head = src->tail = 0;
 				stats_add(tx, n);
 				moved = true;
+				/* TLS: a read of dst waiting to write can, now
+				 * that a write went out. */
+				if (dst->rd_wait & EPOLLOUT) {
+					dst->rd_wait = 0;
+					unblocked = true;
+				}
 			}
 			dst->wr_wait = dst->s.want;
 		}
@@ -391,6 +397,14 @@ static int pump(struct tcp_conn *c, struct tcp_side *src, struct tcp_side *dst,
 				moved = true;
 			}
 			src->rd_wait = src->s.want;
+			/* TLS: a write to src waiting for input may have had
+			 * it taken by this read (the record it waited for, no
+			 * bytes for us), and its event with it: edge-triggered
+			 * epoll drops an event whose readiness is gone. */
+			if (src->wr_wait & EPOLLIN) {
+				src->wr_wait = 0;
+				unblocked = true;
+			}
 		}
 rounds_done:
 		if (!moved)
@@ -413,7 +427,7 @@ rounds_done:
 		(src->tail > src->head || (src->eof && !dst->shut));
 	bool can_read = src->ready && !src->eof && !src->rd_wait &&
 		(src->tail < c->cap || src->head > 0);
-	if (can_write || can_read)
+	if (can_write || can_read || unblocked)
 		*more = true;
 	return 0;
 }
