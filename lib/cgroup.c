@@ -123,36 +123,89 @@ struct hier {
 	char root[4096];	/* the cgroup path that mount point shows */
 };
 
-/* Find the hierarchy that carries the cpu controller in mountinfo. */
-static int find_hier(struct hier *h)
+/* Split s in place at runs of sep into at most max fields. Returns the
+ * count. */
+static int split(char *s, char sep, char **v, int max)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -1;
-	char line[8192];
-	struct hier v2 = { 0 };
-	int found = 0;
-	while (fgets(line, sizeof(line), f)) {
-		char root[4096], mnt[4096], fstype[64], opts[1024];
-		const char *dash = strstr(line, " - ");
-		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", root,
-				    mnt) != 2 ||
-		    sscanf(dash + 3, "%63s %*s %1023s", fstype, opts) != 2)
-			continue;
-		if (strcmp(fstype, "cgroup") == 0 &&
-		    has_token(opts, "cpu", ",")) {
-			h->version = 1;
-			snprintf(h->mnt, sizeof(h->mnt), "%s", mnt);
-			snprintf(h->root, sizeof(h->root), "%s", root);
-			found = 1;
-			break;
-		}
-		if (strcmp(fstype, "cgroup2") == 0 && !v2.version) {
-			v2.version = 2;
-			snprintf(v2.mnt, sizeof(v2.mnt), "%s", mnt);
-			snprintf(v2.root, sizeof(v2.root), "%s", root);
+	int n = 0;
+	for (;;) {
+		while (*s == sep)
+			s++;
+		if (!*s || n == max)
+			return n;
+		v[n++] = s;
+		while (*s && *s != sep)
+			s++;
+		if (*s)
+			*s++ = 0;
+	}
+}
+
+/* Copy a mountinfo path, undoing its octal escapes (\040 is a space).
+ * Returns 0, or -1 when it does not fit. */
+static int unescape(char *out, size_t len, const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++) {
+		if (n + 1 >= len)
+			return -1;
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			out[n++] = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+					  (s[3] - '0'));
+			s += 3;
+		} else {
+			out[n++] = *s;
 		}
 	}
+	out[n] = 0;
+	return 0;
+}
+
+/* A mountinfo line: "id parent maj:min root mount-point options
+ * [optional...] - fstype source super-options". Returns the version of
+ * the cgroup hierarchy it mounts (1 only with the cpu controller), 0 for
+ * anything else, filling h. */
+static int hier_line(char *line, struct hier *h)
+{
+	char *dash = strstr(line, " - "), *l[6], *r[3];
+	if (!dash)
+		return 0;
+	*dash = 0;
+	if (split(line, ' ', l, 6) < 6 || split(dash + 3, ' ', r, 3) < 3)
+		return 0;
+	int v = strcmp(r[0], "cgroup2") == 0 ? 2 :
+		strcmp(r[0], "cgroup") == 0 && has_token(r[2], "cpu", ",") ? 1 : 0;
+	if (!v || unescape(h->root, sizeof(h->root), l[3]) < 0 ||
+	    unescape(h->mnt, sizeof(h->mnt), l[4]) < 0)
+		return 0;
+	h->version = v;
+	return v;
+}
+
+/* Find the hierarchy that carries the cpu controller in the mount table
+ * file (the format of /proc/self/mountinfo): a v1 one with the cpu
+ * controller, else the first cgroup2 mount. */
+static int find_hier(const char *file, struct hier *h)
+{
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	struct hier cur, v2 = { 0 };
+	int found = 0;
+	while (!found && getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		int v = hier_line(line, &cur);
+		if (v == 1) {
+			*h = cur;
+			found = 1;
+		} else if (v == 2 && !v2.version) {
+			v2 = cur;
+		}
+	}
+	free(line);
 	fclose(f);
 	if (!found && v2.version) {
 		*h = v2;
@@ -161,50 +214,74 @@ static int find_hier(struct hier *h)
 	return found ? 0 : -1;
 }
 
-/* Directory of task tid (0: calling thread) in hierarchy h. */
-static int task_dir(const struct hier *h, pid_t tid, char *out, size_t len)
+/* A line of a task's cgroup file: "hierarchy-id:controllers:path". The
+ * directory it names in h, if the line is h's and its path is below the
+ * mount's root. Returns 1 and fills out, 0 not h's line, -1 no directory
+ * of h's mount (or it does not fit out). */
+static int task_line(const struct hier *h, char *line, char *out, size_t len)
+{
+	char *c1 = strchr(line, ':');
+	char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	if (!c2)
+		return 0;
+	*c1 = *c2 = 0;
+	bool match = h->version == 2 ? strcmp(line, "0") == 0 && !c1[1]
+				     : has_token(c1 + 1, "cpu", ",");
+	if (!match)
+		return 0;
+	const char *p = c2 + 1;
+	size_t rl = strlen(h->root);
+	if (*p != '/')
+		return -1;	/* the kernel writes absolute paths */
+	/* A mount of a subtree shows only the cgroups below its root (a
+	 * sibling that shares a prefix of the name is not one of them). */
+	if (strcmp(h->root, "/") != 0) {
+		if (strncmp(p, h->root, rl) != 0 || (p[rl] && p[rl] != '/'))
+			return -1;
+		p += rl;
+	}
+	if (strcmp(p, "/") == 0)
+		p = "";
+	return (size_t)snprintf(out, len, "%s%s", h->mnt, p) < len ? 1 : -1;
+}
+
+/* The directory in hierarchy h of the task whose cgroup file (the format
+ * of /proc/<tid>/cgroup) is file. */
+static int task_dir(const struct hier *h, const char *file, char *out,
+		    size_t len)
+{
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	while (!rc && getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		rc = task_line(h, line, out, len);
+	}
+	free(line);
+	fclose(f);
+	return rc > 0 ? 0 : -1;
+}
+
+int cg_task_path_in(const char *mountinfo, const char *cgroup, char *path,
+		    size_t len)
+{
+	struct hier h;
+	if (find_hier(mountinfo, &h) < 0)
+		return -1;
+	return task_dir(&h, cgroup, path, len);
+}
+
+int cg_task_path(pid_t tid, char *path, size_t len)
 {
 	char file[64];
 	if (tid)
 		snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)tid);
 	else
 		snprintf(file, sizeof(file), "/proc/thread-self/cgroup");
-	FILE *f = fopen(file, "re");
-	if (!f)
-		return -1;
-	char line[8192];
-	int rc = -1;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		char *c1 = strchr(line, ':');
-		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c1 = *c2 = 0;
-		bool match = h->version == 2 ? strcmp(line, "0") == 0 && !c1[1]
-					     : has_token(c1 + 1, "cpu", ",");
-		if (!match)
-			continue;
-		const char *p = c2 + 1;
-		size_t rl = strlen(h->root);
-		if (strcmp(h->root, "/") != 0 && strncmp(p, h->root, rl) == 0)
-			p += rl;
-		if (strcmp(p, "/") == 0)
-			p = "";
-		snprintf(out, len, "%s%s", h->mnt, p);
-		rc = 0;
-		break;
-	}
-	fclose(f);
-	return rc;
-}
-
-int cg_task_path(pid_t tid, char *path, size_t len)
-{
-	struct hier h;
-	if (find_hier(&h) < 0)
-		return -1;
-	return task_dir(&h, tid, path, len);
+	return cg_task_path_in("/proc/self/mountinfo", file, path, len);
 }
 
 static bool is_cgroup_dir(const char *path, int *version)
@@ -353,14 +430,15 @@ int cg_open(struct cg *cg, const char *where, const char *name, bool threaded,
 {
 	struct hier h;
 	memset(cg, 0, sizeof(*cg));
-	if (find_hier(&h) < 0) {
+	if (find_hier("/proc/self/mountinfo", &h) < 0) {
 		say(err, errlen,
 		    "no cgroup hierarchy with the cpu controller is mounted "
 		    "(/proc/self/mountinfo); mount one: mount -t cgroup2 none "
 		    "/sys/fs/cgroup");
 		return -1;
 	}
-	if (task_dir(&h, 0, cg->home, sizeof(cg->home)) < 0) {
+	if (task_dir(&h, "/proc/thread-self/cgroup", cg->home,
+		     sizeof(cg->home)) < 0) {
 		say(err, errlen, "cannot find this process's cgroup in "
 		    "/proc/thread-self/cgroup for the hierarchy at %s", h.mnt);
 		return -1;
@@ -430,27 +508,84 @@ int cg_open(struct cg *cg, const char *where, const char *name, bool threaded,
 	return 0;
 }
 
+/* The decimal number at *p after blanks, ending at a blank, a newline or
+ * the end; *p moves past it. false for anything else, a sign or an
+ * overflow included: a file the kernel wrote has none of them. */
+static bool number(const char **p, uint64_t *v)
+{
+	const char *s = *p + strspn(*p, " \t");
+	char *end;
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno || (*end && !strchr(" \t\n", *end)))
+		return false;
+	*v = x;
+	*p = end;
+	return true;
+}
+
+/* Nothing but blanks and newlines left at p. */
+static bool at_end(const char *p)
+{
+	return !p[strspn(p, " \t\n")];
+}
+
+/* Nothing but blanks left on p's line. */
+static bool at_end_of_line(const char *p)
+{
+	p += strspn(p, " \t");
+	return !*p || *p == '\n';
+}
+
+/* The key of kl bytes at line is word. */
+static bool key_is(const char *line, size_t kl, const char *word)
+{
+	return kl == strlen(word) && memcmp(line, word, kl) == 0;
+}
+
+/* A one-line knob of dir that must fit buf whole. */
+static bool read_knob(const char *dir, const char *file, char *buf, size_t len)
+{
+	ssize_t n = read_str(dir, file, buf, len);
+	return n > 0 && (size_t)n < len - 1;
+}
+
 int cg_get_quota(const struct cg *cg, int64_t *quota_us, int64_t *period_us)
 {
 	char buf[128];
-	long long q = -1, p = 0;
+	const char *p = buf;
+	uint64_t q = 0, per;
+	bool unlimited;
 	if (cg->version == 2) {
-		if (read_str(cg->path, "cpu.max", buf, sizeof(buf)) <= 0)
+		/* "max 100000" or "50000 100000" */
+		if (!read_knob(cg->path, "cpu.max", buf, sizeof(buf)))
 			return -1;
-		if (strncmp(buf, "max", 3) == 0) {
-			if (sscanf(buf, "max %lld", &p) != 1)
-				return -1;
-		} else if (sscanf(buf, "%lld %lld", &q, &p) != 2)
+		p += strspn(p, " \t");
+		unlimited = strncmp(p, "max", 3) == 0;
+		if (unlimited)
+			p += 3;
+		if ((!unlimited && !number(&p, &q)) || (unlimited && *p != ' ') ||
+		    !number(&p, &per) || !at_end(p))
 			return -1;
 	} else {
-		if (read_str(cg->path, "cpu.cfs_quota_us", buf, sizeof(buf)) <= 0
-		    || sscanf(buf, "%lld", &q) != 1 ||
-		    read_str(cg->path, "cpu.cfs_period_us", buf, sizeof(buf)) <= 0
-		    || sscanf(buf, "%lld", &p) != 1)
+		/* cpu.cfs_quota_us is -1 when unlimited */
+		if (!read_knob(cg->path, "cpu.cfs_quota_us", buf, sizeof(buf)))
+			return -1;
+		p += strspn(p, " \t");
+		unlimited = strncmp(p, "-1", 2) == 0 && at_end(p + 2);
+		if (!unlimited && (!number(&p, &q) || !at_end(p)))
+			return -1;
+		p = buf;
+		if (!read_knob(cg->path, "cpu.cfs_period_us", buf, sizeof(buf)) ||
+		    !number(&p, &per) || !at_end(p))
 			return -1;
 	}
-	*quota_us = q < 0 ? -1 : q;
-	*period_us = p;
+	if (q > INT64_MAX || per > INT64_MAX)
+		return -1;
+	*quota_us = unlimited ? -1 : (int64_t)q;
+	*period_us = (int64_t)per;
 	return 0;
 }
 
@@ -571,29 +706,36 @@ int cg_add_process(struct cg *cg, pid_t pid, char *err, size_t errlen)
 
 int cg_read_stat(const struct cg *cg, struct cg_stat *st)
 {
-	char buf[2048], key[64];
-	unsigned long long v;
+	char buf[4096];
+	uint64_t v;
 	memset(st, 0, sizeof(*st));
-	if (read_str(cg->path, "cpu.stat", buf, sizeof(buf)) < 0)
+	ssize_t n = read_str(cg->path, "cpu.stat", buf, sizeof(buf));
+	if (n < 0)
 		return -1;
+	/* A file longer than buf: its last line read is cut short. */
+	if ((size_t)n == sizeof(buf) - 1)
+		*(strrchr(buf, '\n') ? strrchr(buf, '\n') : buf) = 0;
 	for (char *line = buf; *line; line += strcspn(line, "\n"),
 	     line += *line == '\n') {
-		if (sscanf(line, "%63s %llu", key, &v) != 2)
+		const char *p = line + strcspn(line, " \n");
+		size_t kl = (size_t)(p - line);
+		if (!number(&p, &v) || !at_end_of_line(p))
 			continue;
-		if (strcmp(key, "nr_periods") == 0)
+		if (key_is(line, kl, "nr_periods"))
 			st->nr_periods = v;
-		else if (strcmp(key, "nr_throttled") == 0)
+		else if (key_is(line, kl, "nr_throttled"))
 			st->nr_throttled = v;
-		else if (strcmp(key, "throttled_usec") == 0)
+		else if (key_is(line, kl, "throttled_usec"))
 			st->throttled_us = v;
-		else if (strcmp(key, "throttled_time") == 0)	/* v1: ns */
+		else if (key_is(line, kl, "throttled_time"))	/* v1: ns */
 			st->throttled_us = v / 1000;
-		else if (strcmp(key, "usage_usec") == 0)
+		else if (key_is(line, kl, "usage_usec"))
 			st->usage_us = v;
 	}
+	const char *p = buf;
 	if (cg->version == 1 &&
-	    read_str(cg->path, "cpuacct.usage", buf, sizeof(buf)) > 0 &&
-	    sscanf(buf, "%llu", &v) == 1)
+	    read_knob(cg->path, "cpuacct.usage", buf, sizeof(buf)) &&
+	    number(&p, &v) && at_end(p))
 		st->usage_us = v / 1000;
 	return 0;
 }

@@ -71,6 +71,13 @@ int cg_read_stat(const struct cg *cg, struct cg_stat *st);
  * from /proc/<tid>/cgroup; tid 0 is the calling thread. Returns 0 or -1. */
 int cg_task_path(pid_t tid, char *path, size_t len);
 
+/* The same from the files mountinfo and cgroup, in the formats of
+ * /proc/self/mountinfo and /proc/<tid>/cgroup. Returns 0 or -1 (no such
+ * hierarchy or line, a cgroup outside what its mount shows, or a
+ * directory longer than len). */
+int cg_task_path_in(const char *mountinfo, const char *cgroup, char *path,
+		    size_t len);
+
 /* Move every task back home, put back a quota it changed and remove the
  * cgroup if cg_open created it. Safe to call twice and from an exit path. */
 void cg_close(struct cg *cg);

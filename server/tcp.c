@@ -338,7 +338,7 @@ static int pump(struct tcp_conn *c, struct tcp_side *src, struct tcp_side *dst,
 				  TCP_CLOSE_upstream_reset;
 	enum tcp_close dst_fail = from_client ? TCP_CLOSE_upstream_reset :
 				  TCP_CLOSE_client_reset;
-	bool active = false;
+	bool active = false, unblocked = false;
 	size_t n;
 	for (int round = 0; round < ROUNDS; round++) {
 		bool moved = false;
@@ -357,6 +357,12 @@ static int pump(struct tcp_conn *c, struct tcp_side *src, struct tcp_side *dst,
 					src->head = src->tail = 0;
 				stats_add(tx, n);
 				moved = true;
+				/* TLS: a read of dst waiting to write can, now
+				 * that a write went out. */
+				if (dst->rd_wait & EPOLLOUT) {
+					dst->rd_wait = 0;
+					unblocked = true;
+				}
 			}
 			dst->wr_wait = dst->s.want;
 		}
@@ -391,6 +397,14 @@ static int pump(struct tcp_conn *c, struct tcp_side *src, struct tcp_side *dst,
 				moved = true;
 			}
 			src->rd_wait = src->s.want;
+			/* TLS: a write to src waiting for input may have had
+			 * it taken by this read (the record it waited for, no
+			 * bytes for us), and its event with it: edge-triggered
+			 * epoll drops an event whose readiness is gone. */
+			if (src->wr_wait & EPOLLIN) {
+				src->wr_wait = 0;
+				unblocked = true;
+			}
 		}
 rounds_done:
 		if (!moved)
@@ -413,7 +427,7 @@ rounds_done:
 		(src->tail > src->head || (src->eof && !dst->shut));
 	bool can_read = src->ready && !src->eof && !src->rd_wait &&
 		(src->tail < c->cap || src->head > 0);
-	if (can_write || can_read)
+	if (can_write || can_read || unblocked)
 		*more = true;
 	return 0;
 }
@@ -561,6 +575,15 @@ static bool on_event(struct loop *l, struct loop_handler *h, uint32_t events)
 	(void)l;
 	if (c->dead)
 		return false;
+	/* A reset after the peer's FIN: no read of this side will report it,
+	 * and with nothing to write to it neither will a write, so the other
+	 * peer would go on (and hold the slot) until the idle timeout. On a
+	 * TCP socket without an error queue, EPOLLERR is a pending error. */
+	if ((events & EPOLLERR) && x->ready && x->eof) {
+		conn_close(c, x == &c->cl ? TCP_CLOSE_client_reset :
+			   TCP_CLOSE_upstream_reset);
+		return false;
+	}
 	/* An error or hang-up is for the next operation to report. */
 	if (events & (EPOLLERR | EPOLLHUP))
 		x->rd_wait = x->wr_wait = 0;
@@ -573,16 +596,46 @@ static bool on_event(struct loop *l, struct loop_handler *h, uint32_t events)
 	return conn_run(c);
 }
 
+/* A connection on listener slot, neither side with a socket yet. NULL
+ * without memory. */
+static struct tcp_conn *conn_alloc(struct tcp_loop *t, int slot)
+{
+	uint32_t cap = (uint32_t)t->set.buffer;
+	/* The buffers need no zeroing: only what was read is ever sent. */
+	struct tcp_conn *c = malloc(sizeof(*c) + 2 * (size_t)cap);
+	if (!c)
+		return NULL;
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	c->slot = slot;
+	c->cap = cap;
+	c->cl.buf = (char *)(c + 1);
+	c->up.buf = c->cl.buf + cap;
+	c->cl.c = c->up.c = c;
+	c->cl.h.fn = c->up.h.fn = on_event;
+	c->cl.s.fd = c->up.s.fd = -1;
+	c->born_ns = coarse_ns();
+	return c;
+}
+
+/* Count c, its client socket in place, as accepted from source. */
+static void conn_admit(struct tcp_conn *c, const uint8_t source[16])
+{
+	struct tcp_loop *t = c->t;
+	memcpy(c->source, source, sizeof(c->source));
+	if (t->by_source)
+		source_add(c);
+	t->nconns++;
+	stats_add(&t->stats.l[c->slot][TCP_L_accepted], 1);
+	stats_set(&t->stats.active[c->slot], t->stats.active[c->slot] + 1);
+}
+
 static void conn_new(struct tcp_loop *t, int slot, int fd,
 		     const uint8_t source[16])
 {
 	struct tcp_listener *ls = &t->ls[slot];
-	uint32_t cap = (uint32_t)t->set.buffer;
-	/* The buffers need no zeroing: only what was read is ever sent. */
-	struct tcp_conn *c = malloc(sizeof(*c) + 2 * (size_t)cap);
+	struct tcp_conn *c = conn_alloc(t, slot);
 	struct ssl_st *ssl = NULL;
-	if (c)
-		memset(c, 0, sizeof(*c));
 	if (c && ls->tls) {
 		ssl = tls_accept(t->set.server_tls);
 		if (ssl && sock_init_tls(&c->cl.s, fd, ssl) < 0) {
@@ -601,21 +654,7 @@ static void conn_new(struct tcp_loop *t, int slot, int fd,
 	if (t->set.kernel_stamps)
 		sock_stamp_arrivals(&c->cl.s);
 	set_nodelay(fd);
-	c->t = t;
-	c->slot = slot;
-	c->cap = cap;
-	c->cl.buf = (char *)(c + 1);
-	c->up.buf = c->cl.buf + cap;
-	c->cl.c = c->up.c = c;
-	c->cl.h.fn = c->up.h.fn = on_event;
-	c->up.s.fd = -1;
-	c->born_ns = coarse_ns();
-	memcpy(c->source, source, sizeof(c->source));
-	if (t->by_source)
-		source_add(c);
-	t->nconns++;
-	stats_add(&t->stats.l[slot][TCP_L_accepted], 1);
-	stats_set(&t->stats.active[slot], t->stats.active[slot] + 1);
+	conn_admit(c, source);
 	if (loop_add_events(t->loop, fd, &c->cl.h, 0) < 0) {
 		conn_close(c, TCP_CLOSE_client_reset);
 		return;

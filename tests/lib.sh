@@ -72,9 +72,11 @@ need_vm_page() {
 }
 
 # fuzz_test NAME: the test of the libFuzzer target tests/fuzz/fuzz_NAME.c.
-# The release pass fuzzes it 20 s from its seed corpus; the ASan pass
-# only replays the corpus (the crashes found before are in it), since the
-# target always runs under ASan+UBSan. make fuzz runs them for longer.
+# The release pass fuzzes it FUZZ_SMOKE_SECONDS (8 s) from its seed corpus,
+# a smoke test (the long hunts are make fuzz's); the ASan pass only
+# replays the corpus (the crashes found before are in it), since the
+# target always runs under ASan+UBSan.
+FUZZ_SMOKE_SECONDS=8
 fuzz_test() {
 	command -v clang >/dev/null || skip "clang not installed (mk/packages/test.txt)"
 	if [ "${VARIANT:-release}" = asan ]; then
@@ -82,8 +84,9 @@ fuzz_test() {
 			fail "a seed of tests/fuzz/corpus/$1 crashes fuzz_$1"
 		pass "the $1 corpus replayed"
 	else
-		"$top/tests/fuzz/run" --seconds 20 --dir "$TEST_TMP" "$1" ||
+		"$top/tests/fuzz/run" --seconds $FUZZ_SMOKE_SECONDS \
+			--dir "$TEST_TMP" "$1" ||
 			fail "fuzz_$1 found a crash (the input is in the log above)"
-		pass "20 s of fuzzing $1, no crash"
+		pass "$FUZZ_SMOKE_SECONDS s of fuzzing $1, no crash"
 	fi
 }

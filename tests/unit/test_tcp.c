@@ -8,7 +8,8 @@
  * TLS termination (good, garbage, stalled handshake), TLS origination
  * (verified, expired certificate), the last bytes arriving together
  * with the FIN (plain and TLS, with and without close_notify, each way),
- * the first-byte deadline and the limit per source. */
+ * the first-byte deadline and the limit per source, and a reset after a
+ * FIN. */
 #include "check.h"
 #include "certs.h"
 #include "../../server/tcp.h"
@@ -395,6 +396,40 @@ static void test_upstream_reset(bool early)
 	CHECK_EQ_INT(closed(TCP_CLOSE_upstream_reset), 1);
 	CHECK_EQ_INT(closed(TCP_CLOSE_connect_failed), 0);
 	close(c);
+	teardown();
+}
+
+/* A peer that finished its stream (FIN) and then resets: nothing reads
+ * from it again and nothing waits to be written to it, yet the other
+ * peer must hear of the reset at once, not at the idle timeout. */
+static void test_reset_after_fin(bool from_client)
+{
+	struct tcp_settings s;
+	char buf[8];
+	defaults_fresh(&s);
+	setup(&s, NULL);
+	int c = client(), u = up_accept();
+	CHECK(u >= 0);
+	int gone = from_client ? c : u, other = from_client ? u : c;
+	CHECK(send(gone, "req", 3, 0) == 3);
+	shutdown(gone, SHUT_WR);
+	CHECK_EQ_INT(recv_n(other, buf, sizeof(buf)), 3);
+	CHECK_EQ_INT(wait_end(other), 0);
+	struct linger lg = { 1, 0 };
+	setsockopt(gone, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(gone);
+	/* Its stream ended: the reset shows as the socket's error (EPIPE
+	 * once our own FIN was in, CLOSE_WAIT). */
+	int err = 0;
+	for (int i = 0; i < 1000 && !err; i++) {
+		socklen_t len = sizeof(err);
+		spin(2);
+		getsockopt(other, SOL_SOCKET, SO_ERROR, &err, &len);
+	}
+	CHECK(err == ECONNRESET || err == EPIPE);
+	CHECK_EQ_INT(closed(from_client ? TCP_CLOSE_client_reset :
+			    TCP_CLOSE_upstream_reset), 1);
+	close(other);
 	teardown();
 }
 
@@ -919,6 +954,8 @@ int main(void)
 	test_idle();
 	test_upstream_reset(false);
 	test_upstream_reset(true);
+	test_reset_after_fin(true);
+	test_reset_after_fin(false);
 	test_connect_refused();
 	test_connect_timeout();
 	test_limit();

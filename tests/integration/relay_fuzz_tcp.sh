@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Fuzz the stream relay's byte path (server/tcp.c) over a fake transport
+# and an emulated epoll set with tests/fuzz/fuzz_tcp.c: 8 s in the
+# release pass, the seed corpus replayed in the ASan pass.
+# timeout: 300
+. "$(dirname "$0")/../lib.sh"
+fuzz_test tcp
