@@ -4,5 +4,6 @@
 # tests/fuzz/fuzz_cgroup.c: 8 s in the release pass, the seed corpus
 # replayed in the ASan pass.
 # timeout: 300
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 fuzz_test cgroup

@@ -3,5 +3,6 @@
 # calls of server/udp.c) against a model, with tests/fuzz/fuzz_flow.c:
 # 8 s in the release pass, the seed corpus replayed in the ASan pass.
 # timeout: 300
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 fuzz_test flow

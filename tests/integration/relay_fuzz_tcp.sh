@@ -3,5 +3,6 @@
 # and an emulated epoll set with tests/fuzz/fuzz_tcp.c: 8 s in the
 # release pass, the seed corpus replayed in the ASan pass.
 # timeout: 300
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 fuzz_test tcp
