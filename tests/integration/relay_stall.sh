@@ -13,13 +13,8 @@ p=$(free_udp_port)
 start_relay --listen udp://127.0.0.1:$p --upstream echo --cpus 0 --rt-priority 10 \
 	--tick-us 500
 udptool ping --to 127.0.0.1:$p --expect-prefix "" || fail "echo before the stall"
-chrt -f 50 taskset -c 0 python3 -c '
-import time
-end = time.monotonic() + 1.5
-while time.monotonic() < end:
-    pass' &
-hog=$!
-bg_pids+=("$hog")
+fifo_hog 0 1.5
+hog=$HOG_PID
 sleep 1.2
 body=$(curl -s -m 2 -w ' %{http_code}' "http://127.0.0.1:$ADMIN_PORT/healthz")
 wait "$hog"
