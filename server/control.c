@@ -15,6 +15,9 @@
 /* How long a loop may take to apply a reload before it counts as stalled. */
 #define RELOAD_WAIT_MS	5000
 
+/* The reload thread's stack (see control_reload). */
+#define RELOAD_STACK	(2 * 1024 * 1024)
+
 int control_load_conf(const struct control *ctl, struct conf *c, char *err,
 		      size_t errlen)
 {
@@ -500,8 +503,16 @@ void control_reload(struct control *ctl)
 		ctl->reload_again = true;
 		return;
 	}
-	/* Its signals stay blocked (inherited): only the signalfd sees them. */
-	int e = pthread_create(&ctl->reload_thread, NULL, reload_main, ctl);
+	/* Its signals stay blocked (inherited): only the signalfd sees them.
+	 * mlockall(MCL_FUTURE) locks a new thread's whole stack, and the C
+	 * library keeps it for the next thread: the default 8 MiB would be
+	 * 8 MiB of locked memory from the first reload on, for a thread that
+	 * parses a file, loads certificates and resolves names. */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, RELOAD_STACK);
+	int e = pthread_create(&ctl->reload_thread, &attr, reload_main, ctl);
+	pthread_attr_destroy(&attr);
 	if (e) {
 		fprintf(stderr, "relay: reload failed, keeping the running "
 			"configuration: cannot start its thread: %s\n",
