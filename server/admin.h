@@ -50,6 +50,7 @@ struct admin_view {
 	const struct tcp_label *tcp_labels;
 	const int *ntcp_labels;
 	const char *tcp_upstream;
+	const struct stats_reloads *reloads;	/* NULL: none shown */
 };
 
 /* The endpoint's own counts, for /metrics. */

@@ -15,6 +15,9 @@
 /* How long a loop may take to apply a reload before it counts as stalled. */
 #define RELOAD_WAIT_MS	5000
 
+/* The reload thread's stack (see control_reload). */
+#define RELOAD_STACK	(2 * 1024 * 1024)
+
 int control_load_conf(const struct control *ctl, struct conf *c, char *err,
 		      size_t errlen)
 {
@@ -62,15 +65,22 @@ void control_describe(const struct conf *c, FILE *out)
 		c->tick_us, c->max_flows, c->flow_idle_ms);
 }
 
+/* Open one socket of listener a for a loop. Returns it, or -1 with err. */
+static int open_listener(const struct conf *c, const struct addr *a,
+			 char *err, size_t errlen)
+{
+	return a->kind == ADDR_UDP ?
+		udp_open_listener(a, c->socket_buffer, c->udp_gro, err,
+				  errlen) :
+		tcp_open_listener(a, err, errlen);
+}
+
 /* Open listener a on every loop into fds[]; all or nothing. */
 static int open_everywhere(const struct conf *c, const struct addr *a,
 			   int *fds, char *err, size_t errlen)
 {
 	for (int i = 0; i < c->ncpus; i++) {
-		fds[i] = a->kind == ADDR_UDP ?
-			udp_open_listener(a, c->socket_buffer, c->udp_gro, err,
-					  errlen) :
-			tcp_open_listener(a, err, errlen);
+		fds[i] = open_listener(c, a, err, errlen);
 		if (fds[i] < 0) {
 			while (i-- > 0)
 				close(fds[i]);
@@ -237,13 +247,127 @@ int control_init_loops(struct control *ctl, struct heartbeat_file *hb,
 			return -1;
 		ctl->stats[i] = &ctl->w[i].stats;
 		ctl->tcp[i] = &ctl->w[i].tcp.stats;
+		memcpy(ctl->loops[i].reg, ctl->reg, sizeof(ctl->reg));
+		ctl->loops[i].nreg = ctl->nreg;
 	}
 	return 0;
 }
 
-/* The reload thread: read the file, make the contexts, open the new
- * listeners and hand the loops their commands; into ctl->next. Touches
- * nothing the main thread reads. */
+/* The index of the listener at a (with id, unless id < 0) in reg[n], or -1. */
+static int find_listener(const struct control_listener *reg, int n,
+			 const struct addr *a, int id)
+{
+	for (int i = 0; i < n; i++)
+		if (addr_equal(&reg[i].a, a) && (id < 0 || reg[i].id == id))
+			return i;
+	return -1;
+}
+
+/* The id listener a runs under: the one it has in the configuration or on
+ * a loop a reload did not reach, else a new one. */
+static int listener_id(const struct control *ctl, const struct addr *a,
+		       int *next_id)
+{
+	int k = find_listener(ctl->reg, ctl->nreg, a, -1);
+	if (k >= 0)
+		return ctl->reg[k].id;
+	for (int i = 0; i < ctl->nw; i++) {
+		const struct control_loop *lp = &ctl->loops[i];
+		if ((k = find_listener(lp->reg, lp->nreg, a, -1)) >= 0)
+			return lp->reg[k].id;
+	}
+	return (*next_id)++;
+}
+
+/* A command of its own for a loop: proto, with references to its TLS
+ * contexts. NULL when out of memory. */
+static struct worker_cmd *cmd_new(const struct worker_cmd *proto)
+{
+	struct worker_cmd *wc = malloc(sizeof(*wc));
+	if (!wc)
+		return NULL;
+	*wc = *proto;
+	tls_ref(wc->tcp.server_tls);
+	tls_ref(wc->tcp.upstream_tls);
+	return wc;
+}
+
+/* Loop i's command to go from the listeners it has to n's, with the
+ * sockets it lacks opened. NULL with err filled when one cannot be. */
+static struct worker_cmd *loop_cmd(const struct control *ctl, int i,
+				   const struct control_reload *n,
+				   const struct worker_cmd *proto, char *err,
+				   size_t errlen)
+{
+	const struct control_loop *lp = &ctl->loops[i];
+	struct worker_cmd *wc = cmd_new(proto);
+	if (!wc) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (int j = 0; j < lp->nreg; j++)
+		if (find_listener(n->reg, n->nreg, &lp->reg[j].a,
+				  lp->reg[j].id) < 0)
+			wc->remove_id[wc->nremove++] = lp->reg[j].id;
+	for (int j = 0; j < n->nreg; j++) {
+		const struct control_listener *g = &n->reg[j];
+		if (find_listener(lp->reg, lp->nreg, &g->a, g->id) >= 0)
+			continue;
+		int fd = open_listener(&n->conf, &g->a, err, errlen);
+		if (fd < 0) {
+			worker_cmd_release(wc);
+			return NULL;
+		}
+		wc->add_id[wc->nadd] = g->id;
+		wc->add_kind[wc->nadd] = g->a.kind;
+		wc->add_fd[wc->nadd++] = fd;
+	}
+	return wc;
+}
+
+/* Hand loop i its command and record what it has now in n->loops[i]:
+ * n's listeners but those it could not add, or, when it did not take
+ * the command, what it had (and the command is released here). */
+static void loop_reload(struct control *ctl, int i, struct control_reload *n,
+			struct worker_cmd *wc)
+{
+	struct control_loop *next = &n->loops[i];
+	enum worker_fate fate = worker_command(&ctl->w[i], wc, RELOAD_WAIT_MS);
+	if (fate == WORKER_NOT_TAKEN) {
+		worker_cmd_release(wc);
+		*next = ctl->loops[i];
+		next->behind = true;
+		fprintf(stderr, "relay: reload: loop %d (CPU %d) did not take "
+			"it within %d ms (stalled?); it keeps its previous "
+			"configuration until a reload reaches it\n", i,
+			ctl->w[i].cpu, RELOAD_WAIT_MS);
+		return;
+	}
+	next->nreg = 0;
+	next->behind = false;
+	for (int j = 0; j < n->nreg; j++) {
+		bool failed = false;
+		for (int k = 0; fate == WORKER_APPLIED && k < wc->nadd; k++)
+			failed |= wc->add_id[k] == n->reg[j].id &&
+				  wc->add_fd[k] < 0;
+		if (!failed)
+			next->reg[next->nreg++] = n->reg[j];
+	}
+	if (fate == WORKER_APPLIED)
+		free(wc);
+	else	/* the loop frees it; it has no choice but to apply it */
+		fprintf(stderr, "relay: reload: loop %d (CPU %d) took it but "
+			"had not applied it within %d ms; it applies it when it "
+			"runs again\n", i, ctl->w[i].cpu, RELOAD_WAIT_MS);
+	if (next->nreg < n->nreg)
+		fprintf(stderr, "relay: reload: loop %d (CPU %d) could not "
+			"watch %d of the new listeners\n", i, ctl->w[i].cpu,
+			n->nreg - next->nreg);
+}
+
+/* The reload thread: read the file, make the contexts, open the sockets
+ * each loop lacks and hand the loops their commands; into ctl->next.
+ * Touches nothing the main thread reads. */
 static void reload_prepare(struct control *ctl)
 {
 	struct control_reload *n = &ctl->next;
@@ -262,68 +386,39 @@ static void reload_prepare(struct control *ctl)
 		fprintf(stderr, "relay: reload: %s cannot change without a "
 			"restart; keeping the running value\n", fixed);
 
-	struct worker_cmd cmd = { .upstream = nc->upstream,
-				  .flow_idle_ms = nc->flow_idle_ms,
-				  .flow_wait_ms = nc->flow_wait_ms,
-				  .drain_ms = nc->drain_ms };
-	stream_settings(nc, n->tls_server, n->tls_client, &cmd.tcp);
-	int fds[CONF_MAX_LISTEN][CONF_MAX_CPUS];
 	n->next_id = ctl->next_id;
-	for (int i = 0; i < ctl->nreg; i++) {
-		bool still = false;
-		for (int j = 0; j < nc->nlisten; j++)
-			still |= addr_equal(&ctl->reg[i].a, &nc->listen[j]);
-		if (still)
-			n->reg[n->nreg++] = ctl->reg[i];
-		else
-			cmd.remove_id[cmd.nremove++] = ctl->reg[i].id;
-	}
 	for (int j = 0; j < nc->nlisten; j++) {
-		bool have = false;
-		for (int i = 0; i < ctl->nreg; i++)
-			have |= addr_equal(&ctl->reg[i].a, &nc->listen[j]);
-		if (have)
-			continue;
-		if (open_everywhere(nc, &nc->listen[j], fds[cmd.nadd], err,
-				    sizeof(err)) < 0) {
-			fprintf(stderr, "relay: reload failed, keeping the "
-				"running configuration: %s\n", err);
-			for (int k = 0; k < cmd.nadd; k++)
-				for (int i = 0; i < ctl->nw; i++)
-					close(fds[k][i]);
-			tls_free(n->tls_server);
-			tls_free(n->tls_client);
-			return;
-		}
-		cmd.add_id[cmd.nadd] = n->next_id++;
-		cmd.add_kind[cmd.nadd] = nc->listen[j].kind;
-		n->reg[n->nreg].a = nc->listen[j];
-		n->reg[n->nreg++].id = cmd.add_id[cmd.nadd];
-		cmd.nadd++;
+		n->reg[j].a = nc->listen[j];
+		n->reg[j].id = listener_id(ctl, &nc->listen[j], &n->next_id);
+		n->nadd += find_listener(ctl->reg, ctl->nreg, &nc->listen[j],
+					 -1) < 0;
 	}
-	cmd.upstream_id = n->up_id = upstream_pick(ctl, nc);
-	n->nadd = cmd.nadd;
-	n->nremove = cmd.nremove;
-	n->answered = true;
+	n->nreg = nc->nlisten;
+	n->nremove = ctl->nreg + n->nadd - n->nreg;
+	struct worker_cmd proto = { .upstream = nc->upstream,
+				    .flow_idle_ms = nc->flow_idle_ms,
+				    .flow_wait_ms = nc->flow_wait_ms,
+				    .drain_ms = nc->drain_ms };
+	stream_settings(nc, n->tls_server, n->tls_client, &proto.tcp);
+	proto.upstream_id = n->up_id = upstream_pick(ctl, nc);
+
+	/* Every command made before any is handed over: a socket that
+	 * cannot be opened fails the whole reload, on no loop. */
+	struct worker_cmd *wc[CONF_MAX_CPUS];
 	for (int i = 0; i < ctl->nw; i++) {
-		struct worker_cmd *wc = malloc(sizeof(*wc));
-		if (!wc) {
-			fprintf(stderr, "relay: reload: out of memory\n");
-			n->answered = false;
-			break;
-		}
-		*wc = cmd;
-		for (int k = 0; k < cmd.nadd; k++)
-			wc->add_fd[k] = fds[k][i];
-		if (worker_command(&ctl->w[i], wc, RELOAD_WAIT_MS) < 0) {
-			fprintf(stderr, "relay: reload: loop %d did not answer "
-				"within %d s (stalled?)\n", i,
-				RELOAD_WAIT_MS / 1000);
-			n->answered = false;
-		} else {
-			free(wc);
-		}
+		wc[i] = loop_cmd(ctl, i, n, &proto, err, sizeof(err));
+		if (wc[i])
+			continue;
+		fprintf(stderr, "relay: reload failed, keeping the running "
+			"configuration: %s\n", err);
+		while (i-- > 0)
+			worker_cmd_release(wc[i]);
+		tls_free(n->tls_server);
+		tls_free(n->tls_client);
+		return;
 	}
+	for (int i = 0; i < ctl->nw; i++)
+		loop_reload(ctl, i, n, wc[i]);
 	n->ok = true;
 }
 
@@ -345,25 +440,36 @@ static void reload_finish(struct control *ctl)
 	(void)!read(ctl->reload_efd, &v, sizeof(v));
 	ctl->reloading = false;
 	struct control_reload *n = &ctl->next;
-	if (!n->ok)
+	if (!n->ok) {
+		ctl->reloads.failed++;
 		return;
-	/* The loops accept with the new contexts now; the old ones go with
-	 * the last connection made from them. A loop that has not answered
-	 * may still use them: then they stay. */
-	if (n->answered) {
-		tls_free(ctl->tls_server);
-		tls_free(ctl->tls_client);
 	}
+	/* Each loop holds references of its own to the contexts it uses. */
+	tls_free(ctl->tls_server);
+	tls_free(ctl->tls_client);
 	ctl->tls_server = n->tls_server;
 	ctl->tls_client = n->tls_client;
 	memcpy(ctl->reg, n->reg, sizeof(n->reg));
 	ctl->nreg = n->nreg;
 	ctl->next_id = n->next_id;
+	memcpy(ctl->loops, n->loops, sizeof(ctl->loops[0]) * (size_t)ctl->nw);
 	ctl->conf = n->conf;
 	listener_labels(ctl);
 	upstream_show(ctl, &ctl->conf, n->up_id);
-	fprintf(stderr, "relay: reloaded (%d added, %d removed): ", n->nadd,
+	int behind = 0;
+	for (int i = 0; i < ctl->nw; i++)
+		behind += ctl->loops[i].behind;
+	ctl->reloads.loops_behind = behind;
+	if (behind)
+		ctl->reloads.partial++;
+	else
+		ctl->reloads.applied++;
+	fprintf(stderr, "relay: reloaded (%d added, %d removed", n->nadd,
 		n->nremove);
+	if (behind)
+		fprintf(stderr, "; %d of %d loops not updated", behind,
+			ctl->nw);
+	fprintf(stderr, "): ");
 	control_describe(&ctl->conf, stderr);
 }
 
@@ -397,8 +503,16 @@ void control_reload(struct control *ctl)
 		ctl->reload_again = true;
 		return;
 	}
-	/* Its signals stay blocked (inherited): only the signalfd sees them. */
-	int e = pthread_create(&ctl->reload_thread, NULL, reload_main, ctl);
+	/* Its signals stay blocked (inherited): only the signalfd sees them.
+	 * mlockall(MCL_FUTURE) locks a new thread's whole stack, and the C
+	 * library keeps it for the next thread: the default 8 MiB would be
+	 * 8 MiB of locked memory from the first reload on, for a thread that
+	 * parses a file, loads certificates and resolves names. */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, RELOAD_STACK);
+	int e = pthread_create(&ctl->reload_thread, &attr, reload_main, ctl);
+	pthread_attr_destroy(&attr);
 	if (e) {
 		fprintf(stderr, "relay: reload failed, keeping the running "
 			"configuration: cannot start its thread: %s\n",
@@ -412,27 +526,29 @@ int control_drain(struct control *ctl)
 {
 	if (ctl->reloading)
 		reload_finish(ctl);
+	struct worker_cmd proto = { .drain = true,
+				    .upstream = ctl->conf.upstream,
+				    .upstream_id = ctl->up_id,
+				    .flow_idle_ms = ctl->conf.flow_idle_ms,
+				    .flow_wait_ms = ctl->conf.flow_wait_ms,
+				    .drain_ms = ctl->conf.drain_ms };
+	stream_settings(&ctl->conf, ctl->tls_server, ctl->tls_client,
+			&proto.tcp);
 	int rc = 0;
 	for (int i = 0; i < ctl->nw; i++) {
-		struct worker_cmd *wc = calloc(1, sizeof(*wc));
+		struct worker_cmd *wc = cmd_new(&proto);
 		if (!wc)
 			return EX_SOFTWARE;
-		wc->drain = true;
-		wc->upstream = ctl->conf.upstream;
-		wc->upstream_id = ctl->up_id;
-		wc->flow_idle_ms = ctl->conf.flow_idle_ms;
-		wc->flow_wait_ms = ctl->conf.flow_wait_ms;
-		wc->drain_ms = ctl->conf.drain_ms;
-		stream_settings(&ctl->conf, ctl->tls_server, ctl->tls_client,
-				&wc->tcp);
-		if (worker_command(&ctl->w[i], wc, ctl->conf.drain_ms +
-				   RELOAD_WAIT_MS) < 0) {
-			fprintf(stderr, "relay: loop %d did not stop (stalled?)\n",
-				i);
-			rc = EX_SOFTWARE;
+		enum worker_fate fate = worker_command(&ctl->w[i], wc,
+				ctl->conf.drain_ms + RELOAD_WAIT_MS);
+		if (fate == WORKER_APPLIED) {
+			free(wc);
 			continue;
 		}
-		free(wc);
+		if (fate == WORKER_NOT_TAKEN)
+			worker_cmd_release(wc);
+		fprintf(stderr, "relay: loop %d did not stop (stalled?)\n", i);
+		rc = EX_SOFTWARE;
 	}
 	if (rc)
 		return rc;

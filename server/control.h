@@ -37,14 +37,23 @@ struct control_flag { const char *key; const char *value; };
 
 struct control_listener { struct addr a; int id; };
 
+/* The listeners one loop has: the configuration's, unless a reload did
+ * not reach it (then those of the last one that did). The next reload
+ * starts from here, so what a loop missed it gets then. */
+struct control_loop {
+	struct control_listener reg[CONF_MAX_LISTEN];
+	int nreg;
+	bool behind;		/* the last reload did not reach it */
+};
+
 /* What a reload prepared on its thread, for the main thread to adopt. */
 struct control_reload {
 	struct conf conf;
 	struct tls *tls_server, *tls_client;
 	struct control_listener reg[CONF_MAX_LISTEN];
 	int nreg, next_id, up_id, nadd, nremove;
-	bool ok;		/* the loops have it: adopt it */
-	bool answered;		/* every loop took it (the old TLS can go) */
+	struct control_loop loops[CONF_MAX_CPUS];
+	bool ok;		/* it was handed to the loops: adopt it */
 };
 
 struct control {
@@ -55,9 +64,11 @@ struct control {
 	int nflags;
 
 	struct conf conf;		/* running */
-	struct tls *tls_server, *tls_client;
-	struct control_listener reg[CONF_MAX_LISTEN];
+	struct tls *tls_server, *tls_client;	/* each loop holds its own */
+	struct control_listener reg[CONF_MAX_LISTEN];	/* conf's listeners */
 	int nreg, next_id;
+	struct control_loop loops[CONF_MAX_CPUS];	/* what each has */
+	struct stats_reloads reloads;	/* how reloads ended, for admin */
 	int start_fds[CONF_MAX_CPUS][CONF_MAX_LISTEN];	/* until the loops own them */
 	struct worker *w;
 	struct stats **stats;		/* w[i].stats, for admin */

@@ -21,7 +21,7 @@ static const char *const error_help[] = { STATS_ERRORS(HELP) };
 
 /* Which part of the configuration a family belongs to: it is shown only
  * when relay has that part. */
-enum section { TOTALS, UDP_LISTENERS, UDP_UPSTREAMS, TCP_LISTENERS,
+enum section { TOTALS, RELOADS, UDP_LISTENERS, UDP_UPSTREAMS, TCP_LISTENERS,
 	       TCP_UPSTREAM, ADMIN };
 
 /* What one request's families are made of, summed once. */
@@ -79,6 +79,22 @@ static void realtime(struct view *m, const struct family *f)
 {
 	fprintf(m->out, "%s{policy=\"%s\"} %d\n", f->name,
 		m->v->sched->policy, m->v->sched->why[0] ? 0 : 1);
+}
+
+static void reloads(struct view *m, const struct family *f)
+{
+	const struct stats_reloads *r = m->v->reloads;
+	static const char *const result[] = { "applied", "partial",
+					      "failed" };
+	const uint64_t n[] = { r->applied, r->partial, r->failed };
+	for (int i = 0; i < 3; i++)
+		fprintf(m->out, "%s{result=\"%s\"} %llu\n", f->name, result[i],
+			(unsigned long long)n[i]);
+}
+
+static void loops_behind(struct view *m, const struct family *f)
+{
+	fprintf(m->out, "%s %d\n", f->name, m->v->reloads->loops_behind);
 }
 
 /* Buckets in seconds: 1-2-5 steps from 1 us to 10 s. */
@@ -228,6 +244,13 @@ static const struct family families[] = {
 	  histogram, 1 },
 	{ TOTALS, "relay_tick_lateness_seconds", "histogram",
 	  "Lateness of timer ticks", histogram, 2 },
+	{ RELOADS, "relay_reloads_total", "counter",
+	  "Reloads, by result: applied (by every loop), partial (a loop did "
+	  "not take it in time and keeps its previous configuration), failed "
+	  "(refused; nothing changed)", reloads, 0 },
+	{ RELOADS, "relay_reload_loops_behind", "gauge",
+	  "Loops the last reload did not reach: they run an earlier "
+	  "configuration until a reload does", loops_behind, 0 },
 
 	STATS_LCOUNTERS(UDP_LISTENER)
 	{ UDP_LISTENERS, "relay_udp_drops_total", "counter",
@@ -293,6 +316,8 @@ static void gather(struct view *m)
 static bool shown(const struct view *m, enum section s)
 {
 	switch (s) {
+	case RELOADS:
+		return m->v->reloads;
 	case UDP_LISTENERS:
 		return m->nl > 0;
 	case UDP_UPSTREAMS:

@@ -7,7 +7,8 @@
  * Families, in order: relay_<counter>_total for each datagram counter
  * (stats.h), relay_drops_total{reason}, relay_errors_total{kind},
  * relay_flows_active, relay_realtime{policy}, the three latency
- * histograms; then, when there are udp:// listeners, relay_udp_*
+ * histograms, relay_reloads_total{result} and relay_reload_loops_behind;
+ * then, when there are udp:// listeners, relay_udp_*
  * per listener; UDP upstreams, relay_udp_upstream_*; stream listeners or
  * a stream upstream, relay_tcp_*; a stream upstream, relay_tcp_upstream_*;
  * last the admin endpoint's relay_admin_*.

@@ -266,7 +266,7 @@ int service_run(struct control *ctl)
 		.udp_upstreams = ctl->udp_up, .nudp_upstreams = &ctl->nudp_up,
 		.tcp = ctl->tcp, .tcp_labels = ctl->tcp_labels,
 		.ntcp_labels = &ctl->ntcp_labels,
-		.tcp_upstream = ctl->tcp_upstream };
+		.tcp_upstream = ctl->tcp_upstream, .reloads = &ctl->reloads };
 	s.base = event_base_new();
 	if (!s.base) {
 		fprintf(stderr, "relay: event_base_new failed\n");

@@ -160,6 +160,14 @@ struct stats_sched {
 	char why[512];			/* why not real-time, or "" */
 };
 
+/* How reloads ended (the main thread's, for /metrics). */
+struct stats_reloads {
+	uint64_t applied;	/* every loop took the new configuration */
+	uint64_t partial;	/* some loop did not take it in time */
+	uint64_t failed;	/* refused (the file, a certificate, a port) */
+	int loops_behind;	/* loops the last reload did not reach */
+};
+
 int stats_init(struct stats *s, int64_t start_ns);
 void stats_free(struct stats *s);
 

@@ -43,7 +43,8 @@ static void tls_ex_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx,
 	free(ptr);
 }
 
-/* Contexts are made on the main thread only, so the index needs no lock. */
+/* Contexts are made at start-up and by reloads, one at a time, so the
+ * index needs no lock. */
 static struct tls *tls_new(bool server, char *err, size_t errlen)
 {
 	if (tls_index < 0)
@@ -73,6 +74,13 @@ static struct tls *tls_new(bool server, char *err, size_t errlen)
 	SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 			 SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 			 SSL_MODE_RELEASE_BUFFERS);
+	return t;
+}
+
+struct tls *tls_ref(struct tls *t)
+{
+	if (t)
+		SSL_CTX_up_ref(t->ctx);
 	return t;
 }
 

@@ -41,6 +41,9 @@ struct tls *tls_server_new(const char *cert, const char *key, const char *alpn,
  * the system's trust store). Returns it, or NULL with err filled. */
 struct tls *tls_client_new(const char *ca, char *err, size_t errlen);
 
+/* Take another reference to t (NULL: none); returns t. Any thread. */
+struct tls *tls_ref(struct tls *t);
+
 /* Drop the caller's reference; t goes with the last connection made from
  * it. */
 void tls_free(struct tls *t);

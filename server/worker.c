@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "rt.h"
+#include "tls.h"
 
 #define STACK_SIZE	(4 * 1024 * 1024)	/* static TLS lives here too */
 #define STACK_PREFAULT	(256 * 1024)
@@ -83,6 +84,11 @@ static int add_listener(struct worker *w, int id, int fd,
 	return udp_add_listener(&w->udp, id, fd);
 }
 
+/* The states of a command: worker_command posts it; the loop takes it
+ * from the mailbox, applies it and marks it done, unless the poster gave
+ * up on it first (abandoned), and then frees it. */
+enum { CMD_POSTED, CMD_DONE, CMD_ABANDONED };
+
 static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 {
 	struct worker *w = container_of(h, struct worker, cmd_h);
@@ -99,11 +105,19 @@ static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 		remove_listener(w, c->remove_id[i]);
 	for (int i = 0; i < c->nadd; i++)
 		if (add_listener(w, c->add_id[i], c->add_fd[i],
-				 c->add_kind[i]) < 0)
+				 c->add_kind[i]) < 0) {
 			close(c->add_fd[i]);
+			c->add_fd[i] = -1;
+		}
 	udp_loop_configure(&w->udp, &c->upstream, c->upstream_id,
 			   c->flow_idle_ms, c->flow_wait_ms);
+	/* The command's TLS references become the loop's; the loop's old
+	 * ones go (connections made from them hold their own). */
+	struct tls *old_server = w->tcp.set.server_tls;
+	struct tls *old_client = w->tcp.set.upstream_tls;
 	tcp_loop_configure(&w->tcp, &c->tcp);
+	tls_free(old_server);
+	tls_free(old_client);
 	w->drain_ns = (int64_t)c->drain_ms * 1000000;
 	if (c->drain) {
 		/* Streams: no new connections; open ones may finish. */
@@ -119,7 +133,11 @@ static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 		if (now >= w->drain_deadline || !any_pending(w))
 			w->stop = true;
 	}
-	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	/* Once done, c is the poster's: not a byte of it is touched after. */
+	int posted = CMD_POSTED;
+	if (!__atomic_compare_exchange_n(&c->state, &posted, CMD_DONE, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		free(c);	/* abandoned: what it carried is ours already */
 	return false;
 }
 
@@ -141,6 +159,9 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 	memset(w, 0, sizeof(*w));
 	/* Both first: worker_free must find their listener slots empty. */
 	tcp_loop_init(&w->tcp, &w->loop, tcp, record_tcp, w);
+	/* The loop holds its own references to its TLS contexts. */
+	tls_ref(tcp->server_tls);
+	tls_ref(tcp->upstream_tls);
 	const struct udp_settings udp = {
 		.batch = c->batch, .max_datagram = c->max_datagram,
 		.socket_buffer = c->socket_buffer, .max_flows = c->max_flows,
@@ -205,6 +226,9 @@ void worker_free(struct worker *w)
 	w->tfd = w->efd = -1;
 	budget_free(&w->budget);
 	tcp_loop_free(&w->tcp);
+	tls_free(w->tcp.set.server_tls);
+	tls_free(w->tcp.set.upstream_tls);
+	w->tcp.set.server_tls = w->tcp.set.upstream_tls = NULL;
 	loop_free(&w->loop);
 	/* The stats stay: the main thread writes them out after the join. */
 }
@@ -288,20 +312,67 @@ int worker_start(struct worker *w)
 	return 0;
 }
 
-int worker_command(struct worker *w, struct worker_cmd *cmd, int timeout_ms)
+/*
+ * Who owns a command is settled by two atomic exchanges, so that it and
+ * what it carries are applied or released exactly once, whatever the
+ * timing:
+ *
+ *  - the mailbox pointer: the loop takes the command with an exchange
+ *    (to NULL), a poster that stops waiting takes it back with a
+ *    compare-and-swap (cmd -> NULL). Both are read-modify-writes of one
+ *    word, so exactly one of them finds the command there: a command
+ *    taken back was never seen by the loop and is wholly the poster's
+ *    (WORKER_NOT_TAKEN), however late the loop wakes up afterwards (its
+ *    exchange then finds NULL, or a newer command);
+ *  - the command's state, once the loop has it: the loop moves it from
+ *    posted to done when it has applied it, the poster from posted to
+ *    abandoned when it stops waiting. Exactly one succeeds. Done: the
+ *    memory is the poster's again (WORKER_APPLIED). Abandoned: the loop
+ *    frees it when it is through, touching nothing else of the poster's
+ *    (WORKER_TAKEN).
+ *
+ * Only one poster runs at a time (reloads follow one another, the drain
+ * waits for a reload under way), so the mailbox is empty when it posts.
+ * The deadline is on the monotonic clock: a poster starved along with the
+ * loop must not wait longer for having slept less often.
+ */
+enum worker_fate worker_command(struct worker *w, struct worker_cmd *cmd,
+				int timeout_ms)
 {
-	cmd->done = 0;
+	int64_t deadline = clock_ns(CLOCK_MONOTONIC) +
+			   (int64_t)timeout_ms * 1000000;
+	cmd->state = CMD_POSTED;
 	__atomic_store_n(&w->cmd, cmd, __ATOMIC_RELEASE);
 	uint64_t one = 1;
-	if (write(w->efd, &one, sizeof(one)) != sizeof(one))
-		return -1;
-	struct timespec ms = { 0, 1000000 };
-	for (int i = 0; i < timeout_ms; i++) {
-		if (__atomic_load_n(&cmd->done, __ATOMIC_ACQUIRE))
-			return 0;
+	bool told = write(w->efd, &one, sizeof(one)) == sizeof(one);
+	const struct timespec ms = { 0, 1000000 };
+	while (told) {
+		if (__atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE) == CMD_DONE)
+			return WORKER_APPLIED;
+		if (clock_ns(CLOCK_MONOTONIC) >= deadline)
+			break;
 		nanosleep(&ms, NULL);
 	}
-	return __atomic_load_n(&cmd->done, __ATOMIC_ACQUIRE) ? 0 : -1;
+	struct worker_cmd *mine = cmd;
+	if (__atomic_compare_exchange_n(&w->cmd, &mine, NULL, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return WORKER_NOT_TAKEN;
+	int posted = CMD_POSTED;
+	if (__atomic_compare_exchange_n(&cmd->state, &posted, CMD_ABANDONED,
+					false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return WORKER_TAKEN;
+	return WORKER_APPLIED;	/* done between the last look and now */
+}
+
+void worker_cmd_release(struct worker_cmd *cmd)
+{
+	for (int i = 0; i < cmd->nadd; i++)
+		if (cmd->add_fd[i] >= 0)
+			close(cmd->add_fd[i]);
+	tls_free(cmd->tcp.server_tls);
+	tls_free(cmd->tcp.upstream_tls);
+	free(cmd);
 }
 
 void worker_join(struct worker *w)

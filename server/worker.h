@@ -3,9 +3,8 @@
  * its rt_budget, see budget.h) or SCHED_OTHER, memory locked, stack
  * pre-faulted; it owns one SO_REUSEPORT socket per listener (the datagram
  * and stream state, udp.h and tcp.h, on one epoll set), its statistics and
- * a timerfd tick. The main thread talks
- * to it only through worker_command (a mailbox and an eventfd), never by
- * touching its state.
+ * a timerfd tick. Reload and drain talk to it only through worker_command
+ * (a mailbox and an eventfd), never by touching its state.
  */
 #ifndef RELAY_WORKER_H
 #define RELAY_WORKER_H
@@ -23,7 +22,9 @@
 #include "tcp.h"
 #include "udp.h"
 
-/* What a reload or drain asks of a loop. */
+/* What a reload or drain asks of a loop. Whoever holds a command owns what
+ * it carries: the sockets add_fd[] and a reference to each TLS context in
+ * tcp (worker_command says who holds it when). */
 struct worker_cmd {
 	bool drain;		/* stop listening, wait for replies, exit */
 	int nremove;
@@ -38,7 +39,17 @@ struct worker_cmd {
 	int flow_idle_ms;
 	int flow_wait_ms;
 	int drain_ms;
-	int done;		/* set by the loop when applied */
+	int state;		/* worker_command's and the loop's only */
+};
+
+/* What became of a command handed to a loop. */
+enum worker_fate {
+	WORKER_APPLIED,		/* applied; the caller frees it (an add the
+				 * loop could not make has add_fd -1) */
+	WORKER_TAKEN,		/* the loop took it and will apply and free
+				 * it, but had not finished in time */
+	WORKER_NOT_TAKEN,	/* never seen by the loop: the caller has it
+				 * back, and all it carries */
 };
 
 struct worker {
@@ -84,9 +95,14 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
  * it could not start (w->why says why; the thread has exited). */
 int worker_start(struct worker *w);
 
-/* Hand cmd to the loop and wait (up to timeout_ms) until it is applied.
- * Returns 0, or -1 on timeout. */
-int worker_command(struct worker *w, struct worker_cmd *cmd, int timeout_ms);
+/* Hand cmd (malloc'd) to the loop and wait up to timeout_ms until it is
+ * applied; what became of it says who owns it now. */
+enum worker_fate worker_command(struct worker *w, struct worker_cmd *cmd,
+				int timeout_ms);
+
+/* Close the sockets a command that no loop took carries, drop its TLS
+ * references and free it. */
+void worker_cmd_release(struct worker_cmd *cmd);
 
 /* Wait for the thread to end (after a drain command) and free w. */
 void worker_join(struct worker *w);
