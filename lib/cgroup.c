@@ -214,22 +214,31 @@ static int find_hier(const char *file, struct hier *h)
 	return found ? 0 : -1;
 }
 
-/* A line of a task's cgroup file: "hierarchy-id:controllers:path". The
- * directory it names in h, if the line is h's and its path is below the
- * mount's root. Returns 1 and fills out, 0 not h's line, -1 no directory
- * of h's mount (or it does not fit out). */
-static int task_line(const struct hier *h, char *line, char *out, size_t len)
+/* A line of a task's cgroup file, "hierarchy-id:controllers:path", split
+ * in place. Returns 2 for cgroup v2's line ("0::path"), 1 for a v1 line
+ * whose controllers include cpu, 0 for any other line. */
+static int split_task_line(char *line, const char **path)
 {
 	char *c1 = strchr(line, ':');
 	char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 	if (!c2)
 		return 0;
 	*c1 = *c2 = 0;
-	bool match = h->version == 2 ? strcmp(line, "0") == 0 && !c1[1]
-				     : has_token(c1 + 1, "cpu", ",");
-	if (!match)
+	*path = c2 + 1;
+	if (strcmp(line, "0") == 0 && !c1[1])
+		return 2;
+	return has_token(c1 + 1, "cpu", ",") ? 1 : 0;
+}
+
+/* The directory that a line of a task's cgroup file names in h, if the
+ * line is h's and its path is below the mount's root. Returns 1 and fills
+ * out, 0 not h's line, -1 no directory of h's mount (or it does not fit
+ * out). */
+static int task_line(const struct hier *h, char *line, char *out, size_t len)
+{
+	const char *p;
+	if (split_task_line(line, &p) != h->version)
 		return 0;
-	const char *p = c2 + 1;
 	size_t rl = strlen(h->root);
 	if (*p != '/')
 		return -1;	/* the kernel writes absolute paths */
@@ -272,6 +281,33 @@ int cg_task_path_in(const char *mountinfo, const char *cgroup, char *path,
 	if (find_hier(mountinfo, &h) < 0)
 		return -1;
 	return task_dir(&h, cgroup, path, len);
+}
+
+int cg_task_cgroup_in(const char *cgroup, char *path, size_t len)
+{
+	FILE *f = fopen(cgroup, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	int taken = 0;
+	while (taken != 1 && getline(&line, &cap, f) > 0) {
+		const char *p;
+		line[strcspn(line, "\n")] = 0;
+		int kind = split_task_line(line, &p);
+		/* a v1 cpu hierarchy, where one is mounted, is the one the
+		 * scheduler's group settings live in: it wins over v2 */
+		if (!kind || *p != '/' || (taken && kind != 1))
+			continue;
+		if ((size_t)snprintf(path, len, "%s", p) >= len) {
+			taken = 0;
+			break;
+		}
+		taken = kind;
+	}
+	free(line);
+	fclose(f);
+	return taken ? 0 : -1;
 }
 
 int cg_task_path(pid_t tid, char *path, size_t len)

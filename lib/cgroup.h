@@ -78,6 +78,12 @@ int cg_task_path(pid_t tid, char *path, size_t len);
 int cg_task_path_in(const char *mountinfo, const char *cgroup, char *path,
 		    size_t len);
 
+/* The cgroup (its path in the hierarchy, "/" the root) named in cgroup,
+ * a file in the format of /proc/<tid>/cgroup: the line of a v1 hierarchy
+ * with the cpu controller, else cgroup v2's. Returns 0, or -1 (no such
+ * line, or a path longer than len). */
+int cg_task_cgroup_in(const char *cgroup, char *path, size_t len);
+
 /* Move every task back home, put back a quota it changed and remove the
  * cgroup if cg_open created it. Safe to call twice and from an exit path. */
 void cg_close(struct cg *cg);

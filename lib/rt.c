@@ -6,6 +6,7 @@
  * is, in the order the kernel checks them.
  */
 #include "rt.h"
+#include "cgroup.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -130,31 +131,6 @@ int rt_pin(int cpu, char *why, size_t whylen)
 	return -1;
 }
 
-/* The cgroup v2 path of the caller ("/" is the root), or "" if unknown. */
-static void own_cgroup(char *out, size_t len)
-{
-	out[0] = 0;
-	FILE *f = fopen("/proc/self/cgroup", "r");
-	if (!f)
-		return;
-	char line[4096];
-	while (fgets(line, sizeof(line), f)) {
-		/* v2: "0::/path"; v1 with a cpu controller: "N:cpu,cpuacct:/path" */
-		char *c1 = strchr(line, ':');
-		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c2 = 0;
-		const char *ctrl = c1 + 1;
-		if (*ctrl == 0 || strstr(ctrl, "cpu,") || strcmp(ctrl, "cpu") == 0) {
-			snprintf(out, len, "%.*s", (int)strcspn(c2 + 1, "\n"), c2 + 1);
-			if (*ctrl)
-				break;
-		}
-	}
-	fclose(f);
-}
-
 /* 1 when the running kernel has CONFIG_RT_GROUP_SCHED=y, 0 when it does
  * not, -1 when we cannot tell. The cgroup v1 file exists only with it; the
  * kernel config (when exported) answers for v2. */
@@ -211,7 +187,8 @@ int rt_set_fifo(int prio, char *why, size_t whylen)
 	char seccomp[16] = "";
 	status_field("Seccomp", seccomp, sizeof(seccomp));
 	char cg[1024];
-	own_cgroup(cg, sizeof(cg));
+	if (cg_task_cgroup_in("/proc/self/cgroup", cg, sizeof(cg)) < 0)
+		cg[0] = 0;
 	int grp = rt_group_sched();
 
 	if (cap != 1 && (rl.rlim_cur == RLIM_INFINITY ? 0 :

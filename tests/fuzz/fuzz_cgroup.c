@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for the cgroup readers (lib/cgroup.c): the mount table
- * and a task's cgroup list (cg_task_path_in), the quota knobs of both
+ * and a task's cgroup list (cg_task_path_in, cg_task_cgroup_in), the quota knobs of both
  * versions (cg_get_quota) and cpu.stat (cg_read_stat). The input is the
  * files' text, parts separated by NUL bytes: mountinfo, cgroup, cpu.max
  * (also v1's cpu.cfs_quota_us), cpu.cfs_period_us, cpu.stat and
@@ -10,6 +10,7 @@
  * Whatever the files hold, a reader never crashes and never returns a
  * value the files did not say: a directory is a mount point from the
  * mount table followed by the tail of a path from the cgroup list; a
+ * task's cgroup is the whole path field of a line of that list; a
  * number is one written in the file whole (not cut short, not wrapped
  * from a sign, not saturated from an overflow), or a thousandth of one
  * where the file counts nanoseconds; "unlimited" is a quota the file
@@ -150,6 +151,22 @@ static bool is_task_dir(const char *found, const char *mountinfo,
 	return false;
 }
 
+/* found is the whole path field ("id:controllers:PATH") of a line of
+ * cgroup, and absolute. */
+static bool is_path_field(const char *found, const char *cgroup)
+{
+	size_t fl = strlen(found);
+	if (found[0] != '/')
+		return false;
+	for (const char *c = cgroup; *c; c += strcspn(c, "\n"), c += *c == '\n') {
+		size_t cl = strcspn(c, "\n");
+		if (cl > fl && c[cl - fl - 1] == ':' &&
+		    memcmp(c + cl - fl, found, fl) == 0)
+			return true;
+	}
+	return false;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!dir[0])
@@ -178,6 +195,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    sizeof(found)) == 0 &&
 	    (strnlen(found, sizeof(found)) == sizeof(found) ||
 	     !is_task_dir(found, part[MOUNTINFO], part[CGROUP])))
+		abort();
+
+	if (cg_task_cgroup_in(path[CGROUP], found, sizeof(found)) == 0 &&
+	    (strnlen(found, sizeof(found)) == sizeof(found) ||
+	     !is_path_field(found, part[CGROUP])))
 		abort();
 
 	struct cg cg = { 0 };

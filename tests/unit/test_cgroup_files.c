@@ -1,6 +1,7 @@
 /* Unit tests for lib/cgroup's readers on files this test writes (no root,
  * no cgroup needed): the hierarchy from a mount table and a task's cgroup
- * list (escaped paths, subtree mounts, v1 before v2, lines too long),
+ * list (escaped paths, subtree mounts, v1 before v2, lines too long), the
+ * cgroup a task's list names (controller lists such as cpuset,cpu),
  * the quota knobs of both versions and cpu.stat, each with the garbage a
  * reader must refuse rather than turn into a number the file never said
  * (signs, overflow, trailing text, a line cut at the buffer's end). */
@@ -143,6 +144,36 @@ static void test_stat(void)
 	CHECK(cg_read_stat(&cg, &st) == 0 && st.nr_periods == 0);
 }
 
+/* The cgroup cg_task_cgroup_in names, or "-" when it fails. */
+static const char *task_cgroup(const char *cgroup)
+{
+	static char out[64];
+	if (cg_task_cgroup_in(put("cgroup", cgroup), out, sizeof(out)) < 0)
+		return "-";
+	return out;
+}
+
+static void test_task_cgroup(void)
+{
+	CHECK(!strcmp(task_cgroup("0::/user.slice/a.scope\n"), "/user.slice/a.scope"));
+	CHECK(!strcmp(task_cgroup("0::/\n"), "/"));
+	/* a v1 cpu hierarchy wins over v2, before or after its line, and cpu
+	 * is a controller in the list wherever it stands; cpuset and cpuacct
+	 * are not cpu */
+	CHECK(!strcmp(task_cgroup("5:cpuset,cpu:/x\n0::/y\n"), "/x"));
+	CHECK(!strcmp(task_cgroup("0::/y\n4:cpuacct,cpu:/c\n"), "/c"));
+	CHECK(!strcmp(task_cgroup("4:cpu,cpuacct:/demo\n0::/\n"), "/demo"));
+	CHECK(!strcmp(task_cgroup("5:cpuset:/x\n3:cpuacct:/z\n0::/y\n"), "/y"));
+	CHECK(!strcmp(task_cgroup("1:name=systemd:/a\n"), "-"));
+	CHECK(!strcmp(task_cgroup("0::relative\n"), "-"));
+	CHECK(!strcmp(task_cgroup("garbage\n"), "-"));
+	CHECK(!strcmp(task_cgroup(""), "-"));
+	/* a path that does not fit is refused, not cut */
+	char longer[200];
+	snprintf(longer, sizeof(longer), "0::/%0100d\n", 0);
+	CHECK(!strcmp(task_cgroup(longer), "-"));
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TEST_TMP");
@@ -151,6 +182,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		CHECK_SKIP("cannot make a temporary directory");
 	test_task_path();
+	test_task_cgroup();
 	test_quota();
 	test_stat();
 	const char *files[] = { "mountinfo", "cgroup", "cpu.max",
