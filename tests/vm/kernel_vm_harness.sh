@@ -25,6 +25,9 @@ INIT
 printf '#!/bin/sh\nvm-setup\necho partial >/results/partial\nvm-finish 5\n' >failed.init
 printf '#!/bin/sh\nvm-setup\nwhile :; do sleep 1; done\n' >hung.init
 printf '#!/bin/sh\nexit 0\n' >noresults.init
+# A transfer that starts and never ends (as when the guest lost its UART
+# interrupt): boot must end it long before its time limit.
+printf '#!/bin/sh\nvm-setup\nprintf "RELAY-VM-RESULTS-BEGIN\\nH4sI\\n" >/dev/ttyS1\nwhile :; do sleep 1; done\n' >stalled.init
 
 a=$("$vm/mkinitramfs" --init ok.init --add payload.txt:/payload.txt --out ok1.cpio.gz) || fail "mkinitramfs"
 sleep 1
@@ -50,7 +53,7 @@ boot_expect() {
 	pass "$name: exit $rc ($outcome)"
 }
 cp ok1.cpio.gz ok.cpio.gz
-for name in failed hung noresults; do
+for name in failed hung noresults stalled; do
 	"$vm/mkinitramfs" --init "$name.init" --out "$name.cpio.gz" >/dev/null || fail "mkinitramfs $name"
 done
 # The four guests run on the virtual clock, where a guest's time is its
@@ -61,6 +64,9 @@ bg boot_one ok 120
 bg boot_one failed 120
 bg boot_one hung 15
 bg boot_one noresults 120
+t_stalled=$SECONDS
+RELAY_VM_TRANSFER_STALL_S=5 boot_one stalled 600
+t_stalled=$((SECONDS - t_stalled))
 for p in "${bg_pids[@]}"; do wait "$p"; done
 boot_expect ok 0 ok
 [ "$(cat out-ok/results/payload.txt)" = payload ] || fail "payload did not come back"
@@ -71,3 +77,7 @@ boot_expect failed 1 failed
 [ "$(cat out-failed/results/partial)" = partial ] || fail "a failed guest's results did not come back"
 boot_expect hung 3 hung
 boot_expect noresults 4 no-results
+boot_expect stalled 3 hung
+grep -q 'results transfer stopped at [0-9]* bytes' boot-stalled.err ||
+	fail "a stopped transfer was not named: $(tail -n 3 boot-stalled.err)"
+[ "$t_stalled" -lt 300 ] || fail "a stopped transfer ended only after $t_stalled s (limit 600 s, stall rule 5 s)"
