@@ -28,6 +28,16 @@ static inline int64_t clock_ns(clockid_t id)
 /* ns as a timespec (for clock_nanosleep and timerfd). */
 struct timespec clock_ns_ts(int64_t ns);
 
+/* The first slot of the grid next + k * period (period > 0) that lies
+ * after now; next itself when it is not yet past. For a periodic loop
+ * that skips the wake-ups it missed rather than bursting through them. */
+static inline int64_t clock_next_slot(int64_t next, int64_t now, int64_t period)
+{
+	if (next < now)
+		next += ((now - next) / period + 1) * period;
+	return next;
+}
+
 /* The kernel's receive time (SO_TIMESTAMPNS) that control message c
  * carries, in CLOCK_REALTIME ns; 0 when c is another kind. For a loop
  * that reads several kinds in one walk over a message's control data. */

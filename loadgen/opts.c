@@ -219,14 +219,19 @@ int opts_parse_slo(const char *s, struct opts_slo *slo, int max)
 	return n ? n : -1;
 }
 
-static int count(const char *s, int lo, int hi, int *v)
+/* flag's value v, a whole number from lo to hi, into *n; else an error
+ * naming what it counts ("number of us") and the range, in unit. */
+static int count(const char *flag, const char *v, int lo, int hi,
+		 const char *what, const char *unit, int *n, char *err,
+		 size_t errlen)
 {
 	char *end;
 	errno = 0;
-	long x = strtol(s, &end, 10);
-	if (end == s || *end || errno || x < lo || x > hi)
-		return -1;
-	*v = (int)x;
+	long x = strtol(v, &end, 10);
+	if (end == v || *end || errno || x < lo || x > hi)
+		return why_set(err, errlen, "%s '%s' is not a %s from %d to %d%s",
+			       flag, v, what, lo, hi, unit);
+	*n = (int)x;
 	return 0;
 }
 
@@ -347,21 +352,14 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		o->duration_s = (double)us / 1e6;
 		return 0;
 	case O_THREADS:
-		if (count(v, 1, OPTS_MAX_THREADS, &o->threads) < 0)
-			return why_set(err, errlen, "--threads '%s' is not a "
-				   "number from 1 to %d", v, OPTS_MAX_THREADS);
-		return 0;
+		return count(flag, v, 1, OPTS_MAX_THREADS, "number", "",
+			     &o->threads, err, errlen);
 	case O_FLOWS:
-		if (count(v, 1, 4096, &o->flows) < 0)
-			return why_set(err, errlen, "--flows '%s' is not a number "
-				   "from 1 to 4096", v);
-		return 0;
+		return count(flag, v, 1, 4096, "number", "", &o->flows, err,
+			     errlen);
 	case O_SIZE:
-		if (count(v, WIRE_HDR_LEN, WIRE_MAX_LEN, &o->size) < 0)
-			return why_set(err, errlen, "--size '%s' is not a payload "
-				   "size from %d to %d bytes", v, WIRE_HDR_LEN,
-				   WIRE_MAX_LEN);
-		return 0;
+		return count(flag, v, WIRE_HDR_LEN, WIRE_MAX_LEN, "payload size",
+			     " bytes", &o->size, err, errlen);
 	case O_CPUS:
 		o->ncpus = rt_parse_cpus(v, o->cpus, OPTS_MAX_CPUS, why,
 					 sizeof(why));
@@ -412,20 +410,14 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		o->epoll_timer = strcmp(v, "epoll") == 0;
 		return 0;
 	case O_SPIN:
-		if (count(v, 0, OPTS_MAX_SPIN_US, &o->spin_us) < 0)
-			return why_set(err, errlen, "--spin-us '%s' is not a number "
-				   "of us from 0 to %d", v, OPTS_MAX_SPIN_US);
-		return 0;
+		return count(flag, v, 0, OPTS_MAX_SPIN_US, "number of us", "",
+			     &o->spin_us, err, errlen);
 	case O_RT_PRIO:
-		if (count(v, 1, 98, &o->rt_prio) < 0)
-			return why_set(err, errlen, "--rt-priority '%s' is not a "
-				   "SCHED_FIFO priority from 1 to 98", v);
-		return 0;
+		return count(flag, v, 1, 98, "SCHED_FIFO priority", "",
+			     &o->rt_prio, err, errlen);
 	case O_REPEAT:
-		if (count(v, 0, 10, &o->repeat) < 0)
-			return why_set(err, errlen, "--repeat '%s' is not a number "
-				   "from 0 to 10", v);
-		return 0;
+		return count(flag, v, 0, 10, "number", "", &o->repeat, err,
+			     errlen);
 	case O_WATCH_CG:
 		o->watch_cgroup = v;
 		return 0;
@@ -462,10 +454,8 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 		return 0;
 	}
 	case O_STEPS:
-		if (count(v, 1, 1000, &o->steps) < 0)
-			return why_set(err, errlen, "--steps '%s' is not a number "
-				   "from 1 to 1000", v);
-		return 0;
+		return count(flag, v, 1, 1000, "number", "", &o->steps, err,
+			     errlen);
 	case O_SLO: {
 		/* several --slo add up: --slo p99.9=1ms --slo p99=500us */
 		int n = opts_parse_slo(v, o->slo + o->nslo,

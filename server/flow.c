@@ -5,6 +5,7 @@
 #include "flow.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -35,8 +36,6 @@ int flow_table_init(struct flow_table *t, int cap)
 		t->flows[i].hnext = i + 1 < cap ? i + 1 : -1;
 	}
 	t->free_head = 0;
-	t->lru_head = t->lru_tail = -1;
-	t->idle_head = t->idle_tail = -1;
 	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) != sizeof(t->seed))
 		t->seed = (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
 	return 0;
@@ -91,57 +90,49 @@ struct flow *flow_lookup(struct flow_table *t, const struct flow_key *k)
 	return NULL;
 }
 
-static void lru_unlink(struct flow_table *t, struct flow *f)
+/* The LRU and idle lists, linked through the flows themselves: the
+ * datagram path moves a flow on both per burst, so every step is O(1)
+ * and allocates nothing. A flow joins at the tail, so each list stays
+ * oldest first. */
+static bool list_has(const struct flow_list *l, const struct flow_link *n)
 {
-	if (f->prev >= 0)
-		t->flows[f->prev].next = f->next;
-	else
-		t->lru_head = f->next;
-	if (f->next >= 0)
-		t->flows[f->next].prev = f->prev;
-	else
-		t->lru_tail = f->prev;
+	return n->prev || l->head == n;
 }
 
-static void lru_append(struct flow_table *t, struct flow *f)
+/* Take n off l; nothing when it is not on it. */
+static void list_remove(struct flow_list *l, struct flow_link *n)
 {
-	int32_t i = (int32_t)(f - t->flows);
-	f->prev = t->lru_tail;
-	f->next = -1;
-	if (t->lru_tail >= 0)
-		t->flows[t->lru_tail].next = i;
-	else
-		t->lru_head = i;
-	t->lru_tail = i;
-}
-
-/* The idle list: the same doubly linked list through iprev/inext. */
-static void idle_unlink(struct flow_table *t, struct flow *f)
-{
-	if (!f->idle)
+	if (!list_has(l, n))
 		return;
-	if (f->iprev >= 0)
-		t->flows[f->iprev].inext = f->inext;
+	if (n->prev)
+		n->prev->next = n->next;
 	else
-		t->idle_head = f->inext;
-	if (f->inext >= 0)
-		t->flows[f->inext].iprev = f->iprev;
+		l->head = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
 	else
-		t->idle_tail = f->iprev;
-	f->idle = 0;
+		l->tail = n->prev;
+	n->prev = n->next = NULL;
 }
 
-static void idle_append(struct flow_table *t, struct flow *f)
+static void list_append(struct flow_list *l, struct flow_link *n)
 {
-	int32_t i = (int32_t)(f - t->flows);
-	f->iprev = t->idle_tail;
-	f->inext = -1;
-	if (t->idle_tail >= 0)
-		t->flows[t->idle_tail].inext = i;
+	n->prev = l->tail;
+	n->next = NULL;
+	if (l->tail)
+		l->tail->next = n;
 	else
-		t->idle_head = i;
-	t->idle_tail = i;
-	f->idle = 1;
+		l->head = n;
+	l->tail = n;
+}
+
+/* n, on l or not, becomes l's youngest. */
+static void list_move_tail(struct flow_list *l, struct flow_link *n)
+{
+	if (l->tail == n)
+		return;
+	list_remove(l, n);
+	list_append(l, n);
 }
 
 struct flow *flow_insert(struct flow_table *t, const struct flow_key *k,
@@ -164,26 +155,20 @@ struct flow *flow_insert(struct flow_table *t, const struct flow_key *k,
 	uint32_t b = key_hash(t, k);
 	f->hnext = t->buckets[b];
 	t->buckets[b] = i;
-	lru_append(t, f);
-	idle_append(t, f);
+	list_append(&t->lru, &f->lru_link);
+	list_append(&t->idle, &f->idle_link);
 	t->active++;
 	return f;
 }
 
 void flow_touch(struct flow_table *t, struct flow *f, int64_t now_ns)
 {
-	int32_t i = (int32_t)(f - t->flows);
 	f->last_ns = now_ns;
-	if (t->lru_tail != i) {
-		lru_unlink(t, f);
-		lru_append(t, f);
-	}
-	if (f->pending && f->idle)
-		idle_unlink(t, f);
-	else if (!f->pending && t->idle_tail != i) {
-		idle_unlink(t, f);
-		idle_append(t, f);
-	}
+	list_move_tail(&t->lru, &f->lru_link);
+	if (!f->pending)
+		list_move_tail(&t->idle, &f->idle_link);
+	else
+		list_remove(&t->idle, &f->idle_link);
 }
 
 void flow_sent(struct flow_table *t, struct flow *f, uint32_t n,
@@ -203,8 +188,8 @@ void flow_answered(struct flow_table *t, struct flow *f, uint32_t n,
 struct flow *flow_victim(struct flow_table *t, int64_t now_ns,
 			 int64_t wait_ns)
 {
-	if (t->idle_head >= 0)
-		return &t->flows[t->idle_head];
+	if (t->idle.head)
+		return container_of(t->idle.head, struct flow, idle_link);
 	struct flow *o = flow_oldest(t);
 	return o && now_ns - o->last_ns >= wait_ns ? o : NULL;
 }
@@ -218,8 +203,8 @@ void flow_remove(struct flow_table *t, struct flow *f)
 			*p = f->hnext;
 			break;
 		}
-	lru_unlink(t, f);
-	idle_unlink(t, f);
+	list_remove(&t->lru, &f->lru_link);
+	list_remove(&t->idle, &f->idle_link);
 	f->used = 0;
 	f->fd = -1;
 	f->hnext = t->free_head;
@@ -227,14 +212,21 @@ void flow_remove(struct flow_table *t, struct flow *f)
 	t->active--;
 }
 
+/* The flow on the LRU list at n, NULL past its ends. */
+static struct flow *lru_flow(struct flow_link *n)
+{
+	return n ? container_of(n, struct flow, lru_link) : NULL;
+}
+
 struct flow *flow_oldest(struct flow_table *t)
 {
-	return t->lru_head >= 0 ? &t->flows[t->lru_head] : NULL;
+	return lru_flow(t->lru.head);
 }
 
 struct flow *flow_younger(struct flow_table *t, const struct flow *f)
 {
-	return f->next >= 0 ? &t->flows[f->next] : NULL;
+	(void)t;
+	return lru_flow(f->lru_link.next);
 }
 
 int flow_full(const struct flow_table *t)

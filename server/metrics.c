@@ -172,25 +172,35 @@ static void tcp_active(struct view *m, const struct family *f)
 			tcp_text(m, i), (long long)m->t[i].active);
 }
 
+/* Names of the reasons the stream families count by. Handshake failures
+ * count from 1: reason 0 is no failure. */
+static const char *close_reason(int k) { return tcp_close_name(k); }
+static const char *fail_reason(int k) { return sock_fail_name(k); }
+
+/* One sample per reason k from first up to n: counts[k], labelled
+ * key="val" and the reason's name. */
+static void reason_counts(const struct view *m, const struct family *f,
+			  const char *key, const char *val,
+			  const char *(*name)(int), const uint64_t *counts,
+			  int first, int n)
+{
+	for (int k = first; k < n; k++)
+		fprintf(m->out, "%s{%s=\"%s\",reason=\"%s\"} %llu\n", f->name,
+			key, val, name(k), (unsigned long long)counts[k]);
+}
+
 static void tcp_closed(struct view *m, const struct family *f)
 {
 	for (int i = 0; i < m->ntl; i++)
-		for (int k = 0; k < TCP_NCLOSES; k++)
-			fprintf(m->out, "%s{listener=\"%s\",reason=\"%s\"} "
-				"%llu\n", f->name, tcp_text(m, i),
-				tcp_close_name(k),
-				(unsigned long long)m->t[i].closed[k]);
+		reason_counts(m, f, "listener", tcp_text(m, i), close_reason,
+			      m->t[i].closed, 0, TCP_NCLOSES);
 }
 
-/* Handshake failures by reason (k 0 is no failure). */
 static void tcp_handshakes(struct view *m, const struct family *f)
 {
 	for (int i = 0; i < m->ntl; i++)
-		for (int k = 1; k < SOCK_NFAILS; k++)
-			fprintf(m->out, "%s{listener=\"%s\",reason=\"%s\"} "
-				"%llu\n", f->name, tcp_text(m, i),
-				sock_fail_name(k),
-				(unsigned long long)m->t[i].hs_failed[k]);
+		reason_counts(m, f, "listener", tcp_text(m, i), fail_reason,
+			      m->t[i].hs_failed, 1, SOCK_NFAILS);
 }
 
 static void tcp_upstream(struct view *m, const struct family *f)
@@ -201,10 +211,8 @@ static void tcp_upstream(struct view *m, const struct family *f)
 
 static void tcp_upstream_handshakes(struct view *m, const struct family *f)
 {
-	for (int k = 1; k < SOCK_NFAILS; k++)
-		fprintf(m->out, "%s{upstream=\"%s\",reason=\"%s\"} %llu\n",
-			f->name, m->tup, sock_fail_name(k),
-			(unsigned long long)m->ths[k]);
+	reason_counts(m, f, "upstream", m->tup, fail_reason, m->ths, 1,
+		      SOCK_NFAILS);
 }
 
 /* The admin endpoint's own counts: arg is the field's offset. */

@@ -234,13 +234,26 @@ static void remove_listener(struct model *m, int listener)
 	}
 }
 
+/* l's back links and tail must agree with its forward links (which the
+ * model's walks have checked by then). */
+static void check_links(const struct flow_list *l)
+{
+	const struct flow_link *prev = NULL;
+	for (const struct flow_link *n = l->head; n; prev = n, n = n->next)
+		if (n->prev != prev)
+			abort();
+	if (l->tail != prev)
+		abort();
+}
+
 /* Everything the table keeps must agree with the model. */
 static void check(struct model *m)
 {
 	struct flow_table *t = &m->t;
 	if (t->active != m->n || m->n > t->cap)
 		abort();
-	int i = 0, idle = -1, nfree = 0;
+	int i = 0, nfree = 0;
+	const struct flow_link *idle = NULL;	/* the last idle one met */
 	for (struct flow *f = flow_oldest(t); f; f = flow_younger(t, f), i++) {
 		const struct entry *e = &m->e[i];
 		if (i >= m->n || f != e->f || !f->used || f->table != t ||
@@ -248,16 +261,18 @@ static void check(struct model *m)
 		    f->key.listener != e->c.listener || table_find(m, &e->c) != f)
 			abort();
 		if (!e->pending) {	/* the idle list: oldest first too */
-			int32_t want = idle < 0 ? t->idle_head : m->e[idle].f->inext;
-			if (want != f - t->flows || !f->idle)
+			if ((idle ? idle->next : t->idle.head) != &f->idle_link)
 				abort();
-			idle = i;
-		} else if (f->idle) {
+			idle = &f->idle_link;
+		} else if (f->idle_link.prev || f->idle_link.next ||
+			   t->idle.head == &f->idle_link) {
 			abort();
 		}
 	}
-	if (i != m->n || (idle < 0 ? t->idle_head : m->e[idle].f->inext) != -1)
+	if (i != m->n || (idle ? idle->next : t->idle.head))
 		abort();
+	check_links(&t->lru);
+	check_links(&t->idle);
 	for (int32_t s = t->free_head; s >= 0; s = t->flows[s].hnext)
 		if (t->flows[s].used || ++nfree > t->cap)
 			abort();

@@ -32,9 +32,8 @@ static void *probe_main(void *arg)
 	int64_t next = p->origin_ns, period = (int64_t)p->period_us * 1000;
 	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
 		next += period;
-		int64_t now = clock_ns(CLOCK_MONOTONIC);
-		if (next < now)	/* missed wake-ups: the next one on the grid */
-			next += ((now - next) / period + 1) * period;
+		/* missed wake-ups: the next one on the grid */
+		next = clock_next_slot(next, clock_ns(CLOCK_MONOTONIC), period);
 		struct timespec ts = clock_ns_ts(next);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;

@@ -82,9 +82,8 @@ static void *ticker_main(void *arg)
 	 * other. */
 	int64_t to_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	/* Slots before the thread ran were never the ticker's to send. */
-	int64_t period = (int64_t)t->period_us * 1000, first = t->origin_ns, now = clock_ns(CLOCK_MONOTONIC);
-	if (first < now)
-		first += ((now - first) / period + 1) * period;
+	int64_t period = (int64_t)t->period_us * 1000;
+	int64_t first = clock_next_slot(t->origin_ns, clock_ns(CLOCK_MONOTONIC), period);
 	struct timespec next = clock_ns_ts(first - period);
 	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
 		next.tv_nsec += (long)t->period_us * 1000;
