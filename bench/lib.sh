@@ -70,7 +70,10 @@ start_proxy() {
 	local kind=$1 lp=$2 up=$3
 	shift 3
 	case $kind in
-	relay)
+	relay|relay-nobudget)
+		# relay-nobudget: the same without its rt_budget, for the
+		# budget's cost where relay has its CPU to itself
+		[ "$kind" = relay ] || set -- --rt-budget 100 "$@"
 		${proxy_wrap:-} "$relay" --listen udp://127.0.0.1:$lp --upstream udp://127.0.0.1:$up \
 			--cpus 1 --admin off --batch 64 --socket-buffer 8388608 \
 			--allow-non-rt "$@" >"$tmp/relay.log" 2>&1 &
