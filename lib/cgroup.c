@@ -254,10 +254,11 @@ static int task_line(const struct hier *h, char *line, char *out, size_t len)
 	return (size_t)snprintf(out, len, "%s%s", h->mnt, p) < len ? 1 : -1;
 }
 
-/* The directory in hierarchy h of the task whose cgroup file (the format
- * of /proc/<tid>/cgroup) is file. */
-static int task_dir(const struct hier *h, const char *file, char *out,
-		    size_t len)
+/* Call fn(line, arg) on each line of file, its newline cut off, until fn
+ * returns non-zero. Returns what fn returned last (0 at the end of the
+ * file), or -1 when the file cannot be read. */
+static int each_line(const char *file, int (*fn)(char *line, void *arg),
+		     void *arg)
 {
 	FILE *f = fopen(file, "re");
 	if (!f)
@@ -267,11 +268,32 @@ static int task_dir(const struct hier *h, const char *file, char *out,
 	int rc = 0;
 	while (!rc && getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = 0;
-		rc = task_line(h, line, out, len);
+		rc = fn(line, arg);
 	}
 	free(line);
 	fclose(f);
-	return rc > 0 ? 0 : -1;
+	return rc;
+}
+
+struct dir_want {
+	const struct hier *h;
+	char *out;
+	size_t len;
+};
+
+static int dir_line(char *line, void *arg)
+{
+	struct dir_want *w = arg;
+	return task_line(w->h, line, w->out, w->len);
+}
+
+/* The directory in hierarchy h of the task whose cgroup file (the format
+ * of /proc/<tid>/cgroup) is file. */
+static int task_dir(const struct hier *h, const char *file, char *out,
+		    size_t len)
+{
+	struct dir_want w = { h, out, len };
+	return each_line(file, dir_line, &w) > 0 ? 0 : -1;
 }
 
 int cg_task_path_in(const char *mountinfo, const char *cgroup, char *path,
@@ -283,31 +305,34 @@ int cg_task_path_in(const char *mountinfo, const char *cgroup, char *path,
 	return task_dir(&h, cgroup, path, len);
 }
 
+struct cgroup_want {
+	char *out;
+	size_t len;
+	int taken;		/* the kind of line out holds, 0: none */
+};
+
+static int cgroup_line(char *line, void *arg)
+{
+	struct cgroup_want *w = arg;
+	const char *p;
+	int kind = split_task_line(line, &p);
+	/* a v1 cpu hierarchy, where one is mounted, is the one the
+	 * scheduler's group settings live in: it wins over v2 */
+	if (!kind || *p != '/' || (w->taken && kind != 1))
+		return 0;
+	if ((size_t)snprintf(w->out, w->len, "%s", p) >= w->len) {
+		w->taken = 0;
+		return -1;
+	}
+	w->taken = kind;
+	return kind == 1;
+}
+
 int cg_task_cgroup_in(const char *cgroup, char *path, size_t len)
 {
-	FILE *f = fopen(cgroup, "re");
-	if (!f)
-		return -1;
-	char *line = NULL;
-	size_t cap = 0;
-	int taken = 0;
-	while (taken != 1 && getline(&line, &cap, f) > 0) {
-		const char *p;
-		line[strcspn(line, "\n")] = 0;
-		int kind = split_task_line(line, &p);
-		/* a v1 cpu hierarchy, where one is mounted, is the one the
-		 * scheduler's group settings live in: it wins over v2 */
-		if (!kind || *p != '/' || (taken && kind != 1))
-			continue;
-		if ((size_t)snprintf(path, len, "%s", p) >= len) {
-			taken = 0;
-			break;
-		}
-		taken = kind;
-	}
-	free(line);
-	fclose(f);
-	return taken ? 0 : -1;
+	struct cgroup_want w = { path, len, 0 };
+	each_line(cgroup, cgroup_line, &w);
+	return w.taken ? 0 : -1;
 }
 
 int cg_task_path(pid_t tid, char *path, size_t len)
