@@ -13,12 +13,19 @@
 # The grid starts at a light RT load (500 pps) because that is where the
 # stock kernel stalls: from 5000 pps up it showed no stall (report/README.md),
 # which is why the old grid (5000-25000 pps, 1 s steps) gave one result and
-# then its inverse; the new grid gave the same result in every run since.
-# 3-4 min on a quiet 2-core host, in make test's side lane (its guests
-# keep virtual time, so the host's load cannot change what they measure).
+# then its inverse. The new grid separated the kernels in four runs, and
+# not in a fifth: there the stock kernel's one 4 s step at 500 pps under
+# the 10 % quota had no stall (p99.9 under 2 ms), so both kernels read
+# >= 10500 pps. Some trajectories of the virtual-clock guest stall rarely
+# (kernel/vm/demo/README.md), and one short step is then a coin toss; a
+# test that fails one run in five would block every landing. So it runs
+# when asked (make test-capacity, or RELAY_CAPACITY_TEST=1) and counts as
+# skipped otherwise: 3-5 min on a quiet 2-core host.
 # timeout: 1800
 # lane: side
 . "$(dirname "$0")/../lib.sh"
+[ "${RELAY_CAPACITY_TEST:-0}" = 1 ] ||
+	skip "the quick capacity grid takes minutes; run it with make test-capacity (RELAY_CAPACITY_TEST=1)"
 need_vm_page
 
 t0=$SECONDS
