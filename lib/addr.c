@@ -259,6 +259,13 @@ int addr_equal(const struct addr *a, const struct addr *b)
 	return a->salen == b->salen && memcmp(&a->sa, &b->sa, a->salen) == 0;
 }
 
+int addr_same_socket(const struct addr *a, const struct addr *b)
+{
+	int type = addr_socktype(a->kind);
+	return type && type == addr_socktype(b->kind) &&
+	       a->salen == b->salen && memcmp(&a->sa, &b->sa, a->salen) == 0;
+}
+
 int addr_listen_socket(const struct addr *a, int type, char *err,
 		       size_t errlen)
 {

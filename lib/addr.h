@@ -56,6 +56,10 @@ int addr_port(const struct addr *a);
 /* 1 when both denote the same kind and socket address, else 0. */
 int addr_equal(const struct addr *a, const struct addr *b);
 
+/* 1 when a and b would bind one socket address of one socket type (tcp://
+ * and tls:// on one port), whatever their kinds, else 0. */
+int addr_same_socket(const struct addr *a, const struct addr *b);
+
 /* The socket type of a kind: SOCK_DGRAM for udp, SOCK_STREAM for tcp and
  * tls, 0 for echo. */
 int addr_socktype(enum addr_kind kind);

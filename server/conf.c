@@ -165,10 +165,21 @@ int conf_set(struct conf *c, const char *key, const char *value,
 			c->nlisten = 0;
 			c->listen_origin = (int)origin;
 		}
-		for (int i = 0; i < c->nlisten; i++)
+		for (int i = 0; i < c->nlisten; i++) {
 			if (addr_equal(&c->listen[i], &a))
 				return why_set(err, errlen, "listen: '%s' given "
 					    "twice", value);
+			/* SO_REUSEPORT would let both bind and split the
+			 * connections between them. */
+			if (addr_same_socket(&c->listen[i], &a)) {
+				char other[ADDR_TEXT_MAX];
+				addr_format(&c->listen[i], other, sizeof(other));
+				return why_set(err, errlen, "listen: '%s' is on "
+					    "the port of '%s'; one port takes "
+					    "one of tcp:// and tls://", value,
+					    other);
+			}
+		}
 		if (c->nlisten == CONF_MAX_LISTEN)
 			return why_set(err, errlen, "listen: more than %d "
 				    "listeners", CONF_MAX_LISTEN);

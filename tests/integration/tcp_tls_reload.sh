@@ -2,9 +2,10 @@
 # SIGHUP reads certificates, keys and CA files again: a certificate renewed
 # at the same path is served to new clients while a connection made before
 # the reload keeps working; a renewal that does not load (a key that does
-# not match) changes nothing and says why; a first tls:// listener can be
-# added without a restart; a CA file replaced by one the upstream's
-# certificate does not chain to makes new upstream handshakes fail.
+# not match) changes nothing and says why, and so does a tls:// listener on
+# a tcp:// listener's port; a first tls:// listener can be added without a
+# restart; a CA file replaced by one the upstream's certificate does not
+# chain to makes new upstream handshakes fail.
 # timeout: 120
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
@@ -96,6 +97,12 @@ cp "$CERTS/other.key" "$live/key.pem"
 hup "reload failed, keeping the running configuration: key .* does not match"
 [ "$(served "$tl")" = "$(fp "$CERTS/wrongname.pem")" ] || fail "a refused reload changed the certificate"
 cp "$CERTS/server.key" "$live/key.pem"
+
+# A tls:// listener on the plain listener's port would split its
+# connections: refused, and the plain listener below still answers.
+write_conf "tcp://127.0.0.1:$pl" "tls://127.0.0.1:$tl" "tls://127.0.0.1:$tl2" "tls://127.0.0.1:$pl"
+hup "reload failed, keeping the running configuration: .*listen: 'tls://127.0.0.1:$pl' is on the port of"
+write_conf "tcp://127.0.0.1:$pl" "tls://127.0.0.1:$tl" "tls://127.0.0.1:$tl2"
 
 # The upstream through TLS, verified against ca.pem; then against a CA it
 # does not chain to: new connections are refused at the upstream handshake.

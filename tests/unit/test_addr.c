@@ -76,6 +76,13 @@ int main(void)
 	CHECK_EQ_INT(addr_port(&a), 53);
 	addr_parse(&b, "tcp://[::1]:53", 0, why, sizeof(why));
 	CHECK(!addr_equal(&a, &b));
+	CHECK(!addr_same_socket(&a, &b));	/* udp and tcp: two sockets */
+	addr_parse(&a, "tls://[::1]:53", 0, why, sizeof(why));
+	CHECK(addr_same_socket(&a, &b));	/* tcp and tls: one */
+	addr_parse(&a, "tls://[::1]:54", 0, why, sizeof(why));
+	CHECK(!addr_same_socket(&a, &b));
+	addr_parse(&a, "echo", ADDR_ALLOW_ECHO, why, sizeof(why));
+	CHECK(!addr_same_socket(&a, &a));
 	CHECK_EQ_INT(addr_socktype(ADDR_UDP), SOCK_DGRAM);
 	CHECK_EQ_INT(addr_socktype(ADDR_TLS), SOCK_STREAM);
 	return check_done();

@@ -97,6 +97,7 @@ static void test_bad(void)
 	bad("[relay]\nlisten = udp://1.2.3.4\n", "t.ini:2: listen: 'udp://1.2.3.4': missing ':PORT'");
 	bad("[relay]\nupstream = tcp://1.2.3.4:5\nupstream = tcp://1.2.3.4:6\n", "t.ini:3: upstream: a tcp/tls upstream set twice");
 	bad("[relay]\nlisten = udp://1.2.3.4:5\nlisten = udp://1.2.3.4:5\n", "t.ini:3: listen: 'udp://1.2.3.4:5' given twice");
+	bad("[relay]\nlisten = tcp://1.2.3.4:5\nlisten = tls://1.2.3.4:5\n", "t.ini:3: listen: 'tls://1.2.3.4:5' is on the port of 'tcp://1.2.3.4:5'");
 	bad("[relay]\nupstream = udp://no-such-host.invalid:5\n", "t.ini:2: upstream: 'udp://no-such-host.invalid:5': cannot resolve");
 	bad("[relay]\nupstream = echo\nupstream = udp://1.2.3.4:6\n", "t.ini:3: upstream: a udp upstream set twice");
 	bad("[relay]\ncpus = 2-1\n", "t.ini:2: cpus:");
