@@ -47,24 +47,38 @@ step() {
 	echo "$((sent / STEP)) $(((c1 - c0) / STEP))"
 }
 
+# What relay forwards flat out, first: half of it is where the search for
+# the sustainable rate starts, so that a fast host does not spend a dozen
+# steps climbing from 20000/s. A relay that collapses under overload
+# forwards little here and the search starts low, as it would without it.
+demotions0=$(metric relay_rt_demotions_total)
+results=()
+flat_out() {
+	read -r offered forwarded < <(step 0)
+	echo "flat out: offered $offered, forwarded $forwarded"
+	results+=("$offered $forwarded")
+}
+flat_out
+
 # Sustainable: raise a paced rate by a quarter until loss passes 3 %.
-sustainable=0 rate=20000
+sustainable=0 rate=$((forwarded / 2))
+[ "$rate" -ge 20000 ] || rate=20000
 for i in $(seq 16); do
 	read -r offered forwarded < <(step $rate)
 	echo "paced $rate: offered $offered, forwarded $forwarded"
-	awk -v o="$offered" -v f="$forwarded" 'BEGIN { exit !(f >= o * 0.97) }' || break
+	if ! awk -v o="$offered" -v f="$forwarded" 'BEGIN { exit !(f >= o * 0.97) }'; then
+		# Lost at the first rate tried: start again lower.
+		[ "$sustainable" = 0 ] && [ "$rate" -gt 20000 ] || break
+		rate=$((rate / 2 > 20000 ? rate / 2 : 20000))
+		continue
+	fi
 	[ "$forwarded" -gt "$sustainable" ] && sustainable=$forwarded
 	rate=$((rate * 5 / 4))
 done
 [ "$sustainable" -gt 0 ] || fail "relay forwarded nothing without loss even at 20000/s"
 
-demotions0=$(metric relay_rt_demotions_total)
-results=()
-for i in 1 2 3; do
-	read -r offered forwarded < <(step 0)
-	echo "flat out: offered $offered, forwarded $forwarded"
-	results+=("$offered $forwarded")
-done
+flat_out
+flat_out
 read -r offered forwarded < <(printf '%s\n' "${results[@]}" | sort -n -k2 | sed -n 2p)
 echo "sustainable $sustainable/s; overloaded (median of 3): offered $offered/s, forwarded $forwarded/s"
 awk -v o="$offered" -v s="$sustainable" 'BEGIN { exit !(o >= 3 * s) }' ||

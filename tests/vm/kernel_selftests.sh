@@ -6,6 +6,10 @@
 # the cost benchmarks (perf bench epoll wait, epoll-stress) as JSON, one
 # round in each of the four cost boots (two per kernel: enough for an
 # interval; make kernel-selftests runs two).
+# It runs beside the timed tests: the guests keep the host's clock, but
+# the verdict is the selftests' pass or fail and the cost figures' shape;
+# the figures themselves, taken on a shared host, are not judged here.
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 need_root "builds the kernels into ${RELAY_CACHE:-/var/cache/relay}, creates device nodes"
 "$top/mk/deps" kernel >/dev/null || fail "mk/deps kernel"
