@@ -223,9 +223,8 @@ struct flow *flow_oldest(struct flow_table *t)
 	return lru_flow(t->lru.head);
 }
 
-struct flow *flow_younger(struct flow_table *t, const struct flow *f)
+struct flow *flow_younger(const struct flow *f)
 {
-	(void)t;
 	return lru_flow(f->lru_link.next);
 }
 

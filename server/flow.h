@@ -117,7 +117,7 @@ void flow_remove(struct flow_table *t, struct flow *f);
 struct flow *flow_oldest(struct flow_table *t);
 
 /* The next younger flow after f (NULL at the end): to walk all flows. */
-struct flow *flow_younger(struct flow_table *t, const struct flow *f);
+struct flow *flow_younger(const struct flow *f);
 
 /* 1 when no slot is free. */
 int flow_full(const struct flow_table *t);

@@ -701,7 +701,7 @@ void udp_remove_listener(struct udp_loop *u, int id)
 		drain_listener(u, i);
 		struct flow *f = flow_oldest(&u->flows), *next;
 		for (; f; f = next) {
-			next = flow_younger(&u->flows, f);
+			next = flow_younger(f);
 			if (f->key.listener == i)
 				close_flow(u, f, S_flows_closed);
 		}
@@ -722,7 +722,7 @@ void udp_drain(struct udp_loop *u)
 bool udp_pending(struct udp_loop *u)
 {
 	for (struct flow *f = flow_oldest(&u->flows); f;
-	     f = flow_younger(&u->flows, f))
+	     f = flow_younger(f))
 		if (f->pending)
 			return true;
 	return false;

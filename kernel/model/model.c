@@ -13,6 +13,7 @@
 #include <sysexits.h>
 #include <time.h>
 
+#include "clock.h"
 #include "rt.h"
 
 #define NS_PER_US 1000LL
@@ -44,15 +45,7 @@ struct run {
 
 static int64_t now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
-
-static struct timespec to_timespec(int64_t ns)
-{
-	return (struct timespec){ .tv_sec = ns / NS_PER_S,
-				  .tv_nsec = ns % NS_PER_S };
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* Burn CPU for ns: the producers' work must count against their quota. */
@@ -154,7 +147,7 @@ static void *consumer(void *arg)
 	int64_t tick_ns = p->tick_us * NS_PER_US;
 	int64_t next = run->start_ns + tick_ns;
 	while (!atomic_load_explicit(&run->stop, memory_order_relaxed)) {
-		struct timespec ts = to_timespec(next);
+		struct timespec ts = clock_ns_ts(next);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
 		       == EINTR)
 			;
@@ -190,7 +183,7 @@ static int wait_end(const struct run *run, const sigset_t *sigs)
 		int64_t left = run->end_ns - now_ns();
 		if (left <= 0)
 			return 0;
-		struct timespec ts = to_timespec(left);
+		struct timespec ts = clock_ns_ts(left);
 		int sig = sigtimedwait(sigs, NULL, &ts);
 		if (sig > 0)
 			return sig;

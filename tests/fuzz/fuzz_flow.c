@@ -224,7 +224,7 @@ static void remove_listener(struct model *m, int listener)
 {
 	struct flow *f = flow_oldest(&m->t), *next;
 	for (int i = 0; f; f = next) {
-		next = flow_younger(&m->t, f);
+		next = flow_younger(f);
 		if (f != m->e[i].f)
 			abort();
 		if (f->key.listener == listener)
@@ -254,7 +254,7 @@ static void check(struct model *m)
 		abort();
 	int i = 0, nfree = 0;
 	const struct flow_link *idle = NULL;	/* the last idle one met */
-	for (struct flow *f = flow_oldest(t); f; f = flow_younger(t, f), i++) {
+	for (struct flow *f = flow_oldest(t); f; f = flow_younger(f), i++) {
 		const struct entry *e = &m->e[i];
 		if (i >= m->n || f != e->f || !f->used || f->table != t ||
 		    f->last_ns != e->last_ns || f->pending != e->pending ||

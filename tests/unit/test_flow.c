@@ -73,9 +73,9 @@ static void test_lru_and_eviction(void)
 	CHECK(flow_oldest(&t) == f[0]);
 	flow_touch(&t, f[0], 20);		/* f1 is now the oldest */
 	CHECK(flow_oldest(&t) == f[1]);
-	CHECK(flow_younger(&t, f[1]) == f[2]);
-	CHECK(flow_younger(&t, f[2]) == f[0]);
-	CHECK(flow_younger(&t, f[0]) == NULL);
+	CHECK(flow_younger(f[1]) == f[2]);
+	CHECK(flow_younger(f[2]) == f[0]);
+	CHECK(flow_younger(f[0]) == NULL);
 	s[3] = v4("192.0.2.1", 3000);
 	struct flow_key k;
 	flow_key_make(&k, (struct sockaddr *)&s[3], 0);
@@ -180,7 +180,7 @@ static void test_random(void)
 	/* The LRU list holds every live flow, oldest first. */
 	int n = 0;
 	int64_t last = -1;
-	for (struct flow *f = flow_oldest(&t); f; f = flow_younger(&t, f)) {
+	for (struct flow *f = flow_oldest(&t); f; f = flow_younger(f)) {
 		CHECK(f->last_ns >= last);
 		last = f->last_ns;
 		n++;

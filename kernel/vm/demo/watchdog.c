@@ -260,7 +260,7 @@ int wd_run(struct watchdog *w, const char *beat_path,
 		int64_t now = clock_ns(CLOCK_MONOTONIC);
 		if (next < now - step)	/* fell far behind: no burst, same grid */
 			next += (now - next) / step * step;
-		struct timespec ts = { next / 1000000000, next % 1000000000 };
+		struct timespec ts = clock_ns_ts(next);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		now = clock_ns(CLOCK_MONOTONIC);
