@@ -90,51 +90,6 @@ struct flow *flow_lookup(struct flow_table *t, const struct flow_key *k)
 	return NULL;
 }
 
-/* The LRU and idle lists, linked through the flows themselves: the
- * datagram path moves a flow on both per burst, so every step is O(1)
- * and allocates nothing. A flow joins at the tail, so each list stays
- * oldest first. */
-static bool list_has(const struct flow_list *l, const struct flow_link *n)
-{
-	return n->prev || l->head == n;
-}
-
-/* Take n off l; nothing when it is not on it. */
-static void list_remove(struct flow_list *l, struct flow_link *n)
-{
-	if (!list_has(l, n))
-		return;
-	if (n->prev)
-		n->prev->next = n->next;
-	else
-		l->head = n->next;
-	if (n->next)
-		n->next->prev = n->prev;
-	else
-		l->tail = n->prev;
-	n->prev = n->next = NULL;
-}
-
-static void list_append(struct flow_list *l, struct flow_link *n)
-{
-	n->prev = l->tail;
-	n->next = NULL;
-	if (l->tail)
-		l->tail->next = n;
-	else
-		l->head = n;
-	l->tail = n;
-}
-
-/* n, on l or not, becomes l's youngest. */
-static void list_move_tail(struct flow_list *l, struct flow_link *n)
-{
-	if (l->tail == n)
-		return;
-	list_remove(l, n);
-	list_append(l, n);
-}
-
 struct flow *flow_insert(struct flow_table *t, const struct flow_key *k,
 			 const struct sockaddr *client, socklen_t len,
 			 int64_t now_ns)
@@ -213,7 +168,7 @@ void flow_remove(struct flow_table *t, struct flow *f)
 }
 
 /* The flow on the LRU list at n, NULL past its ends. */
-static struct flow *lru_flow(struct flow_link *n)
+static struct flow *lru_flow(struct list_link *n)
 {
 	return n ? container_of(n, struct flow, lru_link) : NULL;
 }

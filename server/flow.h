@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "list.h"
 #include "loop.h"
 
 struct flow_key {
@@ -22,18 +23,6 @@ struct flow_key {
 	uint16_t port;		/* network order */
 	uint32_t scope;
 	uint8_t addr[16];
-};
-
-/* A flow's place on one of its table's lists, which are threaded through
- * the flows themselves: joining, leaving or moving to the young end takes
- * no allocation and no walk. */
-struct flow_link {
-	struct flow_link *prev, *next;	/* NULL at the ends, and off the list */
-};
-
-/* A list of flows by one of their links, oldest at the head. */
-struct flow_list {
-	struct flow_link *head, *tail;
 };
 
 struct flow {
@@ -55,8 +44,8 @@ struct flow {
 	uint32_t pending;	/* requests sent minus replies seen */
 	int64_t last_ns;	/* last activity, CLOCK_MONOTONIC */
 	int32_t hnext;		/* hash chain, or free list */
-	struct flow_link lru_link;	/* LRU list */
-	struct flow_link idle_link;	/* idle list (pending == 0) */
+	struct list_link lru_link;	/* LRU list */
+	struct list_link idle_link;	/* idle list (pending == 0) */
 	uint8_t used;
 	struct flow_table *table;	/* the one it is in: its socket's
 					 * handler finds its owner by it */
@@ -68,8 +57,8 @@ struct flow_table {
 	int32_t active;
 	int32_t *buckets;
 	uint32_t mask;
-	struct flow_list lru;		/* every flow, by last activity */
-	struct flow_list idle;		/* those waiting for no reply */
+	struct list lru;		/* every flow, by last activity */
+	struct list idle;		/* those waiting for no reply */
 	int32_t free_head;
 	uint64_t seed;		/* random: clients choose their own keys */
 };

@@ -60,7 +60,8 @@ struct tcp_conn {
 	int list;
 	int64_t since_ns;	/* phase start or last activity, coarse clock */
 	int64_t born_ns;	/* accepted, coarse clock */
-	struct tcp_conn *prev, *next;
+	struct list_link link;	/* on its phase's list */
+	struct tcp_conn *dnext;	/* the dying and dead chains */
 	struct tcp_conn *snext;	/* chain of its source's bucket */
 	uint8_t source[16];	/* see source_key */
 	bool sourced;		/* on that chain */
@@ -93,7 +94,7 @@ static int64_t coarse_ns(void)
 	return clock_ns(CLOCK_MONOTONIC_COARSE);
 }
 
-static struct tcp_list *list_of(struct tcp_loop *t, int which)
+static struct list *phase_list(struct tcp_loop *t, int which)
 {
 	switch (which) {
 	case L_HANDSHAKE: return &t->handshaking;
@@ -104,20 +105,18 @@ static struct tcp_list *list_of(struct tcp_loop *t, int which)
 	}
 }
 
-static void list_unlink(struct tcp_conn *c)
+/* The connection at n of a phase list, NULL past its ends. */
+static struct tcp_conn *conn_at(struct list_link *n)
 {
-	struct tcp_list *l = list_of(c->t, c->list);
+	return n ? container_of(n, struct tcp_conn, link) : NULL;
+}
+
+static void phase_leave(struct tcp_conn *c)
+{
+	struct list *l = phase_list(c->t, c->list);
 	if (!l)
 		return;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		l->head = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	else
-		l->tail = c->prev;
-	c->prev = c->next = NULL;
+	list_remove(l, &c->link);
 	c->list = L_NONE;
 }
 
@@ -125,30 +124,21 @@ static void list_unlink(struct tcp_conn *c)
  * timeout, so appending as time goes keeps each in deadline order; the
  * first-byte deadline counts from the accept while connections reach its
  * list in the order their upstreams answered, hence the walk back. */
-static void list_insert(struct tcp_conn *c, int which, int64_t since)
+static void phase_enter_at(struct tcp_conn *c, int which, int64_t since)
 {
-	list_unlink(c);
-	struct tcp_list *l = list_of(c->t, which);
-	struct tcp_conn *after = l->tail;
-	while (after && after->since_ns > since)
+	phase_leave(c);
+	struct list *l = phase_list(c->t, which);
+	struct list_link *after = l->tail;
+	while (after && conn_at(after)->since_ns > since)
 		after = after->prev;
 	c->list = which;
 	c->since_ns = since;
-	c->prev = after;
-	c->next = after ? after->next : l->head;
-	if (c->next)
-		c->next->prev = c;
-	else
-		l->tail = c;
-	if (after)
-		after->next = c;
-	else
-		l->head = c;
+	list_insert_after(l, after, &c->link);
 }
 
-static void list_append(struct tcp_conn *c, int which)
+static void phase_enter(struct tcp_conn *c, int which)
 {
-	list_insert(c, which, coarse_ns());
+	phase_enter_at(c, which, coarse_ns());
 }
 
 /* Relaying: on the idle timeout's list, or, while the client has sent
@@ -156,9 +146,9 @@ static void list_append(struct tcp_conn *c, int which)
 static void start_relaying(struct tcp_conn *c)
 {
 	if (c->heard || !c->t->set.first_byte_ms)
-		list_append(c, L_RELAY);
+		phase_enter(c, L_RELAY);
 	else
-		list_insert(c, L_UNHEARD, c->born_ns);
+		phase_enter_at(c, L_UNHEARD, c->born_ns);
 }
 
 static void set_nodelay(int fd)
@@ -291,14 +281,14 @@ static void conn_close(struct tcp_conn *c, enum tcp_close why)
 		loop_del(t->loop, x->s.fd, &x->h);
 		x->s.ops->close(&x->s, abort);
 	}
-	list_unlink(c);
+	phase_leave(c);
 	if (c->sourced)
 		source_remove(c);
 	stats_add(&t->stats.closed[c->slot][why], 1);
 	stats_set(&t->stats.active[c->slot], t->stats.active[c->slot] - 1);
 	t->nconns--;
 	c->dead = true;
-	c->next = t->dying;
+	c->dnext = t->dying;
 	t->dying = c;
 	listeners_resume(t);
 }
@@ -412,7 +402,7 @@ rounds_done:
 		active = true;
 	}
 	if (active && (c->list == L_RELAY || (c->list == L_UNHEARD && c->heard)))
-		list_append(c, L_RELAY);
+		phase_enter(c, L_RELAY);
 	if (src->eof && src->head == src->tail && dst->ready && !dst->shut &&
 	    !dst->wr_wait) {
 		enum sock_rc rc = dst->s.ops->shutdown(&dst->s);
@@ -453,7 +443,7 @@ static int start_connect(struct tcp_conn *c)
 {
 	struct tcp_loop *t = c->t;
 	const struct addr *a = &t->set.upstream;
-	list_append(c, L_CONNECT);
+	phase_enter(c, L_CONNECT);
 	stats_add(&t->stats.u[TCP_U_connects], 1);
 	int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
 			SOCK_CLOEXEC, 0);
@@ -660,7 +650,7 @@ static void conn_new(struct tcp_loop *t, int slot, int fd,
 		return;
 	}
 	if (ls->tls) {
-		list_append(c, L_HANDSHAKE);
+		phase_enter(c, L_HANDSHAKE);
 	} else {
 		c->cl.ready = true;
 		if (start_connect(c) < 0)
@@ -805,12 +795,12 @@ int tcp_add_listener(struct tcp_loop *t, int id, int fd, bool tls)
 /* Close the connections of listener slot (-1: all). */
 static void close_conns(struct tcp_loop *t, int slot)
 {
-	struct tcp_list *lists[4] = { &t->handshaking, &t->connecting,
-				      &t->relaying, &t->unheard };
+	struct list *lists[4] = { &t->handshaking, &t->connecting,
+				  &t->relaying, &t->unheard };
 	for (int i = 0; i < 4; i++) {
-		struct tcp_conn *c = lists[i]->head, *next;
+		struct tcp_conn *c = conn_at(lists[i]->head), *next;
 		for (; c; c = next) {
-			next = c->next;
+			next = conn_at(c->link.next);
 			if (slot < 0 || c->slot == slot)
 				conn_close(c, TCP_CLOSE_shutdown);
 		}
@@ -844,7 +834,7 @@ void tcp_remove_listener(struct tcp_loop *t, int id)
 static void free_list(struct tcp_conn *c)
 {
 	while (c) {
-		struct tcp_conn *next = c->next;
+		struct tcp_conn *next = c->dnext;
 		free(c);
 		c = next;
 	}
@@ -864,12 +854,12 @@ void tcp_loop_free(struct tcp_loop *t)
 }
 
 /* Close, oldest first, what has been in list l longer than ms. */
-static void expire(struct tcp_loop *t, struct tcp_list *l, int ms, int64_t now,
+static void expire(struct tcp_loop *t, struct list *l, int ms, int64_t now,
 		   int *budget)
 {
 	int64_t limit = (int64_t)ms * 1000000;
 	struct tcp_conn *c;
-	while (*budget > 0 && (c = l->head) && now - c->since_ns >= limit) {
+	while (*budget > 0 && (c = conn_at(l->head)) && now - c->since_ns >= limit) {
 		(*budget)--;
 		enum tcp_close why;
 		if (c->list == L_HANDSHAKE) {

@@ -39,6 +39,7 @@
 #include <jansson.h>
 
 #include "addr.h"
+#include "list.h"
 #include "loop.h"
 #include "sock.h"
 
@@ -131,17 +132,13 @@ struct tcp_listener {
 	bool paused;		/* not accepting: limit or descriptors */
 };
 
-/* A list of connections in deadline order (each phase has its own). */
-struct tcp_list {
-	struct tcp_conn *head, *tail;
-};
-
 struct tcp_loop {
 	struct loop *loop;
 	struct tcp_settings set;
 	struct tcp_listener ls[TCP_MAX_LISTEN];
-	struct tcp_list handshaking, connecting, relaying;
-	struct tcp_list unheard;	/* relaying, the client silent so far */
+	/* Connections by phase, each list in its deadline's order. */
+	struct list handshaking, connecting, relaying;
+	struct list unheard;		/* relaying, the client silent so far */
 	struct tcp_conn *dying, *dead;	/* closed, freed two ticks later */
 	int nconns;
 	struct tcp_conn **by_source;	/* hash chains of open connections */

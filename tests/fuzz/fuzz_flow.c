@@ -236,10 +236,10 @@ static void remove_listener(struct model *m, int listener)
 
 /* l's back links and tail must agree with its forward links (which the
  * model's walks have checked by then). */
-static void check_links(const struct flow_list *l)
+static void check_links(const struct list *l)
 {
-	const struct flow_link *prev = NULL;
-	for (const struct flow_link *n = l->head; n; prev = n, n = n->next)
+	const struct list_link *prev = NULL;
+	for (const struct list_link *n = l->head; n; prev = n, n = n->next)
 		if (n->prev != prev)
 			abort();
 	if (l->tail != prev)
@@ -253,7 +253,7 @@ static void check(struct model *m)
 	if (t->active != m->n || m->n > t->cap)
 		abort();
 	int i = 0, nfree = 0;
-	const struct flow_link *idle = NULL;	/* the last idle one met */
+	const struct list_link *idle = NULL;	/* the last idle one met */
 	for (struct flow *f = flow_oldest(t); f; f = flow_younger(f), i++) {
 		const struct entry *e = &m->e[i];
 		if (i >= m->n || f != e->f || !f->used || f->table != t ||
