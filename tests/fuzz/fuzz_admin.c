@@ -440,12 +440,14 @@ static int parse_response(const char *got, size_t n, size_t at,
 	const char *hdrs_end = memmem(p, len, "\r\n\r\n", 4);
 	if (!hdrs_end)
 		return len > 16384 ? -1 : 0;
-	/* HTTP/major.minor: evhttp answers in the request's version,
-	 * whatever it is (HTTP/0.1 and HTTP/1.11 included). */
+	/* HTTP/major.minor: evhttp answers in the request's version as
+	 * its sscanf read it, whatever it is (HTTP/0.1, HTTP/1.11 and
+	 * HTTP/1.-12 included). */
 	size_t v = 5;
 	if (len < 17 || memcmp(p, "HTTP/", 5) != 0)
 		return -1;
-	while (v < len && ((p[v] >= '0' && p[v] <= '9') || p[v] == '.'))
+	while (v < len && ((p[v] >= '0' && p[v] <= '9') || p[v] == '.' ||
+			   p[v] == '-'))
 		v++;
 	if (v == 5 || v + 5 > len || p[v] != ' ' || p[v + 4] != ' ')
 		return -1;
