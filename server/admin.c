@@ -199,19 +199,29 @@ json_t *admin_json_parts(const struct admin_view *v)
 	return json_pack("{s:o, s:o}", "listeners", l, "upstreams", u);
 }
 
-/* Send what a FILE* writer produced (open_memstream) as the body. */
-static void reply_text(struct evhttp_request *req, int code, const char *type,
-		       const char *body, size_t len)
+/* Send what a FILE* writer produced (open_memstream) as the body; to a HEAD
+ * request only its length, as evhttp (2.1) would send the body all the
+ * same and a client keeping the connection would read it as the next
+ * response. */
+static void reply(struct evhttp_request *req, int code, const char *type,
+		  const char *body, size_t len)
 {
+	struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
 	struct evbuffer *out = evbuffer_new();
 	if (!out) {
 		evhttp_send_error(req, 500, NULL);
 		return;
 	}
-	evbuffer_add(out, body, len);
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-			  "Content-Type", type);
-	evhttp_send_reply(req, code, code == 200 ? "OK" : "Unavailable", out);
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+		char n[24];
+		snprintf(n, sizeof(n), "%zu", len);
+		evhttp_add_header(headers, "Content-Length", n);
+	} else {
+		evbuffer_add(out, body, len);
+	}
+	evhttp_add_header(headers, "Content-Type", type);
+	evhttp_send_reply(req, code, code == 200 ? "OK" : code == 404 ?
+			  "Not Found" : "Unavailable", out);
 	evbuffer_free(out);
 }
 
@@ -219,11 +229,6 @@ static void handle(struct evhttp_request *req, void *arg)
 {
 	struct admin *ad = arg;
 	const struct admin_view *v = ad->v;
-	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
-		evhttp_send_error(req, 405, "only GET");
-		return;
-	}
 	const char *uri = evhttp_request_get_uri(req);
 	struct evhttp_uri *parsed = evhttp_uri_parse(uri);
 	const char *path = parsed ? evhttp_uri_get_path(parsed) : NULL;
@@ -281,58 +286,27 @@ static void handle(struct evhttp_request *req, void *arg)
 			hist_write_hgrm(h, f, 1000.0, 5);
 	}
 	fclose(f);
-	if (code == 404) {
-		struct evbuffer *out = evbuffer_new();
-		if (out) {
-			evbuffer_add(out, buf, len);
-			evhttp_send_reply(req, 404, "Not Found", out);
-			evbuffer_free(out);
-		}
-	} else {
-		reply_text(req, code, type, buf, len);
-	}
+	reply(req, code, type, buf, len);
 	free(buf);
 	evhttp_uri_free(parsed);
 }
 
-struct admin *admin_open(struct event_base *base, const struct addr *a,
-			 const struct admin_view *v, char *err, size_t errlen)
+struct admin *admin_serve(struct event_base *base, int fd,
+			  const struct admin_view *v, char *err, size_t errlen)
 {
-	char text[ADDR_TEXT_MAX];
-	addr_format(a, text, sizeof(text));
 	struct admin *ad = calloc(1, sizeof(*ad));
 	if (!ad || stats_snapshot_init(&ad->snap) < 0) {
 		snprintf(err, errlen, "admin: out of memory");
 		free(ad);
+		close(fd);
 		return NULL;
 	}
 	ad->v = v;
 	ad->http = evhttp_new(base);
-	int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
-			SOCK_CLOEXEC, 0);
-	int one = 1;
-	if (fd >= 0)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (!ad->http || fd < 0 ||
-	    bind(fd, (const struct sockaddr *)&a->sa, a->salen) < 0 ||
-	    listen(fd, 64) < 0) {
-		int e = errno;
-		snprintf(err, errlen, "admin %s: cannot listen: %s", text,
-			 strerror(e));
-		if (fd >= 0)
-			close(fd);
-		admin_close(ad);
-		return NULL;
-	}
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	getsockname(fd, (struct sockaddr *)&ss, &sl);
-	ad->port = ntohs(ss.ss_family == AF_INET ?
-			 ((struct sockaddr_in *)&ss)->sin_port :
-			 ((struct sockaddr_in6 *)&ss)->sin6_port);
-	ad->sock = evhttp_accept_socket_with_handle(ad->http, fd);
+	ad->sock = ad->http ? evhttp_accept_socket_with_handle(ad->http, fd) :
+			      NULL;
 	if (!ad->sock) {
-		snprintf(err, errlen, "admin %s: evhttp refused the socket", text);
+		snprintf(err, errlen, "admin: evhttp refused the socket");
 		close(fd);
 		admin_close(ad);
 		return NULL;
@@ -350,10 +324,43 @@ struct admin *admin_open(struct event_base *base, const struct addr *a,
 	if (reserve_fd < 0)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	evhttp_set_gencb(ad->http, handle, ad);
+	/* evhttp refuses the rest before handle() sees them, and closes:
+	 * another method 501, a body 413, a malformed request or one whose
+	 * line and headers pass the limit 400. */
 	evhttp_set_allowed_methods(ad->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 	evhttp_set_max_headers_size(ad->http, ADMIN_MAX_HEADERS);
 	evhttp_set_max_body_size(ad->http, 0);
 	evhttp_set_timeout(ad->http, ADMIN_TIMEOUT_S);
+	return ad;
+}
+
+struct admin *admin_open(struct event_base *base, const struct addr *a,
+			 const struct admin_view *v, char *err, size_t errlen)
+{
+	char text[ADDR_TEXT_MAX];
+	addr_format(a, text, sizeof(text));
+	int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+			SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, (const struct sockaddr *)&a->sa, a->salen) < 0 ||
+	    listen(fd, 64) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "admin %s: cannot listen: %s", text,
+			 strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	struct admin *ad = admin_serve(base, fd, v, err, errlen);
+	if (ad)
+		ad->port = ntohs(ss.ss_family == AF_INET ?
+				 ((struct sockaddr_in *)&ss)->sin_port :
+				 ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return ad;
 }
 

@@ -13,6 +13,10 @@
  *   /hgrm/tick_lateness
  *   /healthz                 200 "ok", or 503 and why (a stalled loop,
  *                            draining)
+ *
+ * GET and HEAD (the headers and the body's length); other paths 404. evhttp
+ * refuses the rest and closes: 400 a malformed request or one whose line
+ * and headers pass 8 KiB, 413 a body, 501 another method.
  */
 #ifndef RELAY_ADMIN_H
 #define RELAY_ADMIN_H
@@ -65,7 +69,12 @@ struct admin_counts {
 struct admin *admin_open(struct event_base *base, const struct addr *a,
 			 const struct admin_view *v, char *err, size_t errlen);
 
-/* The port actually bound. */
+/* Serve on fd, a listening stream socket of any family (admin_open's
+ * TCP one; a test's AF_UNIX one), which the handle then owns. */
+struct admin *admin_serve(struct event_base *base, int fd,
+			  const struct admin_view *v, char *err, size_t errlen);
+
+/* The port actually bound (admin_open). */
 int admin_port(const struct admin *ad);
 
 void admin_close(struct admin *ad);
