@@ -365,7 +365,16 @@ static enum sock_rc tls_write(struct sock *s, const void *buf, size_t len,
 		s->want = 0;
 		return SOCK_OK;
 	}
-	return tls_result(s, 0, false);
+	enum sock_rc rc = tls_result(s, 0, false);
+	/* Once the peer's close_notify is in, OpenSSL reports a send that
+	 * failed as the end of the stream (SSL_ERROR_ZERO_RETURN). A write
+	 * has no end of stream: it is the socket's error, and taken for
+	 * anything else the write would be retried at once, forever. */
+	if (rc == SOCK_EOF) {
+		s->fail = errno_fail(s->sys_errno ? s->sys_errno : EPIPE);
+		rc = SOCK_ERROR;
+	}
+	return rc;
 }
 
 static enum sock_rc tls_shutdown(struct sock *s)
