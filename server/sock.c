@@ -246,11 +246,19 @@ static void bio_method_setup(void)
 
 /* ---- TLS ---- */
 
-/* The failure behind an SSL_ERROR_SSL, from the first queued error. */
-static enum sock_fail tls_classify(const struct sock *s)
+/* The failure behind an SSL_ERROR_SSL, from the first queued error. Once
+ * the handshake is done no version, cipher or certificate is at stake and
+ * the peer has shown it speaks TLS: only its alerts keep a reason of their
+ * own (a "handshake_failure" alert then is not about ciphers). */
+static enum sock_fail tls_classify(const struct sock *s, bool handshake)
 {
 	unsigned long e = ERR_peek_error();
 	int reason = ERR_GET_REASON(e);
+	/* Alerts from the peer have reasons SSL_AD_REASON_OFFSET + alert. */
+	bool alert = reason >= SSL_AD_REASON_OFFSET &&
+		     reason < SSL_AD_REASON_OFFSET + 256;
+	if (!handshake)
+		return alert ? SOCK_FAIL_peer_alert : SOCK_FAIL_protocol;
 	long v = SSL_get_verify_result(s->ssl);
 	switch (reason) {
 	case SSL_R_CERTIFICATE_VERIFY_FAILED:
@@ -280,14 +288,12 @@ static enum sock_fail tls_classify(const struct sock *s)
 	case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
 		return SOCK_FAIL_cipher;
 	}
-	/* Alerts from the peer have reasons SSL_AD_REASON_OFFSET + alert. */
-	if (reason >= SSL_AD_REASON_OFFSET && reason < SSL_AD_REASON_OFFSET + 256)
-		return SOCK_FAIL_peer_alert;
-	return SOCK_FAIL_protocol;
+	return alert ? SOCK_FAIL_peer_alert : SOCK_FAIL_protocol;
 }
 
-/* Turn a failed SSL_* call (ret <= 0) into a result. */
-static enum sock_rc tls_result(struct sock *s, int ret)
+/* Turn a failed SSL_* call (ret <= 0) into a result; handshake: the call
+ * was the handshake's. */
+static enum sock_rc tls_result(struct sock *s, int ret, bool handshake)
 {
 	enum sock_rc rc = SOCK_ERROR;
 	s->want = 0;
@@ -308,7 +314,7 @@ static enum sock_rc tls_result(struct sock *s, int ret)
 			  SOCK_FAIL_eof;
 		break;
 	case SSL_ERROR_SSL:
-		s->fail = tls_classify(s);
+		s->fail = tls_classify(s, handshake);
 		break;
 	default:
 		s->fail = SOCK_FAIL_protocol;
@@ -326,7 +332,7 @@ static enum sock_rc tls_handshake(struct sock *s)
 		s->want = 0;
 		return SOCK_OK;
 	}
-	enum sock_rc rc = tls_result(s, r);
+	enum sock_rc rc = tls_result(s, r, true);
 	if (rc == SOCK_EOF) {
 		s->fail = SOCK_FAIL_eof;
 		rc = SOCK_ERROR;
@@ -345,7 +351,7 @@ static enum sock_rc tls_read(struct sock *s, void *buf, size_t len, size_t *n)
 			  EPOLLIN : 0;
 		return SOCK_OK;
 	}
-	enum sock_rc rc = tls_result(s, 0);
+	enum sock_rc rc = tls_result(s, 0, false);
 	/* A peer that closes without close_notify has still finished. */
 	if (rc == SOCK_ERROR && s->fail == SOCK_FAIL_eof)
 		rc = SOCK_EOF;
@@ -359,14 +365,23 @@ static enum sock_rc tls_write(struct sock *s, const void *buf, size_t len,
 		s->want = 0;
 		return SOCK_OK;
 	}
-	return tls_result(s, 0);
+	enum sock_rc rc = tls_result(s, 0, false);
+	/* Once the peer's close_notify is in, OpenSSL reports a send that
+	 * failed as the end of the stream (SSL_ERROR_ZERO_RETURN). A write
+	 * has no end of stream: it is the socket's error, and taken for
+	 * anything else the write would be retried at once, forever. */
+	if (rc == SOCK_EOF) {
+		s->fail = errno_fail(s->sys_errno ? s->sys_errno : EPIPE);
+		rc = SOCK_ERROR;
+	}
+	return rc;
 }
 
 static enum sock_rc tls_shutdown(struct sock *s)
 {
 	int r = SSL_shutdown(s->ssl);
 	if (r < 0) {
-		enum sock_rc rc = tls_result(s, r);
+		enum sock_rc rc = tls_result(s, r, false);
 		return rc == SOCK_EOF ? SOCK_OK : rc;
 	}
 	/* close_notify is out; we do not wait for the peer's (0) since the

@@ -27,7 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Why a connection failed; handshake failures are counted by these. */
+/* Why a connection failed; handshake failures are counted by these. After
+ * the handshake only reset, io, peer_alert and protocol occur. */
 #define SOCK_FAILS(X) \
 	X(none,          "no failure") \
 	X(eof,           "the peer closed the connection during the handshake") \

@@ -21,8 +21,9 @@ test:
 # tests/fuzz/: libFuzzer targets, one per tests/fuzz/fuzz_*.c, built with
 # VARIANT=fuzz and linked against the archives of the code each one feeds.
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/tests/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-$(O)/tests/fuzz/fuzz_admin $(O)/tests/fuzz/fuzz_conf $(O)/tests/fuzz/fuzz_flow $(O)/tests/fuzz/fuzz_tcp: $(O)/server/librelay.a
-$(O)/tests/fuzz/fuzz_admin $(O)/tests/fuzz/fuzz_conf $(O)/tests/fuzz/fuzz_flow $(O)/tests/fuzz/fuzz_tcp: CPPFLAGS += -Iserver
+SERVER_FUZZ := $(addprefix $(O)/tests/fuzz/fuzz_,admin conf flow tcp tls)
+$(SERVER_FUZZ): $(O)/server/librelay.a
+$(SERVER_FUZZ): CPPFLAGS += -Iserver
 $(O)/tests/fuzz/fuzz_opts $(O)/tests/fuzz/fuzz_wire: $(O)/loadgen/libloadgen.a
 
 $(O)/tests/fuzz/%: tests/fuzz/%.c $(LIB_A)

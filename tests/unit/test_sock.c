@@ -396,6 +396,43 @@ static void test_tls_failures(void)
 	tls_free(old);
 	tls_free(st);
 
+	/* After the handshake the same bytes are a protocol error: the peer
+	 * did speak TLS, and handshakes that failed are counted apart. */
+	struct tls *ct = client("ca.pem");
+	st = server("server.pem", NULL);
+	tls_pair(st, ct, "localhost", NULL, &cs, &ss);
+	handshake(&cs, &ss, &rc, &rs);
+	CHECK_EQ_INT(rs, SOCK_OK);
+	CHECK_EQ_INT(write(cs.fd, http, sizeof(http) - 1), (ssize_t)sizeof(http) - 1);
+	char buf[64];
+	CHECK_EQ_INT(read_n(&ss, buf, 1), SOCK_ERROR);
+	CHECK_EQ_INT(ss.fail, SOCK_FAIL_protocol);
+	cs.ops->close(&cs, false);
+	ss.ops->close(&ss, false);
+	tls_free(ct);
+	tls_free(st);
+
+	/* A peer that sent close_notify and went away: writing to it fails
+	 * as a reset, not as the end of a stream only reads have. */
+	ct = client("ca.pem");
+	st = server("server.pem", NULL);
+	tls_pair(st, ct, "localhost", NULL, &cs, &ss);
+	handshake(&cs, &ss, &rc, &rs);
+	CHECK_EQ_INT(rs, SOCK_OK);
+	CHECK_EQ_INT(cs.ops->shutdown(&cs), SOCK_OK);
+	cs.ops->close(&cs, false);
+	CHECK_EQ_INT(read_n(&ss, buf, 1), SOCK_EOF);
+	size_t n;
+	for (int i = 0; i < 100 && rs == SOCK_OK; i++) {
+		rs = ss.ops->write(&ss, "late", 4, &n);
+		wait_in(ss.fd);	/* the reset */
+	}
+	CHECK_EQ_INT(rs, SOCK_ERROR);
+	CHECK_EQ_INT(ss.fail, SOCK_FAIL_reset);
+	ss.ops->close(&ss, false);
+	tls_free(ct);
+	tls_free(st);
+
 	CHECK(strcmp(sock_fail_name(SOCK_FAIL_not_tls), "not_tls") == 0);
 	CHECK(strstr(sock_fail_help(SOCK_FAIL_timeout), "in time") != NULL);
 }
