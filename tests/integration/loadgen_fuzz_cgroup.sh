@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz the cgroup readers loadgen's quotas rest on (lib/cgroup.c: the
 # mount table, a task's cgroup list, the quota knobs, cpu.stat) with
-# tests/fuzz/fuzz_cgroup.c: 8 s in the release pass, the seed corpus
+# tests/fuzz/fuzz_cgroup.c: 4 s in the release pass, the seed corpus
 # replayed in the ASan pass.
 # timeout: 300
 # lane: side

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz the HdrHistogram interval-log reader behind loadgen merge
-# (lib/hlog.c) with tests/fuzz/fuzz_hlog.c: 8 s in the release pass, the
+# (lib/hlog.c) with tests/fuzz/fuzz_hlog.c: 4 s in the release pass, the
 # seed corpus replayed in the ASan pass.
 # timeout: 300
 # lane: side

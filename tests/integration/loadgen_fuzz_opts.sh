@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz loadgen's command line and its value parsers (loadgen/opts.c, with
-# lib/addr.c and rt_parse_cpus) with tests/fuzz/fuzz_opts.c: 8 s in the
+# lib/addr.c and rt_parse_cpus) with tests/fuzz/fuzz_opts.c: 4 s in the
 # release pass, the seed corpus replayed in the ASan pass.
 # timeout: 300
 # lane: side

@@ -4,6 +4,9 @@
 # RT consumer wait out the quota at least 5 times over 50 ms in 3 s, the PI
 # mutex (patched kernel) never over 20 ms, and the plain mutex (no PI) stalls
 # too (at least once): PI, not exclusivity, is what helps.
+# Release only: the claim is about time, which ASan only slows; the model's
+# code runs under ASan in test_model and test_model_pi.
+# variants: release
 # timeout: 90
 . "$(dirname "$0")/../lib.sh"
 

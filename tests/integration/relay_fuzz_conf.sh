@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzz relay's config parser (tests/fuzz/fuzz_conf.c): 8 s in the release
+# Fuzz relay's config parser (tests/fuzz/fuzz_conf.c): 4 s in the release
 # pass, the seed corpus replayed in the ASan pass.
 # timeout: 300
 # lane: side
