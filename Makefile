@@ -9,6 +9,7 @@
 #   make capacity        stock vs patched: RT load rate meeting a latency objective
 #   make bench           side-by-side benchmarks against peer tools
 #   make kernels         build (or take from the cache) the stock and patched kernels
+#   make kernel-debs     the same two kernels as Debian packages for test hosts
 #   make kernel-selftests  boot both and run the kernel's epoll selftests
 #   make install         DESTDIR=, PREFIX= (default /usr/local)
 #   make deb             a Debian package (enables nothing)

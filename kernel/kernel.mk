@@ -2,6 +2,10 @@
 # epoll selftests and benchmarks that gate them. See kernel/README.md.
 #
 #   make kernels            build (or take from the cache) stock + patched 6.12
+#   make kernel-debs        the same two kernels as Debian packages that boot a
+#                           systemd host (KCONFIG=FILE: start from a host's
+#                           /boot/config-* instead of tinyconfig); prints the
+#                           path of each package, one per line
 #   make kernel-6.1         the same for the 6.1 line (no PREEMPT_RT)
 #   make kernel-selftests   boot both 6.12 kernels, run the epoll selftests and
 #                           benchmarks (KERNEL_LINE=6.1 for the other line)
@@ -13,10 +17,14 @@ KERNEL_LINE ?= 6.12
 # clock (tests/vm/vm_clock.sh).
 $(eval $(call program,vm-clock,kernel/vm/clock))
 
-.PHONY: kernels kernel-6.1 kernel-selftests kernel-followup
+.PHONY: kernels kernel-debs kernel-6.1 kernel-selftests kernel-followup
 kernels:
 	@mk/deps kernel
 	@kernel/build --line 6.12
+
+kernel-debs:
+	@mk/deps kernel deploy
+	@kernel/build --line 6.12 --host $(if $(KCONFIG),--base-config $(KCONFIG))
 
 kernel-6.1:
 	@mk/deps kernel
