@@ -250,20 +250,23 @@ int addr_port(const struct addr *a)
 	return ntohs(((const struct sockaddr_in6 *)&a->sa)->sin6_port);
 }
 
+/* Same socket address: family, address and port. */
+static int same_sa(const struct addr *a, const struct addr *b)
+{
+	return a->salen == b->salen && memcmp(&a->sa, &b->sa, a->salen) == 0;
+}
+
 int addr_equal(const struct addr *a, const struct addr *b)
 {
 	if (a->kind != b->kind)
 		return 0;
-	if (a->kind == ADDR_ECHO)
-		return 1;
-	return a->salen == b->salen && memcmp(&a->sa, &b->sa, a->salen) == 0;
+	return a->kind == ADDR_ECHO || same_sa(a, b);
 }
 
 int addr_same_socket(const struct addr *a, const struct addr *b)
 {
 	int type = addr_socktype(a->kind);
-	return type && type == addr_socktype(b->kind) &&
-	       a->salen == b->salen && memcmp(&a->sa, &b->sa, a->salen) == 0;
+	return type && type == addr_socktype(b->kind) && same_sa(a, b);
 }
 
 int addr_listen_socket(const struct addr *a, int type, char *err,

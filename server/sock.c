@@ -327,6 +327,7 @@ static enum sock_rc tls_result(struct sock *s, int ret, bool handshake)
 
 static enum sock_rc tls_handshake(struct sock *s)
 {
+	s->sys_errno = 0;
 	int r = SSL_do_handshake(s->ssl);
 	if (r == 1) {
 		s->want = 0;
@@ -342,6 +343,7 @@ static enum sock_rc tls_handshake(struct sock *s)
 
 static enum sock_rc tls_read(struct sock *s, void *buf, size_t len, size_t *n)
 {
+	s->sys_errno = 0;
 	if (SSL_read_ex(s->ssl, buf, len, n) == 1) {
 		/* With read-ahead the BIO asks for more than a record; when it
 		 * got less and nothing is left buffered (a record, or the
@@ -361,6 +363,7 @@ static enum sock_rc tls_read(struct sock *s, void *buf, size_t len, size_t *n)
 static enum sock_rc tls_write(struct sock *s, const void *buf, size_t len,
 			      size_t *n)
 {
+	s->sys_errno = 0;
 	if (SSL_write_ex(s->ssl, buf, len, n) == 1) {
 		s->want = 0;
 		return SOCK_OK;
@@ -379,6 +382,7 @@ static enum sock_rc tls_write(struct sock *s, const void *buf, size_t len,
 
 static enum sock_rc tls_shutdown(struct sock *s)
 {
+	s->sys_errno = 0;
 	int r = SSL_shutdown(s->ssl);
 	if (r < 0) {
 		enum sock_rc rc = tls_result(s, r, false);

@@ -84,7 +84,7 @@ struct sock {
 	bool rdhup;		/* the peer's FIN is queued (EPOLLRDHUP seen) */
 	bool peer_eof;		/* TLS: the BIO read the peer's FIN */
 	bool drained;		/* TLS: the BIO's last read emptied the socket */
-	int sys_errno;		/* TLS: the BIO's last socket error */
+	int sys_errno;		/* TLS: the BIO's socket error in this call */
 };
 
 /* A plain TCP connection on the non-blocking socket fd (ownership passes). */

@@ -43,16 +43,11 @@ struct run {
 	char err[512];
 };
 
-static int64_t now_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
 /* Burn CPU for ns: the producers' work must count against their quota. */
 static void spin_for(int64_t ns)
 {
-	int64_t until = now_ns() + ns;
-	while (now_ns() < until)
+	int64_t until = clock_ns(CLOCK_MONOTONIC) + ns;
+	while (clock_ns(CLOCK_MONOTONIC) < until)
 		;
 }
 
@@ -151,11 +146,11 @@ static void *consumer(void *arg)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
 		       == EINTR)
 			;
-		int64_t t0 = now_ns();
+		int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 		if (t0 >= run->end_ns)
 			break;
 		int e = rlock_lock_excl(&run->lock);
-		int64_t t1 = now_ns();
+		int64_t t1 = clock_ns(CLOCK_MONOTONIC);
 		if (e) {
 			run_fail(run, EX_SOFTWARE, "consumer: taking the %s: %s",
 				 rlock_name(run->lock.kind), strerror(e));
@@ -180,7 +175,7 @@ static void *consumer(void *arg)
 static int wait_end(const struct run *run, const sigset_t *sigs)
 {
 	for (;;) {
-		int64_t left = run->end_ns - now_ns();
+		int64_t left = run->end_ns - clock_ns(CLOCK_MONOTONIC);
 		if (left <= 0)
 			return 0;
 		struct timespec ts = clock_ns_ts(left);
@@ -259,7 +254,7 @@ int model_run(const struct model_params *p, enum rlock_kind kind,
 	while (run.arrived < created)
 		pthread_cond_wait(&run.cv, &run.mu);
 	r->cg_stat_ok = cg_read_stat(cg, &before) == 0;
-	run.start_ns = now_ns();
+	run.start_ns = clock_ns(CLOCK_MONOTONIC);
 	run.end_ns = run.start_ns + p->duration_ns;
 	run.go = true;
 	pthread_cond_broadcast(&run.cv);
@@ -267,7 +262,7 @@ int model_run(const struct model_params *p, enum rlock_kind kind,
 
 	if (!atomic_load(&run.stop))
 		r->signo = wait_end(&run, sigs);
-	int64_t end = now_ns();
+	int64_t end = clock_ns(CLOCK_MONOTONIC);
 	atomic_store(&run.stop, true);
 	for (int i = 0; i < created; i++)
 		pthread_join(threads[i], NULL);
