@@ -6,7 +6,14 @@
 #                  DESTDIR (PREFIX=/usr/local by default; units, presets and
 #                  sysusers.d go where systemd's pkg-config says)
 #   make deb       build/deb/relay_<version>_<arch>.deb; enables nothing
-#   make test-host only the test-host run (it is part of make test too)
+#   make test-host [KERNEL=stock|patched]
+#                  only the test-host runs (part of make test too): the
+#                  checks on the patched (or stock) kernel package, and the
+#                  A/B scenario on both
+#   make host-ab   the scenario on a stock and a patched test host under
+#                  systemd's units, results and report in
+#                  results/<id>-testhost/ (HOST_AB_ARGS: deploy/hostimg/ab's
+#                  flags)
 #   make test-fleet the fleet test: three test hosts under Ansible (30+ min
 #                  under emulation; make test skips it)
 #   make fleet INVENTORY=FILE [FLEET_ID=NAME]
@@ -27,7 +34,7 @@ DEPLOY_ETC := /etc/relay
 DEPLOY_MAN := $(wildcard server/relay.8 loadgen/loadgen.1)
 DEPLOY_BIN := build/release/bin
 
-.PHONY: deb test-host test-fleet fleet
+.PHONY: deb test-host host-ab test-fleet fleet
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
 		$(DESTDIR)$(PREFIX)/lib/relay $(DESTDIR)$(DEPLOY_UNITDIR) \
@@ -63,9 +70,15 @@ deb: release
 	deploy/mkdeb build/deb
 
 # tests/run builds what the test needs itself.
+KERNEL ?= patched
 test-host:
-	@mk/deps build test deploy
-	@tests/run vm/host_
+	@mk/deps build test kernel deploy
+	@RELAY_TEST_HOST_KERNEL=$(KERNEL) tests/run vm/host_
+
+HOST_AB_ARGS ?=
+host-ab: release
+	@mk/deps build kernel deploy report
+	@deploy/hostimg/ab $(HOST_AB_ARGS)
 
 test-fleet:
 	@mk/deps build test deploy fleet
