@@ -13,7 +13,7 @@
 . "$(dirname "$0")/../lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
 report=$top/report
-fresh() { rm -rf "$TEST_TMP/$1"; cp -r "$FIXTURES/report/testhost" "$TEST_TMP/$1"; echo "$TEST_TMP/$1"; }
+fresh() { rm -rf "${TEST_TMP:?}/$1"; cp -r "$FIXTURES/report/testhost" "$TEST_TMP/$1"; echo "$TEST_TMP/$1"; }
 summarize() { "$report/summarize" --testhost --param duration_s=3 --param rt_rate_pps=500 "$@"; }
 # verdict DIR: the word and holds of DIR/summary.json.
 verdict() { python3 -c 'import json,sys; v = json.load(open(sys.argv[1]))["verdict"]; print(v["word"], v["holds"])' "$1/summary.json"; }
