@@ -22,13 +22,9 @@ def read_json(path):
         raise DataError(f"{path}: {e}")
 
 
-def read_hgrm(path):
-    """The percentile distribution as [(value_ms, percentile 0..1, 1/(1-p))].
-
-    The 100 % row has no finite 1/(1-p) and is left out, as the HdrHistogram
-    plotter does; its value is the max, which the tables report anyway.
-    """
-    rows = []
+def _hgrm_rows(path):
+    """Every row of an HdrHistogram percentile distribution as
+    (value, percentile, total count, 1/(1-p) or None for the 100 % row)."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
@@ -36,16 +32,36 @@ def read_hgrm(path):
         raise DataError(f"{path}: {e}")
     if not lines or lines[0].split()[:2] != ["Value", "Percentile"]:
         raise DataError(f"{path}: not an HdrHistogram percentile distribution")
+    rows = []
     for n, line in enumerate(lines[1:], 2):
         fields = line.split()
         if not fields or line.startswith("#"):
             continue
         try:
             value, pct = float(fields[0]), float(fields[1])
-        except ValueError:
-            raise DataError(f"{path}:{n}: expected numbers, got {line!r}")
-        if len(fields) >= 4 and pct < 1.0:
-            rows.append((value, pct, float(fields[3])))
+            count = int(fields[2])
+            inverse = float(fields[3]) if len(fields) >= 4 and pct < 1.0 else None
+        except (IndexError, ValueError):
+            raise DataError(f"{path}:{n}: expected value, percentile, count, 1/(1-p); got {line!r}")
+        rows.append((value, pct, count, inverse))
+    return rows
+
+
+def read_hgrm(path):
+    """The percentile distribution as [(value_ms, percentile 0..1, 1/(1-p))].
+
+    The 100 % row has no finite 1/(1-p) and is left out, as the HdrHistogram
+    plotter does; its value is the max, which the tables report anyway.
+    """
+    return [(v, p, x) for v, p, _, x in _hgrm_rows(path) if x is not None]
+
+
+def hgrm_counts(path):
+    """[(value_ms, samples at or below it)] of every percentile row, the
+    100 % row (the max, all samples) last."""
+    rows = [(v, n) for v, _, n, _ in _hgrm_rows(path)]
+    if not rows:
+        raise DataError(f"{path}: no percentile rows")
     return rows
 
 

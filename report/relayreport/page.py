@@ -17,6 +17,10 @@ EXPLAIN = {
         "host": "The latency distribution of this run; the further right, the rarer.",
         "fleet": "Each load host's latency distribution and their merge (the hosts' "
                  "histograms added); the further right, the rarer.",
+        "testhost": "Each curve is the RT client's latency through relay on one kernel "
+                    "package; the further right, the rarer. The bug lifts the tail: the red "
+                    "(stock) curve leaves the blue (patched) one where relay waited for the "
+                    "throttled co-tenant.",
     },
     "timeline": {
         "host": "Worst latency in each 100 ms window. Shaded: the relay made no progress (a "
@@ -27,6 +31,7 @@ EXPLAIN = {
     },
     "cost": "What the spinlock costs in epoll throughput, measured by the kernel harness.",
 }
+HEADINGS = {"fleet": "Latency per host", "testhost": "Latency and throttling per kernel package"}
 CSS = """
 body { font: 16px/1.45 "DejaVu Sans", sans-serif; color: #222; margin: 0; background: #fafafa; }
 main { max-width: 900px; margin: 0 auto; padding: 24px 32px 48px; background: #fff; }
@@ -87,7 +92,7 @@ def _figures(view, plots):
 
 
 def _cost(view, plots):
-    if view.kind in ("model", "fleet"):
+    if view.kind in ("model", "fleet", "testhost"):
         return ""
     rows = _cost_rows(view.cost)
     if not rows:
@@ -142,7 +147,7 @@ def render(view, plots, generated):
 <body><main>
 <h1>{_e(view.title)}</h1>
 <div class="verdict" style="background:{colour}"><b>{_e(view.verdict.upper())}</b>{_e(view.headline)}</div>
-<h2 id="latency">{"Latency per host" if view.kind == "fleet" else "Latency and stalls"}</h2>
+<h2 id="latency">{HEADINGS.get(view.kind, "Latency and stalls")}</h2>
 {_table(view)}
 <p class="muted">Latencies in milliseconds. p99.99 and max come from few samples: read them as the
 size of the worst events, not as a rate.</p>

@@ -80,9 +80,10 @@ def _nines(decade):
 def _signal_line(view, short=False):
     """The late limit as a dashed line, named in the key (a label on the
     plot would sit on the data). On the host clock it is the emulation-noise
-    limit; on the virtual clock the limit the patched tail justifies."""
+    limit; elsewhere (the virtual clock, test hosts) the limit the patched
+    tail justifies."""
     limit = view.signal_ms
-    if view.clock == "virtual":
+    if view.clock != "host":
         name = f"{limit:g} ms late limit" if short else f"{limit:g} ms: RT datagrams above are late"
     else:
         name = f"{limit:g} ms noise limit" if short else \

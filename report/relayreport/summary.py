@@ -52,7 +52,7 @@ PCT_KEYS = ("p50", "p99", "p99_9", "p99_99", "max")
 KERNEL_ORDER = ("stock", "patched", "host")
 
 
-def _pcts(obj, where):
+def pcts(obj, where):
     if not isinstance(obj, dict) or any(k not in obj for k in PCT_KEYS):
         raise DataError(f"{where}: expected a percentile object with {', '.join(PCT_KEYS)}")
     return {k: obj[k] for k in obj if k in PCT_KEYS + ("p90", "count", "mean")}
@@ -104,7 +104,7 @@ def kernel_summary(kdir, rule):
     tick = scen.get("ticker") or {}
     p = scen.get("params") or {}
     out["rt_ticker"] = bool(tick.get("enabled"))
-    out["rt_latency_us"] = (_pcts(tick["latency_us"], "scenario.json ticker.latency_us")
+    out["rt_latency_us"] = (pcts(tick["latency_us"], "scenario.json ticker.latency_us")
                             if tick.get("latency_us") else None)
     # On the host clock, late RT datagrams the freeze probes explain (the
     # guest or one vCPU did not run: the host's doing, on either kernel) do
@@ -143,11 +143,11 @@ def kernel_summary(kdir, rule):
     relay_path = os.path.join(res, "relay.json")
     if os.path.exists(relay_path):
         relay = read_json(relay_path)
-        out["relay_latency_us"] = _pcts(relay.get("tick_lateness_us"),
+        out["relay_latency_us"] = pcts(relay.get("tick_lateness_us"),
                                         relay_path + " tick_lateness_us")
         for extra in ("rx_latency_us", "wake_latency_us"):
             if extra in relay:
-                out["relay_" + extra] = _pcts(relay[extra], f"{relay_path} {extra}")
+                out["relay_" + extra] = pcts(relay[extra], f"{relay_path} {extra}")
         sched = relay.get("sched") or {}
         out["relay_realtime"] = sched.get("realtime")
         if sched.get("realtime") is False:
@@ -161,9 +161,9 @@ def kernel_summary(kdir, rule):
         # schedule; its corrected latency would then measure its own
         # backlog. Send to reply is what it saw of the relay.
         lat = lg.get("latency_us") or {}
-        out["loadgen_latency_us"] = _pcts(lat.get("uncorrected"), lg_path + " latency_us.uncorrected")
+        out["loadgen_latency_us"] = pcts(lat.get("uncorrected"), lg_path + " latency_us.uncorrected")
         if lat.get("corrected"):
-            out["loadgen_corrected_latency_us"] = _pcts(lat["corrected"],
+            out["loadgen_corrected_latency_us"] = pcts(lat["corrected"],
                                                         lg_path + " latency_us.corrected")
         if out["throttled_periods"] is None and isinstance(lg.get("cgroup"), dict):
             out["throttled_periods"] = lg["cgroup"].get("nr_throttled")

@@ -1,0 +1,185 @@
+"""The summary.json of the scenario on systemd test hosts (deploy/hostimg/ab).
+
+A run directory holds stock/ and patched/, each what its guest left:
+kernel.txt (uname -a), preflight.txt (relay-preflight), results.txt and
+scenario/ with the RT client's rt-client.json and rt-client.hgrm (loadgen
+--json --hgrm --watch-cgroup), the co-tenant's cotenant.json and
+loadgen.slice's cpu.stat and cpu.max. A kernel whose guest left no
+rt-client.json is reported as having no results; once it is there, every
+other file must be too.
+"""
+import os
+import re
+
+from .files import DataError, hgrm_counts, read_json
+from .summary import MIN_RT_SHARE, pcts
+
+KERNELS = ("stock", "patched")
+FIX = "epoll ready-list fix"
+# relay-preflight's lines: "LEVEL    WHAT: TEXT" (deploy/preflight, say).
+PREFLIGHT_LINE = re.compile(r"^(ok|warn|act|note|unknown)\s+" + re.escape(FIX) + r": (.*)$")
+
+
+def _lines(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().splitlines()
+    except OSError as e:
+        raise DataError(f"{path}: {e.strerror or e}")
+
+
+def release(path):
+    """The kernel release from a `uname -a` line."""
+    fields = (_lines(path) or [""])[0].split()
+    if len(fields) < 3 or fields[0] != "Linux":
+        raise DataError(f"{path}: expected a `uname -a` line")
+    return fields[2]
+
+
+def preflight(path):
+    """What relay-preflight said of the fix: (level, text)."""
+    for line in _lines(path):
+        m = PREFLIGHT_LINE.match(line)
+        if m:
+            return m.group(1), m.group(2)
+    raise DataError(f"{path}: relay-preflight said nothing of the {FIX}")
+
+
+def cpu_stat(path):
+    """A cgroup v2 cpu.stat as {key: int}; nr_periods and nr_throttled needed."""
+    out = {}
+    for n, line in enumerate(_lines(path), 1):
+        fields = line.split()
+        if len(fields) != 2 or not fields[1].isdigit():
+            raise DataError(f"{path}:{n}: expected 'key value', got {line!r}")
+        out[fields[0]] = int(fields[1])
+    for key in ("nr_periods", "nr_throttled"):
+        if key not in out:
+            raise DataError(f"{path}: no {key}")
+    return out
+
+
+def cpu_max(path):
+    """A cgroup v2 cpu.max ("QUOTA PERIOD", QUOTA "max" for none) as
+    (its text, the quota in % of one CPU or None)."""
+    line = " ".join(_lines(path)).strip()
+    m = re.fullmatch(r"(max|\d+) (\d+)", line)
+    if not m or int(m.group(2)) == 0:
+        raise DataError(f"{path}: expected 'QUOTA PERIOD' (QUOTA a number or max), got {line!r}")
+    quota = None if m.group(1) == "max" else 100.0 * int(m.group(1)) / int(m.group(2))
+    return line, quota
+
+
+def late(path, limit_ms, count):
+    """RT datagrams at least limit_ms late, from the percentile rows: a row
+    says how many samples lay at or below its value, so the rows on either
+    side of the limit bound the count: (at least, at most). count is the
+    JSON's, which the file must agree with."""
+    rows = hgrm_counts(path)
+    total = rows[-1][1]
+    if total != count:
+        raise DataError(f"{path}: {total} samples, but rt-client.json counts {count}")
+    below = max((n for v, n in rows if v < limit_ms), default=0)
+    upto = min((n for v, n in rows if v >= limit_ms), default=total)
+    most = total - below
+    return (max(total - upto, 1 if most else 0), most)
+
+
+def _no_results(kdir, k):
+    results = os.path.join(kdir, "results.txt")
+    why = f"no {k}/scenario/rt-client.json: the {k} test host did not finish the scenario"
+    if os.path.exists(results):
+        fails = [l for l in _lines(results) if l.startswith("FAIL")]
+        why += f" ({fails[0]})" if fails else " (results.txt names no failed check)"
+    else:
+        why += " (no results.txt: it never ran its checks; see console.log)"
+    return {"outcome": "no-results", "problems": [why]}
+
+
+def kernel_summary(run_dir, k, late_ms):
+    """One kernel's object in summary.json."""
+    kdir = os.path.join(run_dir, k)
+    scen = os.path.join(kdir, "scenario")
+    rt_path = os.path.join(scen, "rt-client.json")
+    if not os.path.exists(rt_path):
+        return _no_results(kdir, k)
+    rt = read_json(rt_path)
+    if not isinstance(rt, dict):
+        raise DataError(f"{rt_path}: expected an object")
+    lat = pcts((rt.get("latency_us") or {}).get("corrected"), rt_path + " latency_us.corrected")
+    if not isinstance(lat.get("count"), int):
+        raise DataError(f"{rt_path}: latency_us.corrected has no count")
+    least, most = late(os.path.join(scen, "rt-client.hgrm"), late_ms, lat["count"])
+    co = read_json(os.path.join(scen, "cotenant.json"))
+    stat = cpu_stat(os.path.join(scen, "loadgen-slice.cpu.stat"))
+    cmax, quota = cpu_max(os.path.join(scen, "loadgen-slice.cpu.max"))
+    level, said = preflight(os.path.join(kdir, "preflight.txt"))
+    watched = rt.get("watched_cgroup") or {}
+    out = {"outcome": "ok", "problems": [],
+           "kernel": release(os.path.join(kdir, "kernel.txt")),
+           "preflight": {"level": level, "text": said},
+           "rt_expected": rt.get("expected"), "rt_sent": rt.get("sent"),
+           "rt_received": rt.get("received"), "rt_lost": rt.get("lost"),
+           "rt_priority": rt.get("rt_priority"),
+           "latency_us": lat,
+           "late": most, "late_at_least": least,
+           "cotenant_rate_pps": co.get("achieved_rate") if isinstance(co, dict) else None,
+           "cotenant_nr_periods": stat["nr_periods"],
+           "cotenant_nr_throttled": stat["nr_throttled"],
+           "cotenant_throttled_us": stat.get("throttled_usec"),
+           "throttled_during_rt": watched.get("nr_throttled"),
+           "periods_during_rt": watched.get("nr_periods"),
+           "slice_cpu_max": cmax, "slice_quota_pct": quota}
+    if not lat["count"] or lat["count"] < MIN_RT_SHARE * (rt.get("expected") or 0):
+        out["problems"].append(f"the RT client measured {lat['count']} of the "
+                               f"{rt.get('expected')} datagrams it sent on schedule")
+    if not out["throttled_during_rt"] and not stat["nr_throttled"]:
+        out["problems"].append("the co-tenant was never throttled: the bug's conditions "
+                               "were not there")
+    return out
+
+
+def verdict(stock, patched, late_ms):
+    """(word, headline): "fixed" when stock had an RT datagram at least
+    late_ms late and patched none, with both measured under throttling."""
+    def told(name, k):
+        if k["outcome"] != "ok":
+            return f"{name}: no results"
+        n = (f"{k['late']}" if k["late"] == k["late_at_least"]
+             else f"{k['late_at_least']}-{k['late']}")
+        return (f"{name} {n} of {k['latency_us']['count']} RT datagrams {late_ms:g} ms late or "
+                f"more (max {k['latency_us']['max'] / 1000:.1f} ms)")
+
+    line = f"{told('stock', stock)}; {told('patched', patched)}"
+    kernels = (("stock", stock), ("patched", patched))
+    for name, k in kernels:
+        if k["outcome"] != "ok":
+            return "incomplete", f"{line}; {k['problems'][0]}"
+    if patched["late"]:
+        return "not fixed", line
+    for name, k in kernels:
+        if k["problems"]:
+            return "incomplete", f"{line}; the {name} run: {'; '.join(k['problems'])}"
+    if not stock["late"]:
+        return "no effect", line + " (the stock kernel did not show the effect)"
+    return "fixed", line
+
+
+def build(run_dir, late_ms, params):
+    """The summary dict of a test host run directory."""
+    if not any(os.path.isdir(os.path.join(run_dir, k)) for k in KERNELS):
+        raise DataError(f"{run_dir}: neither stock/ nor patched/ (not a test host run)")
+    kernels = {k: kernel_summary(run_dir, k, late_ms) for k in KERNELS}
+    word, headline = verdict(kernels["stock"], kernels["patched"], late_ms)
+    s, p = kernels["stock"], kernels["patched"]
+    return {"kind": "testhost", "run_id": os.path.basename(os.path.normpath(run_dir)),
+            "params": params, "late_ms": late_ms, "kernels": kernels,
+            "verdict": {"word": word, "holds": word == "fixed",
+                        "stock_shows_effect": s["outcome"] == "ok" and s["late"] > 0,
+                        "patched_free": p["outcome"] == "ok" and not p["problems"] and
+                        p["late"] == 0},
+            "headline": headline,
+            "rule": (f"fixed = the stock kernel's RT client saw at least one datagram "
+                     f"{late_ms:g} ms late or more and the patched kernel's none, each having "
+                     f"measured at least {MIN_RT_SHARE:.0%} of its datagrams while the "
+                     f"co-tenant was throttled")}

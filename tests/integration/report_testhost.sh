@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# report/summarize --testhost and report/render on a run of the scenario on
+# systemd test hosts, as deploy/hostimg/ab leaves it: the per-kernel table
+# (release, what relay-preflight said of the fix, the RT client's latency
+# and late datagrams, the co-tenant's throttling), the verdict last, the
+# page in headless Chromium; the rule failing where it must; a kernel
+# without results said so; a missing or malformed file refused by name.
+# The fixture is real loadgen output through relay on loopback, relay
+# stopped for 30 ms four times on "stock" (tests/fixtures/report/testhost).
+# timeout: 180
+# lane: side
+# variants: release
+. "$(dirname "$0")/../lib.sh"
+command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
+report=$top/report
+fresh() { rm -rf "${TEST_TMP:?}/$1"; cp -r "$FIXTURES/report/testhost" "$TEST_TMP/$1"; echo "$TEST_TMP/$1"; }
+summarize() { "$report/summarize" --testhost --param duration_s=3 --param rt_rate_pps=500 "$@"; }
+# verdict DIR: the word and holds of DIR/summary.json.
+verdict() { python3 -c 'import json,sys; v = json.load(open(sys.argv[1]))["verdict"]; print(v["word"], v["holds"])' "$1/summary.json"; }
+
+# 1. Judged at 20 ms (this loopback's own noise reached ~13 ms on the
+# patched side): stock late, patched not.
+dir=$(fresh ok)
+summarize --late-ms 20 "$dir" || fail "summarize exited $?"
+[ "$(verdict "$dir")" = "fixed True" ] || fail "verdict is '$(verdict "$dir")', not 'fixed True'"
+python3 - "$dir/summary.json" "$dir" <<'PY' || fail "summary.json disagrees with the fixture's files"
+import json, sys
+s, d = json.load(open(sys.argv[1])), sys.argv[2]
+for k in ("stock", "patched"):
+    o, rt = s["kernels"][k], json.load(open(f"{d}/{k}/scenario/rt-client.json"))
+    assert o["latency_us"]["max"] == rt["latency_us"]["corrected"]["max"], k
+    assert o["rt_lost"] == rt["lost"] and o["kernel"] == f"6.12.117-relay-{k}", k
+    assert o["throttled_during_rt"] == rt["watched_cgroup"]["nr_throttled"] > 0, k
+assert s["kernels"]["stock"]["late_at_least"] >= 1 and s["kernels"]["patched"]["late"] == 0
+assert s["verdict"]["stock_shows_effect"] and s["verdict"]["patched_free"]
+assert s["params"] == {"duration_s": 3, "rt_rate_pps": 500} and s["late_ms"] == 20
+PY
+out=$("$report/render" "$dir") || fail "render exited $?"
+echo "$out"
+grep -q '^relay on a systemd test host' <<<"$out" || fail "the title does not say 'on a systemd test host'"
+while IFS= read -r row; do
+	grep -Eq "^  $row\$" <<<"$out" || fail "no table row matching '$row'"
+done <<'ROWS'
+release +6\.12\.117-relay-stock +6\.12\.117-relay-patched
+relay-preflight: the fix +act: MISSING on a PREEMPT_RT kernel +ok: present
+max +46\.9 +13\.0
+p99\.9 +46\.0 +11\.0
+datagrams 20 ms late or more +13-15 +0
+lost +77 +0
+slice cpu\.max \(quota period, us\) +1000 20000 \(5%\) +1000 20000 \(5%\)
+\.\.\. while the RT client ran +176/176 +153/153
+ROWS
+[ "$(tail -n 1 "$dir/table.txt")" = "verdict: FIXED: stock 13-15 of 1423 RT datagrams 20 ms late or more (max 46.9 ms); patched 0 of 1500 RT datagrams 20 ms late or more (max 13.0 ms)" ] ||
+	fail "table.txt does not end with the verdict: $(tail -n 1 "$dir/table.txt")"
+grep -q "struct eventpoll&#x27;s lock is spinlock_t" "$dir/report.html" || fail "the page lacks relay-preflight's whole line"
+[ -s "$dir/plots/distribution-rt.svg" ] || fail "no RT latency plot"
+"$report/check" "$dir" || fail "the report is not whole"
+shot=no
+if command -v chromium >/dev/null; then
+	"$report/check" "$dir" --screenshot || fail "the page does not show the verdict and both curves"
+	shot=yes
+fi
+
+# 2. The rule fails where it must: at 5 ms the patched side's loopback
+# noise is late (not fixed); with stock's effect taken out, no effect.
+dir=$(fresh strict)
+summarize --late-ms 5 "$dir" || fail "summarize (5 ms) exited $?"
+[ "$(verdict "$dir")" = "not fixed False" ] || fail "at 5 ms the verdict is '$(verdict "$dir")'"
+"$report/render" "$dir" --no-html | grep -q '^verdict: NOT FIXED: ' || fail "no NOT FIXED verdict line"
+dir=$(fresh noeffect)
+rm -r "$dir/stock/scenario" && cp -r "$dir/patched/scenario" "$dir/stock/"
+summarize --late-ms 20 "$dir" || fail "summarize (no effect) exited $?"
+[ "$(verdict "$dir")" = "no effect False" ] || fail "without the stall the verdict is '$(verdict "$dir")'"
+
+# 3. A kernel whose guest left no scenario: said so, never a pass.
+dir=$(fresh missing)
+rm -r "$dir/patched/scenario"
+echo "FAIL the scenario under systemd units: the RT client failed" >>"$dir/patched/results.txt"
+summarize --late-ms 20 "$dir" || fail "summarize (patched missing) exited $?"
+[ "$(verdict "$dir")" = "incomplete False" ] || fail "without patched results the verdict is '$(verdict "$dir")'"
+out=$("$report/render" "$dir") || fail "render (patched missing) exited $?"
+grep -Eq '^  max +46\.9 +no-results$' <<<"$out" || fail "the patched column does not say no-results"
+grep -q "^verdict: INCOMPLETE: .*no patched/scenario/rt-client.json.*FAIL the scenario under systemd units: the RT client failed" <<<"$out" ||
+	fail "the verdict does not say why the patched results are missing"
+grep -q "The patched kernel&#x27;s data is missing" "$dir/report.html" || fail "the page does not say the patched data is missing"
+"$report/check" "$dir" || fail "the report without patched results is not whole"
+
+# 4. Missing or malformed files: exit 65, naming the file.
+refused() {	# refused WHAT FILE-IN-MESSAGE COMMAND...
+	local what=$1 name=$2 st=0; shift 2
+	"$@" >/dev/null 2>"$TEST_TMP/err" || st=$?
+	[ $st = 65 ] || fail "$what: exited $st, not 65"
+	grep -q "$name" "$TEST_TMP/err" || fail "$what: the error does not name $name: $(cat "$TEST_TMP/err")"
+}
+dir=$(fresh bad)
+rm "$dir/stock/scenario/cotenant.json"
+refused "no cotenant.json" "stock/scenario/cotenant.json: no such file" summarize "$dir"
+# broken WHAT NAME FILE SED: FILE of a fresh copy edited by SED is refused, naming NAME.
+broken() {
+	local dir
+	dir=$(fresh bad)
+	sed -i "$4" "$dir/$3"
+	refused "$1" "$2" summarize "$dir"
+}
+broken "a bad hgrm row" patched/scenario/rt-client.hgrm:5 patched/scenario/rt-client.hgrm '5s/.*/  0.2 oops 12 1.0/'
+broken "cut-off JSON" stock/scenario/rt-client.json stock/scenario/rt-client.json '$d'
+broken "a bad cpu.max" patched/scenario/loadgen-slice.cpu.max patched/scenario/loadgen-slice.cpu.max '1s/.*/1000/'
+broken "cpu.stat without nr_throttled" "stock/scenario/loadgen-slice.cpu.stat: no nr_throttled" \
+	stock/scenario/loadgen-slice.cpu.stat '/nr_throttled/d'
+broken "preflight without the fix" "patched/preflight.txt: relay-preflight said nothing" \
+	patched/preflight.txt '/ready-list/d'
+dir=$(fresh bad)
+summarize "$dir" || fail "summarize exited $?"
+rm "$dir/stock/scenario/rt-client.hgrm"
+refused "render without the hgrm" "stock/scenario/rt-client.hgrm" "$report/render" "$dir"
+for bad in "--late-ms 0" "--param novalue" "--late-ms soon"; do
+	# shellcheck disable=SC2086
+	"$report/summarize" --testhost $bad "$dir" >/dev/null 2>&1; st=$?
+	[ $st = 64 ] || fail "summarize --testhost $bad exited $st, not 64"
+done
+[ $shot = yes ] || skip "chromium not installed (mk/deps report): everything but the page in a browser passed"
+pass "test host report: table, verdict, page, missing and malformed files"
