@@ -73,7 +73,7 @@ deb: release
 KERNEL ?= patched
 test-host:
 	@mk/deps build test kernel deploy
-	@RELAY_TEST_HOST_KERNEL=$(KERNEL) tests/run vm/host_
+	@RELAY_TEST_HOST=1 RELAY_TEST_HOST_KERNEL=$(KERNEL) tests/run vm/host_
 
 HOST_AB_ARGS ?=
 host-ab: release

@@ -391,6 +391,12 @@ def testhost_view(run_dir, s):
                  _of({"n": (c.data.get("latency_us") or {}).get("count"),
                       "of": c.data.get("rt_expected")}, "n", "of") for c in cols]),
              ("lost", [_count(c.data.get("rt_lost")) for c in cols])]),
+        ("relay's own wake-ups, ms (a datagram's arrival to relay reading it)", [
+            (name, ["-" if not c.data.get("relay_wake_us") else
+                    f"{c.data['relay_wake_us'][key] / 1000:.2f}" for c in cols])
+            for name, key in (("p99.9", "p99_9"), ("max", "max"))] + [
+            ("datagrams read", [_count((c.data.get("relay_wake_us") or {}).get("count"))
+                                for c in cols])]),
         ("co-tenant in loadgen.slice", [
             ("slice cpu.max (quota period, us)", [_cpu_max_cell(c.data) for c in cols]),
             ("throttled periods, whole run", [
@@ -419,6 +425,9 @@ def testhost_view(run_dir, s):
         "SCHED_FIFO from its unit, the co-tenant loadgen@cotenant in loadgen.slice under "
         "CPUQuota= on relay's CPU, and the RT client (SCHED_FIFO, on another CPU) whose "
         "datagrams through relay are the result.",
+        "relay's own wake-up latency covers every datagram relay read, the co-tenant's "
+        "included, from the kernel's arrival timestamp to relay's read: a co-tenant that "
+        "holds relay back shows there even when the RT client's datagrams were spared.",
         "The RT client's latency runs from each datagram's slot in its schedule to its echo "
         "(corrected for coordinated omission): a datagram held back while relay waited "
         "counts with the time it waited. A lost datagram has no latency and is counted "

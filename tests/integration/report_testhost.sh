@@ -72,6 +72,27 @@ rm -r "$dir/stock/scenario" && cp -r "$dir/patched/scenario" "$dir/stock/"
 summarize --late-ms 20 "$dir" || fail "summarize (no effect) exited $?"
 [ "$(verdict "$dir")" = "no effect False" ] || fail "without the stall the verdict is '$(verdict "$dir")'"
 
+# 2b. A real run on the test hosts (tests/fixtures/report/testhost-vm):
+# the RT clients were spared, relay's own wake-ups were not on stock. The
+# rule counts them; without relay's stats the same run shows no effect.
+vm() { rm -rf "${TEST_TMP:?}/$1"; cp -r "$FIXTURES/report/testhost-vm" "$TEST_TMP/$1"; echo "$TEST_TMP/$1"; }
+dir=$(vm real)
+"$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null || fail "summarize of the real run exited $?"
+[ "$(verdict "$dir")" = "fixed True" ] || fail "real run: verdict '$(verdict "$dir")', not 'fixed True'"
+out=$("$report/render" "$dir") || fail "render of the real run exited $?"
+grep -Eq '^  max +70\.97 +1\.51$' <<<"$out" || fail "no row of relay's own wake-up max (70.97, 1.51)"
+grep -q "relay's own wake-up max 71.0 ms); patched 0 of 5000" "$dir/table.txt" || fail "the verdict does not name relay's own wake-ups"
+"$report/check" "$dir" || fail "the real run's report is not whole"
+rm "$dir/stock/scenario/relay-stats.json"
+"$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null || fail "summarize without relay's stats exited $?"
+[ "$(verdict "$dir")" = "no effect False" ] || fail "without relay's stats: verdict '$(verdict "$dir")', not 'no effect False'"
+echo '{"wake_latency_us": {"p50": 1}}' >"$dir/patched/scenario/relay-stats.json"
+rc=0
+"$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null 2>"$TEST_TMP/bad-stats.err" || rc=$?
+[ $rc = 65 ] && grep -q 'patched/scenario/relay-stats.json wake_latency_us' "$TEST_TMP/bad-stats.err" ||
+	fail "a relay-stats.json without percentiles: exit $rc, $(cat "$TEST_TMP/bad-stats.err")"
+pass "a real test-host run: fixed by relay's own wake-ups (71 ms stock, 1.5 ms patched)"
+
 # 3. A kernel whose guest left no scenario: said so, never a pass.
 dir=$(fresh missing)
 rm -r "$dir/patched/scenario"

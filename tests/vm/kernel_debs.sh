@@ -31,8 +31,9 @@ for k in stock patched; do
 	[[ $pkg == linux-image-*-relay-$k ]] || fail "the $k package is named $pkg"
 	rel[$k]=${pkg#linux-image-}
 	[ "$(dpkg-deb -f "$deb" Architecture)" = "$(dpkg --print-architecture)" ] || fail "$pkg is not for this architecture"
-	dpkg-deb -c "$deb" | grep -q " \./boot/vmlinuz-${rel[$k]}$" || fail "$pkg has no /boot/vmlinuz-${rel[$k]}"
-	dpkg-deb -c "$deb" | grep -q " \./lib/modules/${rel[$k]}/kernel/.*9p.*\.ko" || fail "$pkg has no 9p modules"
+	dpkg-deb -c "$deb" >"$TEST_TMP/files-$k" || fail "dpkg-deb -c $deb"
+	grep -q " \./boot/vmlinuz-${rel[$k]}$" "$TEST_TMP/files-$k" || fail "$pkg has no /boot/vmlinuz-${rel[$k]}"
+	grep -q " \./lib/modules/${rel[$k]}/kernel/.*9p.*\.ko" "$TEST_TMP/files-$k" || fail "$pkg has no 9p modules"
 	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./boot/config-${rel[$k]}" >"$TEST_TMP/config-$k" ||
 		fail "$pkg carries no /boot/config-${rel[$k]}"
 	grep -qx CONFIG_PREEMPT_RT=y "$TEST_TMP/config-$k" || fail "$pkg's config is not PREEMPT_RT"
