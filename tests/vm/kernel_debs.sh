@@ -48,16 +48,12 @@ dir=$(dirname "$stock")
 python3 - "$dir/manifest.json" <<'PY' || fail "manifest proofs"
 import json, sys
 m = json.load(open(sys.argv[1]))
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what, file=sys.stderr)
-        sys.exit(1)
-check(m["differing_files"] == ["fs/eventpoll.c"], "trees differ in %s" % m["differing_files"])
 p = m["packages"]
-check(p["stock"]["btf_eventpoll_lock"] == "rwlock_t", "stock BTF lock %s" % p["stock"]["btf_eventpoll_lock"])
-check(p["patched"]["btf_eventpoll_lock"] == "spinlock_t", "patched BTF lock %s" % p["patched"]["btf_eventpoll_lock"])
-check({"rt_read_lock", "rt_write_lock"} <= set(m["eventpoll_locks"]["stock"]), "stock eventpoll.o locks")
-check(not any(x.startswith(("rt_read", "rt_write")) for x in m["eventpoll_locks"]["patched"]), "patched eventpoll.o locks")
+assert m["differing_files"] == ["fs/eventpoll.c"], "trees differ in %s" % m["differing_files"]
+assert p["stock"]["btf_eventpoll_lock"] == "rwlock_t", "stock BTF lock %s" % p["stock"]["btf_eventpoll_lock"]
+assert p["patched"]["btf_eventpoll_lock"] == "spinlock_t", "patched BTF lock %s" % p["patched"]["btf_eventpoll_lock"]
+assert {"rt_read_lock", "rt_write_lock"} <= set(m["eventpoll_locks"]["stock"]), "stock eventpoll.o locks"
+assert not any(x.startswith(("rt_read", "rt_write")) for x in m["eventpoll_locks"]["patched"]), "patched locks"
 print("ok: BTF struct eventpoll.lock: stock rwlock_t, patched spinlock_t; built in %(stock)s s + %(patched)s s" % m["build_seconds"])
 PY
 while read -r opt; do
