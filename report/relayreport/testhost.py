@@ -7,9 +7,9 @@ scenario/ with the RT client's rt-client.json and rt-client.hgrm (loadgen
 loadgen.slice's cpu.stat and cpu.max, and relay's own stats file,
 relay-stats.json (relay --stats-file). A kernel whose guest left no
 rt-client.json is reported as having no results; once it is there, every
-other file must be too, but relay-stats.json (runs from before relay's
+other file must be too except relay-stats.json: runs from before relay's
 stats were collected have none, and their verdict rests on the RT client
-alone).
+alone.
 """
 import os
 import re

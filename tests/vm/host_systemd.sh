@@ -39,7 +39,7 @@ mkdir -p "$share"
 cp "$deb" "$share/relay.deb"
 install -m 0755 "$top/deploy/hostimg/checks" "$share/guest"
 echo "$kind $release" >"$share/kernel"
-sed -n 's/^check .* \([a-z_]*\)$/\1/p' "$top/deploy/hostimg/checks" | grep -vx scenario >"$share/only"
+"$top/deploy/hostimg/checks" --list | grep -vx scenario >"$share/only"
 t1=$SECONDS
 "$top/deploy/hostimg/boot" --kernel "$release" "$img" "$share" 900; st=$?
 echo "boot and checks on $release: $((SECONDS - t1)) s"
