@@ -8,8 +8,14 @@
 need_root "mounts a small tmpfs, fetches the source package with apt"
 "$top/mk/deps" kernel >/dev/null || fail "mk/deps kernel"
 real=${RELAY_CACHE:-/var/cache/relay}
-# The real source cache is needed once; the cases below share it.
-"$top/kernel/build" --line 6.12 --check-only >/dev/null 2>&1 || fail "kernel/build --check-only on good input failed"
+conf=$top/kernel/lines/6.12.conf
+# The cases below share the real cache's unpacked source; a good check
+# fetches it the first time (kernel_series runs the same check every time).
+package=$(sed -n 's/^package=//p' "$conf") version=$(sed -n 's/^version=//p' "$conf")
+if [ ! -d "$real/src/${package}_$version" ]; then
+	"$top/kernel/build" --line 6.12 --check-only >/dev/null 2>&1 || fail "kernel/build --check-only on good input failed"
+fi
+[ -d "$real/src/${package}_$version" ] || fail "no unpacked source in $real/src/${package}_$version after a good check"
 
 # Caches of our own, sharing the downloaded and unpacked sources with the
 # real one: one on the same file system (the stock tree is a hard-linked
@@ -39,8 +45,6 @@ expect() {
 	fi
 	pass "$name: exit $rc: $(grep -m1 -E "$pattern" "$TEST_TMP/$name.err")"
 }
-
-conf=$top/kernel/lines/6.12.conf
 
 sed 's/^version=.*/version=6.12.0-0relay-does-not-exist/' "$conf" >"$TEST_TMP/wrong-version.conf"
 expect wrong-version 3 'version=|not available from apt' --line-conf "$TEST_TMP/wrong-version.conf" --check-only
