@@ -7,9 +7,9 @@
 #                  sysusers.d go where systemd's pkg-config says)
 #   make deb       build/deb/relay_<version>_<arch>.deb; enables nothing
 #   make test-host [KERNEL=stock|patched]
-#                  only the test-host runs (part of make test too): the
-#                  checks on the patched (or stock) kernel package, and the
-#                  A/B scenario on both
+#                  only the test-host runs: the checks on the patched (or
+#                  stock) kernel package on the host clock, and the A/B
+#                  scenario on both (make test runs the patched half)
 #   make host-ab   the scenario on a stock and a patched test host under
 #                  systemd's units, results and report in
 #                  results/<id>-testhost/ (HOST_AB_ARGS: deploy/hostimg/ab's

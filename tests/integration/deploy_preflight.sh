@@ -113,6 +113,20 @@ mkdir -p "$TEST_TMP/h/sys/kernel/btf" && : >"$TEST_TMP/h/sys/kernel/btf/vmlinux"
 PATH=$TEST_TMP/bin:$PATH expect "BTF outranks the release name" 1 \
 	"^act +epoll ready-list fix: MISSING .*decided from the running kernel's BTF: struct eventpoll's lock is rwlock_t"
 
+# --btf FILE: the lock type alone, as kernel/build's proof reads it.
+btf=$TEST_TMP/h/sys/kernel/btf/vmlinux
+got=$(PATH=$TEST_TMP/bin:$PATH "$pf" --btf "$btf") || fail "--btf on an rwlock_t kernel: exit $?"
+[ "$got" = rwlock_t ] || fail "--btf printed '$got', expected rwlock_t"
+sed -i 's/rwlock_t lock;/spinlock_t lock;/' "$TEST_TMP/bin/bpftool"
+got=$(PATH=$TEST_TMP/bin:$PATH "$pf" --btf "$btf") || fail "--btf on a spinlock_t kernel: exit $?"
+[ "$got" = spinlock_t ] || fail "--btf printed '$got', expected spinlock_t"
+sed -i 's/struct eventpoll {/struct eventpoll_other {/' "$TEST_TMP/bin/bpftool"
+err=$(PATH=$TEST_TMP/bin:$PATH "$pf" --btf "$btf" 2>&1); st=$?
+[ $st = 1 ] && grep -q "no struct eventpoll lock in $btf" <<<"$err" || fail "--btf without the struct: exit $st, '$err'"
+err=$("$pf" --btf "$TEST_TMP/no-such-vmlinux" 2>&1); st=$?
+[ $st = 64 ] && grep -q "cannot read $TEST_TMP/no-such-vmlinux" <<<"$err" || fail "--btf on a missing file: exit $st, '$err'"
+pass "--btf prints the lock type; a file without it exits 1, a missing one 64"
+
 # relay's CPUs: isolated or not, from --cpus or the cpus key of the file.
 host "$TEST_TMP/h" 6.18.2 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
 echo 2-3 >"$TEST_TMP/h/sys/devices/system/cpu/isolated" 2>/dev/null ||
@@ -125,7 +139,7 @@ mkdir -p "$TEST_TMP/h/etc/relay"
 printf '[relay]\ncpus = 0,3\n' >"$TEST_TMP/h/etc/relay/relay.conf"
 expect "CPUs from relay.conf" 0 "^warn +relay's CPUs: CPU 0 \(of 0,3, from cpus in /etc/relay/relay.conf\) not isolated"
 
-for bad in "--cpus x" "--cpus" "--sample 61" "--sample soon" "--bogus"; do
+for bad in "--cpus x" "--cpus" "--sample 61" "--sample soon" "--bogus" "--btf"; do
 	# shellcheck disable=SC2086
 	"$pf" $bad >/dev/null 2>&1; [ $? = 64 ] || fail "'$bad' should exit 64"
 done
@@ -156,6 +170,8 @@ done
 if command -v bpftool >/dev/null && [ -r /sys/kernel/btf/vmlinux ]; then
 	grep -q "decided from the running kernel's BTF: struct eventpoll's lock is" <<<"$out" ||
 		fail "bpftool and /sys/kernel/btf/vmlinux are here, but the BTF was not used"
+	lock=$("$pf" --btf /sys/kernel/btf/vmlinux) || fail "--btf /sys/kernel/btf/vmlinux: exit $?"
+	grep -q "struct eventpoll's lock is $lock" <<<"$out" || fail "--btf says $lock, the check of this kernel does not"
 	pass "fix decided from BTF on this machine"
 fi
 pass "on this machine"

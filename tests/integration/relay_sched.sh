@@ -3,6 +3,9 @@
 # SCHED_FIFO at --rt-priority, --sched other (or sched = other in the file)
 # runs them SCHED_OTHER, as the kernel shows in /proc/TID/sched, and /metrics
 # says which. A bad value exits 64 naming the flag, 78 naming file:line.
+# The rt_budget's round trip, in every build (relay_overload judges what it
+# buys in the release build): a loop flooded with its sink on its CPU drops
+# to SCHED_OTHER, and gets SCHED_FIFO back once the flood stops.
 # timeout: 180
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
@@ -59,3 +62,18 @@ start_relay --config "$conf" --sched fifo
 [ "$(loop_sched $cpu)" = "1 49" ] || fail "--sched fifo over the file: loop is '$(loop_sched $cpu)'"
 stop_relay
 pass "loops run SCHED_FIFO or SCHED_OTHER as configured"
+
+blast=$TEST_TMP/relay_blast
+cc -O2 -pthread -o "$blast" "$top/bench/relay_blast.c" || fail "cannot build relay_blast"
+sink=$(free_udp_port)
+bg taskset -c $cpu "$blast" count "$sink" 60 "$TEST_TMP/count"
+wait_for 5 test -s "$TEST_TMP/count" || fail "the sink did not start"
+start_relay --listen udp://127.0.0.1:$p --upstream udp://127.0.0.1:$sink --cpus $cpu --batch 1
+taskset -c 0 "$blast" send 127.0.0.1 $p 2 64 2 64 0 >/dev/null || fail "the flood could not be sent"
+expect_metric relay_rt_demotions_total -ge 1
+expect_metric relay_ticks_demoted_total -ge 1
+wait_for 5 eval '[ "$(loop_sched $cpu)" = "1 49" ]' ||
+	fail "after the flood the loop is '$(loop_sched $cpu)', not SCHED_FIFO 50 again"
+n=$(metric relay_rt_demotions_total)
+stop_relay
+pass "flooded, the loop dropped to SCHED_OTHER $n time(s) and got SCHED_FIFO back"
