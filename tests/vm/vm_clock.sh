@@ -3,9 +3,10 @@
 # lane: side
 # kernel/vm/boot --clock virtual holds: the guest's TSC rate and its
 # CLOCK_MONOTONIC agree (a wrong tsc_early_khz would scale every latency
-# the guest measures), and CPU hogs on the host, started here, do not change
-# the wake-up latencies the guest measures beyond a stated bound (the host
-# time each run took is printed: the hogs slow the guest, not its clock).
+# the guest measures), and a CPU hog on the host, started here, does not
+# change the wake-up latencies the guest measures beyond a stated bound (the
+# host time each run took is printed: the hog slows the guest, not its
+# clock).
 # Uses the patched 6.12 image, built on first use.
 . "$(dirname "$0")/../lib.sh"
 need_root "creates device nodes, builds the kernels into ${RELAY_CACHE:-/var/cache/relay}"
@@ -44,15 +45,13 @@ run() {
 }
 quiet_s=$(run quiet)
 
-# One hog per host CPU, for as long as the busy guest runs.
-hogs=()
-for _ in $(seq "$(nproc)"); do
-	( while :; do :; done ) &
-	hogs+=($!)
-done
+# A hog for as long as the busy guest runs: with make test's other lanes
+# beside it, enough to take the guest's thread off its CPU again and again.
+( while :; do :; done ) &
+hog=$!
 busy_s=$(run busy)
-kill "${hogs[@]}" 2>/dev/null
-wait "${hogs[@]}" 2>/dev/null
+kill "$hog" 2>/dev/null
+wait "$hog" 2>/dev/null
 
 python3 - out-quiet out-busy "$BOUND_NS" "$LIMIT_NS" "$quiet_s" "$busy_s" <<'PY' || fail "the virtual clock did not hold"
 import json, os, re, sys
@@ -82,4 +81,4 @@ same = q == b
 print(f"host time: quiet {quiet_s} s, busy {busy_s} s; the wake-up figures are "
       + ("identical" if same else "within the bound"))
 PY
-pass "virtual clock: TSC and CLOCK_MONOTONIC agree; host hogs changed guest latencies by <= $((BOUND_NS / 1000)) us (host time ${quiet_s} s quiet, ${busy_s} s busy)"
+pass "virtual clock: TSC and CLOCK_MONOTONIC agree; a host hog changed guest latencies by <= $((BOUND_NS / 1000)) us (host time ${quiet_s} s quiet, ${busy_s} s busy)"
