@@ -9,7 +9,8 @@
 #   make test-host [KERNEL=stock|patched]
 #                  only the test-host runs: the checks on the patched (or
 #                  stock) kernel package on the host clock, and the A/B
-#                  scenario on both (make test runs the patched half)
+#                  scenario on both (make test runs only the checks, on the
+#                  patched package)
 #   make host-ab   the scenario on a stock and a patched test host under
 #                  systemd's units, results and report in
 #                  results/<id>-testhost/ (HOST_AB_ARGS: deploy/hostimg/ab's
