@@ -1,5 +1,6 @@
 #!/bin/bash
 # timeout: 600
+# lane: side
 # kernel/build refuses bad input with a clear message and its own exit
 # status, and leaves nothing in the cache: a source version apt does not
 # have, a patch that does not apply, a config option that olddefconfig
