@@ -7,6 +7,7 @@
  */
 #include "rt.h"
 #include "cgroup.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -22,35 +23,12 @@
 #define CAP_IPC_LOCK_BIT	14
 #define CAP_SYS_NICE_BIT	23
 
-/* The value of a "Key:\tvalue" line of /proc/self/status, or -1. */
-static int status_field(const char *key, char *out, size_t outlen)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	if (!f)
-		return -1;
-	char line[256];
-	size_t klen = strlen(key);
-	int found = -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			const char *v = line + klen + 1;
-			v += strspn(v, " \t");
-			snprintf(out, outlen, "%.*s", (int)strcspn(v, "\n"), v);
-			found = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 /* 1 when the effective capability set holds bit, 0 when not, -1 unknown. */
 static int has_cap(int bit)
 {
-	char v[64];
-	if (status_field("CapEff", v, sizeof(v)) < 0)
+	uint64_t caps;
+	if (proc_status_caps("/proc/self/status", &caps) < 0)
 		return -1;
-	uint64_t caps = strtoull(v, NULL, 16);
 	return (caps >> bit) & 1;
 }
 
@@ -185,7 +163,8 @@ int rt_set_fifo(int prio, char *why, size_t whylen)
 	getrlimit(RLIMIT_RTPRIO, &rl);
 	int cap = has_cap(CAP_SYS_NICE_BIT);
 	char seccomp[16] = "";
-	status_field("Seccomp", seccomp, sizeof(seccomp));
+	proc_status_field("/proc/self/status", "Seccomp", seccomp,
+			  sizeof(seccomp));
 	char cg[1024];
 	if (cg_task_cgroup_in("/proc/self/cgroup", cg, sizeof(cg)) < 0)
 		cg[0] = 0;

@@ -3,11 +3,11 @@
  * (see budget.h for why).
  */
 #include "budget.h"
+#include "proc.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <unistd.h>
 
 /* Below this share of the window spent waiting for its CPU, nobody else
@@ -27,9 +27,7 @@ static int64_t run_delay(const struct budget *b)
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
-	/* "exec_runtime run_delay timeslices" */
-	long long run, delay;
-	return sscanf(buf, "%lld %lld", &run, &delay) == 2 ? delay : -1;
+	return proc_schedstat_delay(buf);
 }
 
 /* delay: the run delay at now (the wait a change of policy caused at once
