@@ -22,6 +22,7 @@
 # when asked (make test-capacity, or RELAY_CAPACITY_TEST=1) and counts as
 # skipped otherwise: 3-5 min on a quiet 2-core host.
 # timeout: 1800
+# needs: kernels
 # lane: side
 . "$(dirname "$0")/../lib.sh"
 [ "${RELAY_CAPACITY_TEST:-0}" = 1 ] ||

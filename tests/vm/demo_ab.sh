@@ -25,6 +25,7 @@
 # Builds the kernels when they are not cached (~10 min once); with cached
 # images the run takes about 2 minutes on 2 free host CPUs.
 # timeout: 1800
+# needs: kernels
 # lane: side
 . "$(dirname "$0")/../lib.sh"
 need_root "cgroups, device nodes in the initramfs"

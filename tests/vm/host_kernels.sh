@@ -13,6 +13,7 @@
 # (RELAY_TEST_HOST=1), and make test boots one kernel package, the
 # patched one, for the other checks (host_systemd).
 # timeout: 3000
+# needs: hostimg
 # lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"

@@ -19,6 +19,7 @@
 # not fit make test's 15 minutes beside the rest. The guest's files come
 # back to build/test-host/.
 # timeout: 3000
+# needs: hostimg
 # lane: side
 . "$(dirname "$0")/../lib.sh"
 need_root "debootstrap builds the test host as root"

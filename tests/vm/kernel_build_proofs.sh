@@ -1,5 +1,6 @@
 #!/bin/bash
 # timeout: 2400
+# needs: kernels
 # lane: side
 # The stock and patched 6.12 images (built here on first use, about 6
 # minutes, then taken from the cache): the trees differed only by the

@@ -1,5 +1,6 @@
 #!/bin/bash
 # timeout: 3000
+# needs: kernel-debs
 # lane: side
 # variants: release
 # make kernel-debs: the stock and patched PREEMPT_RT 6.12 kernels as Debian

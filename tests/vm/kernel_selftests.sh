@@ -1,5 +1,6 @@
 #!/bin/bash
 # timeout: 3000
+# needs: kernels
 # The kernel's own epoll selftests in QEMU guests: all must pass on the
 # patched 6.12 kernel. The stock kernel's result would only be reported, so
 # its selftests boot is left out here (make kernel-selftests runs it). Also collects

@@ -1,5 +1,6 @@
 #!/bin/bash
 # timeout: 2400
+# needs: kernels
 # lane: side
 # kernel/vm: mkinitramfs is deterministic, and boot tells apart a guest that
 # finished, one that reported a failure, one that hung and one that died

@@ -1,5 +1,6 @@
 #!/bin/bash
 # timeout: 1200
+# needs: kernels
 # lane: side
 # kernel/vm/boot --clock virtual holds: the guest's TSC rate and its
 # CLOCK_MONOTONIC agree (a wrong tsc_early_khz would scale every latency
