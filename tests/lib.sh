@@ -101,7 +101,7 @@ fuzz_test() {
 	else
 		"$top/tests/fuzz/run" --seconds $FUZZ_SMOKE_SECONDS \
 			--dir "$TEST_TMP" "$1" ||
-			fail "fuzz_$1 found a crash (the input is in the log above)"
+			fail "fuzz_$1 failed: a crash (its input named above) or a run that did not start"
 		pass "$FUZZ_SMOKE_SECONDS s of fuzzing $1, no crash"
 	fi
 }
