@@ -4,7 +4,7 @@
 #   make capacity                          the default grid
 #   make capacity CAPACITY_ARGS=--quick    the small grid of the test
 #   make capacity CAPACITY_ARGS="--slo p99.9=500us --quotas 10,50"
-#   make test-capacity                     the quick grid's test (not in make test yet)
+#   make test-capacity                     the quick grid's test alone (make test runs it too)
 CAPACITY_ARGS ?=
 .PHONY: capacity test-capacity
 capacity:
@@ -13,4 +13,4 @@ capacity:
 
 test-capacity:
 	@mk/deps build report demo
-	@RELAY_CAPACITY_TEST=1 tests/run vm/capacity_
+	@tests/run vm/capacity_
