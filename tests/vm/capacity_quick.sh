@@ -11,14 +11,14 @@
 # above a step that failed; the page renders in headless Chromium with its
 # headline and both kernels' curves.
 #
-# The grid's lightest RT load is 117 pps, off the 10 ms quota period's
+# The grid's RT loads are 117 and 617 pps, off the 10 ms quota period's
 # grid: at 500 pps (and 300) the RT client's sends keep one phase of the
 # period for a whole step, and about one step in six that phase kept the
 # stall from forming at all; the old quick grid (500 pps first) failed to
 # separate the kernels once in five runs. At 117 pps the stalls come at a
-# steady rate, about one a second, so two quotas of 8 s steps expect some
-# sixteen (kernel/vm/capacity/run says more). Its quotas, 10 and 25 %, are
-# the two that throttle the co-tenant, and cost less to emulate than 100 %.
+# steady rate, about one a second, so a 10 s step expects some ten, and
+# 617 pps is a second chance (kernel/vm/capacity/run says more). One
+# quota, 10 %: a 25 % cell doubled what the test cost.
 # timeout: 1800
 # needs: kernels
 # lane: side
@@ -44,7 +44,7 @@ assert c["slo"] and c["headline"].startswith("at quota "), c["headline"]
 for k in ("stock", "patched"):
     kern = c["kernels"][k]
     assert kern["outcome"] == "ok", (k, kern["outcome"])
-    assert [q["quota_pct"] for q in kern["by_quota"]] == [10, 25], kern["by_quota"]
+    assert [q["quota_pct"] for q in kern["by_quota"]] == [10], kern["by_quota"]
     for q in kern["by_quota"]:
         assert not q["problems"], (k, q["quota_pct"], q["problems"])
         steps = q["steps"]
