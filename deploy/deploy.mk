@@ -15,7 +15,7 @@
 #                  systemd's units, results and report in
 #                  results/<id>-testhost/ (HOST_AB_ARGS: deploy/hostimg/ab's
 #                  flags)
-#   make test-fleet the fleet test: three test hosts under Ansible (30+ min
+#   make test-fleet the fleet test: three test hosts under Ansible (~20 min
 #                  under emulation; make test skips it)
 #   make fleet INVENTORY=FILE [FLEET_ID=NAME]
 #                  deploy/ansible/fleet.yml on FILE's hosts: relay on the relay

@@ -39,6 +39,14 @@ def release(path):
     return fields[2]
 
 
+def preflight_release(path):
+    """The kernel release relay-preflight spoke of (its "kernel X (...)" line)."""
+    fields = (_lines(path) or [""])[0].split()
+    if len(fields) < 2 or fields[0] != "kernel":
+        raise DataError(f"{path}: expected relay-preflight's \"kernel RELEASE\" line first")
+    return fields[1]
+
+
 def preflight(path):
     """What relay-preflight said of the fix: (level, text)."""
     for line in _lines(path):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from .files import DataError, read_json
 from .summary import HOST_CLOCK_LATE_MS, KERNEL_ORDER, PCT_KEYS
-from .testhost import FIX as FIX_WHAT
+from .testhost import FIX as FIX_WHAT, preflight, preflight_release
 
 PCT_LABELS = {"p50": "p50", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99", "max": "max"}
 MODEL_VARIANTS = (("rwlock", "rwlock (stock)"),
@@ -329,6 +329,13 @@ def fleet_view(run_dir, merged):
         rx = sum(l.get("rx_packets", 0) for l in (r.get("listeners") or {}).values())
         facts.append((f"relay host {os.path.basename(os.path.dirname(relay))}",
                       f"{rx} datagrams received on its listeners"))
+    # A host given a kernel package (relay_kernel_deb) brought back what
+    # relay-preflight said of it once it ran.
+    for pf in sorted(glob.glob(os.path.join(run_dir, "*", "preflight.txt"))):
+        level, text = preflight(pf)
+        facts.append((f"kernel on {os.path.basename(os.path.dirname(pf))}",
+                      f"{preflight_release(pf)}; relay-preflight: {FIX_WHAT} "
+                      f"{text.split(';')[0]} ({level})"))
     h = merged.get("histogram") or {}
     facts.append(("histograms", f"{h.get('lowest', '?')}..{h.get('highest', '?')} us, "
                                 f"{h.get('significant_digits', '?')} significant digits"))
