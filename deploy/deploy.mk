@@ -18,7 +18,7 @@
 #   make test-fleet the fleet test in full: three test hosts under Ansible,
 #                  bad inventories refused, the relay host given the patched
 #                  kernel package and undo.yml rebooting it back (make test
-#                  runs it without the kernel and the refusals)
+#                  skips it)
 #   make fleet INVENTORY=FILE [FLEET_ID=NAME]
 #                  deploy/ansible/fleet.yml on FILE's hosts: relay on the relay
 #                  hosts, loadgen@ on the load hosts, results and their merge
