@@ -9,14 +9,15 @@
 # harness boots the image's Debian kernel again when a guest reboots, as a
 # boot loader would.
 #
-# The run (RELAY_FLEET_TEST=1): relay forwards both load hosts' traffic across the private
-# network, the results come back to results/<id>-fleet/<host>/, the merged
-# count is the sum of the hosts' and its max the largest. A second run
-# changes nothing, and --check --diff says so; undo.yml leaves no relay
-# installed or running.
+# The run (RELAY_FLEET_TEST=1): relay forwards both load hosts' traffic
+# across the private network, the results come back to
+# results/<id>-fleet/<host>/, the merged count is the sum of the hosts' and
+# its max the largest. A second run changes nothing, and --check --diff
+# says so; undo.yml leaves no relay installed or running.
 #
-# make test-fleet (RELAY_FLEET_FULL=1) does more, at about three times the
-# cost, most of it dpkg and initramfs-tools under emulation: first two bad
+# make test-fleet (RELAY_FLEET_FULL=1) does more (1606 s on a quiet 2-core
+# host, over half of it installing and booting the kernel package and
+# rebooting out of it under emulation): first two bad
 # inventories (a missing variable, an unreachable host) are refused with
 # Ansible's message and leave no host with relay or its kernel installed,
 # or relay running (integration/deploy_ansible checks the same refusals in
