@@ -7,7 +7,7 @@
 # local, without become, in a network namespace of the test's own; the
 # unreachable one is an SSH port nothing listens on there. (The playbook
 # run on real guests is vm/fleet_ansible.)
-# timeout: 300
+# timeout: 600
 # lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"
