@@ -47,6 +47,22 @@ for s in "$ctl"/postinst "$ctl"/prerm "$ctl"/postrm; do
 done
 pass "conffiles, postinst creates the user, nothing enabled or started"
 
+# postrm reloads systemd when the units go (remove), not again for a purge,
+# which dpkg runs after the remove. Run with a systemctl that only logs,
+# and a systemd directory of the test's.
+mkdir -p "$TEST_TMP/shim" "$TEST_TMP/run-systemd"
+printf '#!/bin/sh\necho "$*" >>"%s"\n' "$TEST_TMP/systemctl.log" >"$TEST_TMP/shim/systemctl"
+chmod +x "$TEST_TMP/shim/systemctl"
+sed "s|/run/systemd/system|$TEST_TMP/run-systemd|" "$ctl/postrm" >"$TEST_TMP/postrm"
+for arg in remove purge; do
+	: >"$TEST_TMP/systemctl.log"
+	PATH=$TEST_TMP/shim:$PATH sh "$TEST_TMP/postrm" "$arg" || fail "postrm $arg exited $?"
+	got=$(cat "$TEST_TMP/systemctl.log")
+	want=$([ $arg = remove ] && echo daemon-reload)
+	[ "$got" = "$want" ] || fail "postrm $arg ran systemctl '$got', not '$want'"
+done
+pass "postrm reloads systemd on remove, not again on purge"
+
 # The units inside the package name the packaged paths.
 mkdir -p "$TEST_TMP/x"
 dpkg-deb -x "$deb" "$TEST_TMP/x"
