@@ -9,11 +9,14 @@
 # harness boots the image's Debian kernel again when a guest reboots, as a
 # boot loader would.
 #
-# The run (RELAY_FLEET_TEST=1): relay forwards both load hosts' traffic
-# across the private network, the results come back to
+# make test runs it without the kernel package: relay forwards both load
+# hosts' traffic across the private network, the results come back to
 # results/<id>-fleet/<host>/, the merged count is the sum of the hosts' and
 # its max the largest. A second run changes nothing, and --check --diff
-# says so; undo.yml leaves no relay installed or running.
+# says so; undo.yml leaves no relay installed or running. It runs alone,
+# after every other test (# lane: alone): on 2 cores its three emulated
+# hosts on the host's clock, beside the virtual-clock guests of
+# capacity_quick and demo_ab, held those past their wall-clock limits.
 #
 # make test-fleet (RELAY_FLEET_FULL=1) does more (1606 s on a quiet 2-core
 # host, over half of it installing and booting the kernel package and
@@ -31,18 +34,10 @@
 # Python interpreter per host for a whole playbook run: on these emulated
 # hosts a task costs a fraction of a second instead of several
 # (deploy/README.md has the times).
-#
-# make test counts it as skipped: its three emulated hosts beside the
-# virtual-clock guests of capacity_quick and demo_ab pushed those past
-# their wall-clock limits on 2 cores. It runs when asked: make test-fleet
-# (RELAY_FLEET_FULL=1), or RELAY_FLEET_TEST=1 for the run without the
-# kernel package and the refusals.
 # timeout: 2400
-# needs: kernel-debs
-# lane: side
+# needs: fleetimg kernel-debs
+# lane: alone
 . "$(dirname "$0")/../lib.sh"
-[ "${RELAY_FLEET_TEST:-0}" = 1 ] || [ "${RELAY_FLEET_FULL:-0}" = 1 ] ||
-	skip "three emulated hosts beside capacity_quick's and demo_ab's guests push those past their limits on 2 cores; run it with make test-fleet (RELAY_FLEET_FULL=1) or RELAY_FLEET_TEST=1"
 need_root "network namespaces, debootstrap and QEMU"
 "$top/mk/deps" deploy fleet >"$TEST_TMP/deps.log" 2>&1 ||
 	skip "cannot install Ansible, QEMU and debootstrap (mk/deps deploy fleet): $(tail -n 1 "$TEST_TMP/deps.log")"
