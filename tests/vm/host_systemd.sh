@@ -15,8 +15,8 @@
 # host clock, as an operator's test host does; RELAY_TEST_HOST_KERNEL=stock
 # boots the other package (make test-host KERNEL=stock). The demo's
 # scenario under systemd's units is host_kernels' A/B, which make test
-# leaves to make test-host and make host-ab: its two emulated RT guests do
-# not fit make test's 15 minutes beside the rest. The guest's files come
+# leaves to make test-host and make host-ab: its two emulated RT guests
+# would add 5 minutes to make test. The guest's files come
 # back to build/test-host/.
 # timeout: 3000
 # needs: hostimg
