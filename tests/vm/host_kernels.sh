@@ -8,8 +8,8 @@
 # as a SCHED_FIFO unit. Stock must show the effect (an RT datagram or one of
 # relay's own wake-ups LATE_MS late or more) and patched must not; the
 # co-tenant must have been throttled on both; the results render.
-# Two emulated RT guests for about 5 minutes would add those to make test,
-# which is about 19 minutes with the fleet test: this runs under make test-host
+# Two emulated RT guests for about 5 minutes would add those to make test:
+# this runs under make test-host
 # (RELAY_TEST_HOST=1), and make test boots one kernel package, the
 # patched one, for the other checks (host_systemd).
 # timeout: 3000
