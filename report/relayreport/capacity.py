@@ -2,7 +2,6 @@
 one loadgen sweep per co-tenant quota and rate) as capacity.json, the
 terminal table with the headline last, the plots and the page."""
 import glob
-import html
 import os
 import re
 
@@ -11,7 +10,8 @@ from .check import CheckError, read_texts
 from .check import plots as check_plots
 from .files import DataError, read_json
 from .page import CSS
-from .plots import COLOURS, HEAD, _block, _gnuplot, _quoted
+from .escape import gnuplot_string, html_text
+from .plots import COLOURS, _block, _gnuplot, head
 
 KERNELS = ("stock", "patched")
 GOOD, MIXED = "#1e8449", "#9a7d0a"
@@ -185,12 +185,12 @@ def heatmap(cap, k, crate, out, cb):
             met = all(s["meets_slo"] for s in runs)
             rows.append((xi, yi, max(worst, cb[0])))
             value = f"{worst:.0f}" if worst >= 100 else f"{worst:.3g}"
-            labels.append((xi, yi, _quoted(value + ("" if met else " ✗"))))
+            labels.append((xi, yi, value + ("" if met else " ✗")))
     xt = ", ".join(f'"{r / 1000:g}k" {i}' for i, r in enumerate(rates))
     yt = ", ".join(f'"{q}%%" {i}' for i, q in enumerate(quotas))  # a tic label is a format
-    script = HEAD.format(w=820, h=120 + 70 * len(quotas), out=out) + \
+    script = head(820, 120 + 70 * len(quotas), out) + \
         _block("h", rows) + _block("l", labels) + f"""
-set title {_quoted(f"{k}: p99.9 latency (ms) over RT load x co-tenant quota (✗: not met)")}
+set title {gnuplot_string(f"{k}: p99.9 latency (ms) over RT load x co-tenant quota (✗: not met)")} noenhanced
 set xtics ({xt})
 set ytics ({yt})
 set xrange [-0.5:{len(rates) - 0.5}]
@@ -249,10 +249,6 @@ def _as_sweep_step(s):
                        "watched_cgroup": {"nr_throttled": s["throttled_periods"]}}}
 
 
-def _e(x):
-    return html.escape(str(x))
-
-
 EXPLAIN = {
     "heatmap": "Each cell is one step of the grid: the RT client's p99.9 latency (the worst "
                "of its runs) at that RT load with the co-tenant under that quota. A cross "
@@ -272,16 +268,17 @@ def render_page(cap, plots, generated):
             cells.setdefault((c["cotenant_rate"], c["quota_pct"]), {})[k] = c
     body = "".join(
         f"<tr><td>{q}%</td><td>{crate} pps</td>" + "".join(
-            f"<td title='{_e((by.get(k) or {}).get('why_not') or '')}'>{_e(cap_text(by.get(k)))}</td>"
+            f"<td title='{html_text((by.get(k) or {}).get('why_not') or '')}'>{html_text(cap_text(by.get(k)))}</td>"
             for k in KERNELS) + "</tr>" for (crate, q), by in sorted(cells.items()))
-    whys = "".join(f"<li><b>{_e(k)} at {q}%</b>: {_e(by[k]['why_not'])}</li>"
+    whys = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(by[k]['why_not'])}</li>"
                    for (_, q), by in sorted(cells.items()) for k in KERNELS
                    if k in by and by[k]["why_not"])
-    probs = "".join(f"<li><b>{_e(k)} at {q}%</b>: {_e(p)}</li>"
+    probs = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(p)}</li>"
                     for (_, q), by in sorted(cells.items()) for k in KERNELS
                     if k in by for p in by[k]["problems"])
-    figs = "".join(f'<figure><img src="plots/{_e(f)}" alt="{_e(c)}"><figcaption><b>{_e(c)}.</b> '
-                   f'{_e(EXPLAIN[f.split("-")[0]])}</figcaption></figure>' for f, c in plots)
+    figs = "".join(f'<figure><img src="plots/{html_text(f)}" alt="{html_text(c)}">'
+                   f'<figcaption><b>{html_text(c)}.</b> '
+                   f'{html_text(EXPLAIN[f.split("-")[0]])}</figcaption></figure>' for f, c in plots)
     grid = cap.get("grid") or {}
     facts = [("run", cap.get("run_id")), ("date", cap.get("date")), ("clock", cap.get("clock")),
              ("objectives", sweep.objectives(cap["slo"])),
@@ -295,7 +292,7 @@ def render_page(cap, plots, generated):
              ("wall time", f"{cap.get('wall_s')} s")] + \
         [(f"{k} kernel", f"{cap['kernels'][k]['version']} ({cap['kernels'][k]['outcome']})")
          for k in KERNELS]
-    dl = "".join(f"<dt>{_e(a)}</dt><dd>{_e(b)}</dd>" for a, b in facts)
+    dl = "".join(f"<dt>{html_text(a)}</dt><dd>{html_text(b)}</dd>" for a, b in facts)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -303,8 +300,8 @@ def render_page(cap, plots, generated):
 <style>{CSS}</style></head>
 <body><main>
 <h1>Capacity: what the fix buys</h1>
-<div class="verdict" style="background:{colour}"><b>CAPACITY</b>{_e(cap['headline'])}</div>
-<h2 id="capacity">Highest RT load meeting {_e(sweep.objectives(cap['slo']))}</h2>
+<div class="verdict" style="background:{colour}"><b>CAPACITY</b>{html_text(cap['headline'])}</div>
+<h2 id="capacity">Highest RT load meeting {html_text(sweep.objectives(cap['slo']))}</h2>
 <table><thead><tr><th>co-tenant quota</th><th>co-tenant rate</th><th>stock</th><th>patched</th></tr></thead>
 <tbody>{body}</tbody></table>
 <p class="muted">The capacity is the highest RT load up to which every step met the objective
@@ -316,7 +313,7 @@ step of the grid met it. A step that lost a datagram or missed its rate is not m
 {figs}
 <h2 id="run">What was run</h2>
 <dl>{dl}</dl>
-<p class="muted">Generated {_e(generated)} by report/capacity from the result files in this directory.</p>
+<p class="muted">Generated {html_text(generated)} by report/capacity from the result files in this directory.</p>
 </main></body></html>
 """
 

@@ -20,6 +20,19 @@ def read_json(path):
         raise DataError(f"{path}: no such file")
     except (OSError, ValueError) as e:
         raise DataError(f"{path}: {e}")
+    except RecursionError:
+        raise DataError(f"{path}: nested too deeply to be a result file")
+
+
+def number(value, where, optional=False):
+    """VALUE if it is a finite number (None too when OPTIONAL), else a
+    DataError naming WHERE: a result file's wrong type is bad data, never a
+    crash."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DataError(f"{where}: expected a number, got {json.dumps(value)[:60]}")
+    return value
 
 
 def _hgrm_rows(path):

@@ -1,7 +1,6 @@
 """The HTML page: verdict first, then the numbers, the plots, what was run
 and the caveats. Plots are SVG files next to it (plots/)."""
-import html
-
+from .escape import html_text
 from .plots import _cost_rows
 
 BADGE = {"fixed": "#1e8449", "separated": "#1e8449", "not fixed": "#c0392b", "invalid": "#c0392b"}
@@ -64,18 +63,14 @@ def badge_colour(verdict):
     return "#9a7d0a" if verdict in ("unclear", "no effect", "no separation") else "#566573"
 
 
-def _e(x):
-    return html.escape(str(x))
-
-
 def _table(view):
     out = ["<table><thead><tr><th></th>"]
-    out += [f"<th>{_e(c.key)}</th>" for c in view.columns]
+    out += [f"<th>{html_text(c.key)}</th>" for c in view.columns]
     out.append("</tr></thead><tbody>")
     for title, rows in view.sections:
-        out.append(f'<tr class="section"><td colspan="{len(view.columns) + 1}">{_e(title)}</td></tr>')
+        out.append(f'<tr class="section"><td colspan="{len(view.columns) + 1}">{html_text(title)}</td></tr>')
         for label, cells in rows:
-            out.append(f"<tr><td>{_e(label)}</td>" + "".join(f"<td>{_e(x)}</td>" for x in cells) + "</tr>")
+            out.append(f"<tr><td>{html_text(label)}</td>" + "".join(f"<td>{html_text(x)}</td>" for x in cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
@@ -86,8 +81,8 @@ def _figures(view, plots):
         text = EXPLAIN[f.split("-")[0].split(".")[0]]
         if isinstance(text, dict):
             text = text.get(view.kind, text["host"])
-        out.append(f'<figure><img src="plots/{_e(f)}" alt="{_e(caption)}">'
-                   f"<figcaption><b>{_e(caption)}.</b> {_e(text)}</figcaption></figure>")
+        out.append(f'<figure><img src="plots/{html_text(f)}" alt="{html_text(caption)}">'
+                   f"<figcaption><b>{html_text(caption)}.</b> {html_text(text)}</figcaption></figure>")
     return "\n".join(out)
 
 
@@ -100,14 +95,14 @@ def _cost(view, plots):
                 "(the kernel harness wrote no throughput results). Published figures for "
                 "the spinlock: stress-epoll lost 31-47 % on 12 x86 CPUs; "
                 "<code>perf bench epoll wait</code> changed little (110279 to 114577 ops/s).</p>")
-    body = "".join(f"<tr><td>{_e(b)}</td><td>{v['stock']:.0f}</td><td>{v['patched']:.0f}</td>"
+    body = "".join(f"<tr><td>{html_text(b)}</td><td>{v['stock']:.0f}</td><td>{v['patched']:.0f}</td>"
                    f"<td>{(v['ratio'] - 1) * 100:+.1f} %</td>"
                    f"<td>{_interval(v)}</td></tr>"
                    for b, v in rows)
     where = view.cost.get("version", "?")
     return ("<h2 id='cost'>The cost side</h2>"
             f"<p>Measured by the kernel harness (<code>make kernel-selftests</code>, linux "
-            f"{_e(where)}, {_e(view.cost.get('emulation', ''))}, {_e(view.cost.get('vcpus', '?'))} vCPUs, "
+            f"{html_text(where)}, {html_text(view.cost.get('emulation', ''))}, {html_text(view.cost.get('vcpus', '?'))} vCPUs, "
             "host clock: the vCPUs run in parallel there, as the rwlock's readers need). "
             "Medians of every round; the interval is a 95 % bootstrap interval of the change, "
             "and a change whose interval includes none is <b>inconclusive</b>.</p>"
@@ -122,31 +117,31 @@ def _interval(v):
         return "not measured (one run)"
     text = f"{(v['low'] - 1) * 100:+.1f} to {(v['high'] - 1) * 100:+.1f} %"
     if v["verdict"] == "inconclusive":
-        return f"{_e(text)}: <b>inconclusive</b>"
-    return _e(f"{text}: {v['verdict']}")
+        return f"{html_text(text)}: <b>inconclusive</b>"
+    return html_text(f"{text}: {v['verdict']}")
 
 
 def _note(view):
     """The caveat a reader of the table must not miss, right under it."""
     for c in view.caveats:
         if c.startswith("The fix protects RT waiters only"):
-            return f'<p class="note"><b>Caveat.</b> {_e(c)}</p>'
+            return f'<p class="note"><b>Caveat.</b> {html_text(c)}</p>'
     return ""
 
 
 def render(view, plots, generated):
     colour = badge_colour(view.verdict)
-    facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in view.facts)
-    caveats = "".join(f"<li>{_e(c)}</li>" for c in view.caveats)
+    facts = "".join(f"<dt>{html_text(k)}</dt><dd>{html_text(v)}</dd>" for k, v in view.facts)
+    caveats = "".join(f"<li>{html_text(c)}</li>" for c in view.caveats)
     main_plots = [p for p in plots if p[0] != "cost.svg"]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{_e(view.title)}: {_e(view.verdict)}</title>
+<title>{html_text(view.title)}: {html_text(view.verdict)}</title>
 <style>{CSS}</style></head>
 <body><main>
-<h1>{_e(view.title)}</h1>
-<div class="verdict" style="background:{colour}"><b>{_e(view.verdict.upper())}</b>{_e(view.headline)}</div>
+<h1>{html_text(view.title)}</h1>
+<div class="verdict" style="background:{colour}"><b>{html_text(view.verdict.upper())}</b>{html_text(view.headline)}</div>
 <h2 id="latency">{HEADINGS.get(view.kind, "Latency and stalls")}</h2>
 {_table(view)}
 <p class="muted">Latencies in milliseconds. p99.99 and max come from few samples: read them as the
@@ -159,6 +154,6 @@ size of the worst events, not as a rate.</p>
 <dl>{facts}</dl>
 <h2 id="caveats">Caveats</h2>
 <ul>{caveats}</ul>
-<p class="muted">Generated {_e(generated)} by report/render from the result files in this directory.</p>
+<p class="muted">Generated {html_text(generated)} by report/render from the result files in this directory.</p>
 </main></body></html>
 """

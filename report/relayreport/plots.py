@@ -3,14 +3,20 @@ import math
 import os
 import subprocess
 
+from .escape import file_name, gnuplot_datum, gnuplot_number, gnuplot_string
 from .files import ToolError, read_events, read_hgrm, read_timeseries
 
 # One colour per column, in column order (stock, patched / rwlock, pi_mutex,
 # mutex): red is the kernel with the bug, blue the fix.
 COLOURS = ("#c0392b", "#2471a3", "#7d8c8d")
-HEAD = ('set terminal svg size {w},{h} dynamic enhanced font "DejaVu Sans,13" '
-        'background rgb "white"\nset output "{out}"\nset border 3 lc rgb "#555555"\n'
-        'set tics nomirror\nset grid lc rgb "#dddddd" lt 1\nset key top left opaque\n')
+
+
+def head(w, h, out):
+    """The start of every script: an SVG of w x h written to OUT."""
+    return (f'set terminal svg size {w},{h} dynamic enhanced font "DejaVu Sans,13" '
+            f'background rgb "white"\nset output {gnuplot_string(out)}\n'
+            'set border 3 lc rgb "#555555"\nset tics nomirror\n'
+            'set grid lc rgb "#dddddd" lt 1\nset key top left opaque\n')
 
 
 def _gnuplot(script, out):
@@ -24,13 +30,11 @@ def _gnuplot(script, out):
 
 
 def _block(name, rows):
-    body = "\n".join(" ".join(repr(float(x)) if not isinstance(x, str) else x for x in r)
-                     for r in rows)
+    """An inline datablock: numbers as numbers, strings as quoted fields."""
+    body = "\n".join(" ".join(gnuplot_datum(x) if isinstance(x, str) else
+                               gnuplot_number(x, f"a value of ${name}") for x in r)
+                      for r in rows)
     return f"${name} << EOD\n{body}\nEOD\n"
-
-
-def _quoted(text):
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def distribution(view, name, title, out):
@@ -46,14 +50,14 @@ def distribution(view, name, title, out):
         top = max(top, rows[-1][0])
         blocks += _block(f"d{i}", rows)
         plots.append(f'$d{i} using 1:2 with steps lw 2.5 lc rgb "{COLOURS[i % 3]}" '
-                     f'title {_quoted(c.label)}')
+                     f'title {gnuplot_string(c.label)} noenhanced')
     if not plots:
         return False
     decades = max(2, math.ceil(math.log10(top)))
     # Tic labels are printf formats to gnuplot: a literal % is %%.
     tics = ", ".join(f'"{_nines(d).replace("%", "%%")}" {10 ** d}' for d in range(0, decades + 1))
-    script = HEAD.format(w=820, h=480, out=out) + blocks + f"""
-set title {_quoted(title + ': percentile distribution')}
+    script = head(820, 480, out) + blocks + f"""
+set title {gnuplot_string(title + ': percentile distribution')} noenhanced
 set logscale x
 set logscale y
 set xrange [1:{10 ** decades}]
@@ -82,15 +86,16 @@ def _signal_line(view, short=False):
     plot would sit on the data). On the host clock it is the emulation-noise
     limit; elsewhere (the virtual clock, test hosts) the limit the patched
     tail justifies."""
-    limit = view.signal_ms
+    limit = gnuplot_number(view.signal_ms, "the late limit")
     if view.clock != "host":
-        name = f"{limit:g} ms late limit" if short else f"{limit:g} ms: RT datagrams above are late"
+        name = f"{view.signal_ms:g} ms late limit" if short else \
+            f"{view.signal_ms:g} ms: RT datagrams above are late"
     else:
-        name = f"{limit:g} ms noise limit" if short else \
-            f"{limit:g} ms: above is signal, below emulation noise"
+        name = f"{view.signal_ms:g} ms noise limit" if short else \
+            f"{view.signal_ms:g} ms: above is signal, below emulation noise"
     return (f'set arrow from graph 0, first {limit} to graph 1, first {limit} nohead '
             f'dt 2 lc rgb "#888888" lw 1.5 front\n',
-            f'NaN with lines dt 2 lc rgb "#888888" lw 1.5 title "{name}"')
+            f'NaN with lines dt 2 lc rgb "#888888" lw 1.5 title {gnuplot_string(name)}')
 
 
 def timeline(view, col, out, ymax_ms, ymin_ms):
@@ -107,13 +112,15 @@ def timeline(view, col, out, ymax_ms, ymin_ms):
     marks, lifts = "", 0
     stalls = [e for e in events if e["kind"] == "stall"]
     for e in stalls:
-        end = e["t_s"] + max(e["duration_ms"], 0) / 1000.0
-        marks += (f'set object rect from {e["t_s"]}, graph 0 to {end}, graph 1 '
+        start = gnuplot_number(e["t_s"], "a stall's time")
+        end = gnuplot_number(e["t_s"] + max(e["duration_ms"], 0) / 1000.0, "a stall's end")
+        marks += (f'set object rect from {start}, graph 0 to {end}, graph 1 '
                   f'fc rgb "#f5b7b1" fs solid 0.6 noborder behind\n')
     for e in events:
         if e["kind"] == "quota_lift":
             lifts += 1
-            marks += (f'set arrow from {e["t_s"]}, graph 0 to {e["t_s"]}, graph 1 '
+            t = gnuplot_number(e["t_s"], "a quota lift's time")
+            marks += (f'set arrow from {t}, graph 0 to {t}, graph 1 '
                       f'nohead lc rgb "#1e8449" lw 1 dt 3\n')
     what, start = ("lock wait", "the start") if view.kind == "model" else \
         ("tick lateness", "the relay started")
@@ -124,11 +131,11 @@ def timeline(view, col, out, ymax_ms, ymin_ms):
     if lifts:
         plots.append('NaN with lines lc rgb "#1e8449" dt 3 title "quota lifted"')
     duration = max(r[0] for r in rows)
-    script = HEAD.format(w=820, h=340, out=out) + _block("ts", rows) + marks + f"""
-set title {_quoted(col.label + ': latency over time (x: s since ' + start + ')')}
+    script = head(820, 340, out) + _block("ts", rows) + marks + f"""
+set title {gnuplot_string(col.label + ': latency over time (x: s since ' + start + ')')} noenhanced
 set logscale y
-set yrange [{ymin_ms}:{ymax_ms * 2}]
-set xrange [0:{duration}]
+set yrange [{gnuplot_number(ymin_ms)}:{gnuplot_number(ymax_ms * 2)}]
+set xrange [0:{gnuplot_number(duration)}]
 set ylabel "ms"
 set format y "%g"
 set key below horizontal samplen 2
@@ -147,15 +154,15 @@ def cost(view, out):
     bars = _cost_rows(view.cost)
     if not bars:
         return False
-    rows = [(_quoted(b), v["ratio"] * 100, v["low"] * 100, v["high"] * 100) for b, v in bars]
-    script = HEAD.format(w=820, h=340, out=out) + _block("c", rows) + f"""
+    rows = [(b, v["ratio"] * 100, v["low"] * 100, v["high"] * 100) for b, v in bars]
+    script = head(820, 340, out) + _block("c", rows) + f"""
 set title "epoll throughput of the patched kernel, % of stock (bars: 95 % interval)"
 set style data histograms
 set style histogram errorbars gap 1 lw 1.5
 set style fill solid 0.9 noborder
 set yrange [0:*]
 set ylabel "patched, % of stock"
-set xtics rotate by -20
+set xtics rotate by -20 noenhanced
 set arrow from graph 0, first 100 to graph 1, first 100 nohead dt 2 lc rgb "#888888" lw 1.5 front
 set key top right
 plot $c using 2:3:4:xtic(1) lc rgb "{COLOURS[1]}" title "patched / stock", \\
@@ -220,7 +227,7 @@ def draw_all(view, plot_dir):
             peak = max([peak] + maxes)
             floor = min([floor] + [10 ** math.floor(math.log10(m)) for m in maxes if m > 0])
     for c in view.columns:
-        f = f"timeline-{c.key}.svg"
+        f = f"timeline-{file_name(c.key)}.svg"
         if timeline(view, c, os.path.join(plot_dir, f), peak, floor):
             made.append((f, f"{c.label}: latency over time"))
     if cost(view, os.path.join(plot_dir, "cost.svg")):

@@ -1,7 +1,8 @@
 """A loadgen sweep (loadgen(1) SWEEP, its --json) as a table and as a
 gnuplot plot of latency against the offered rate (or the quota)."""
-from .files import DataError, read_json
-from .plots import HEAD, _block, _gnuplot, _quoted
+from .files import DataError, number, read_json
+from .escape import gnuplot_number, gnuplot_string
+from .plots import _block, _gnuplot, head
 
 # The percentiles a latency curve shows, JSON key and label.
 PCTS = (("p50", "p50"), ("p99", "p99"), ("p99_9", "p99.9"), ("max", "max"))
@@ -38,12 +39,23 @@ def load(path):
     if not isinstance(j, dict) or j.get("mode") not in ("rate", "quota") or \
             not isinstance(j.get("steps"), list) or not isinstance(j.get("slo"), dict):
         raise DataError(f"{path}: not a loadgen sweep (mode, slo, steps)")
+    for name, us in j["slo"].items():
+        number(us, f"{path}: slo.{name}")
     for n, s in enumerate(j["steps"]):
         try:
-            s["result"]["latency_us"]["corrected"]["p50"]
+            r = s["result"]
+            lat = r["latency_us"]["corrected"]
+            lat["p50"]
             s["target_rate"], s["meets_slo"]
         except (KeyError, TypeError):
             raise DataError(f"{path}: step {n} lacks result.latency_us.corrected")
+        where = f"{path}: step {n}"
+        number(s["target_rate"], f"{where}: target_rate", optional=j["mode"] == "quota")
+        number(s.get("quota_pct"), f"{where}: quota_pct", optional=j["mode"] == "rate")
+        for k, v in lat.items():
+            number(v, f"{where}: latency_us.corrected.{k}", optional=True)
+        for k in ("lost", "sent", "achieved_rate"):
+            number(r.get(k), f"{where}: result.{k}", optional=True)
     return j
 
 
@@ -150,30 +162,31 @@ def latency_plot(curves, slo, out, title, quota=False, knee=None):
                 style = f'lc rgb "{colour}" dt {PCT_DASH[n]}'
                 key = f"{label} {name}"
             plots.append(f"$c{i} using 1:($" + str(n + 2) + f" > 0 ? ${n + 2} : NaN) "
-                         f"with linespoints lw 2 pt 7 ps 0.6 {style} title {_quoted(key)}")
+                         f"with linespoints lw 2 pt 7 ps 0.6 {style} title {gnuplot_string(key)} noenhanced")
     # The objectives are on the plot even when every step is far from them.
     values = [p[k] / 1000.0 for _, _, pts in curves for p in pts for k, _ in PCTS
               if p[k]] + [us / 1000.0 for us in slo.values()]
     lo, hi = min(values, default=0.01) / 2, max(values, default=1) * 2
-    marks = f"set yrange [{lo:g}:{hi:g}]\n"
+    marks = f"set yrange [{gnuplot_number(lo)}:{gnuplot_number(hi)}]\n"
     for name, us in slo.items():
-        ms = us / 1000.0
+        ms = gnuplot_number(us / 1000.0, f"the objective {name}")
         marks += (f"set arrow from graph 0, first {ms} to graph 1, first {ms} nohead "
                   f'dt 2 lc rgb "#666666" lw 1.5 front\n')
         plots.append(f'NaN with lines dt 2 lc rgb "#666666" lw 1.5 '
-                     f'title {_quoted("objective " + slo_label(name) + " <= " + fmt_us(us))}')
+                     f'title {gnuplot_string("objective " + slo_label(name) + " <= " + fmt_us(us))} noenhanced')
     if knee is not None:
+        knee = gnuplot_number(knee, "the knee")
         marks += (f"set arrow from first {knee}, graph 0 to first {knee}, graph 1 nohead "
                   f'lc rgb "#b9770e" lw 2 dt 1 front\n')
         plots.append(f'NaN with lines lc rgb "#b9770e" lw 2 '
-                     f'title {_quoted("knee: saturated from here")}')
+                     f'title {gnuplot_string("knee: saturated from here")}')
     xlabel = "co-tenant CPU quota (%)" if quota else "offered rate (datagrams/s)"
-    script = HEAD.format(w=820, h=520, out=out) + blocks + marks + f"""
-set title {_quoted(title)}
+    script = head(820, 520, out) + blocks + marks + f"""
+set title {gnuplot_string(title)} noenhanced
 set logscale y
 set ylabel "latency (ms)"
 set format y "%g"
-set xlabel {_quoted(xlabel)}
+set xlabel {gnuplot_string(xlabel)}
 set offsets graph 0.03, graph 0.03, 0, 0
 set key below horizontal samplen 2 maxrows 3
 """
