@@ -104,8 +104,7 @@ endef
 
 include lib/lib.mk
 include $(wildcard server/server.mk loadgen/loadgen.mk kernel/kernel.mk \
-	kernel/model/model.mk kernel/vm/capacity/capacity.mk report/report.mk \
-	deploy/deploy.mk bench/bench.mk)
+	lab/lab.mk report/report.mk deploy/deploy.mk bench/bench.mk)
 include tests/tests.mk
 
 bins: $(BINS)

@@ -11,19 +11,11 @@
 #                  stock) kernel package on the host clock, and the A/B
 #                  scenario on both (make test runs only the checks, on the
 #                  patched package)
-#   make host-ab   the scenario on a stock and a patched test host under
-#                  systemd's units, results and report in
-#                  results/<id>-testhost/ (HOST_AB_ARGS: deploy/hostimg/ab's
-#                  flags)
 #   make test-fleet the fleet test in full: three test hosts under Ansible,
 #                  bad inventories refused, the relay host given the patched
 #                  kernel package and undo.yml rebooting it back (make test
 #                  skips it)
-#   make fleet INVENTORY=FILE [FLEET_ID=NAME]
-#                  deploy/ansible/fleet.yml on FILE's hosts: relay on the relay
-#                  hosts, loadgen@ on the load hosts, results and their merge
-#                  in results/NAME-fleet/ (NAME: a new timestamp unless given;
-#                  the same NAME again changes nothing that is already right)
+#   (make host-ab and make fleet: lab/hostab, lab/fleet)
 
 DEPLOY_UNITDIR := $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null)
 DEPLOY_UNITDIR := $(if $(DEPLOY_UNITDIR),$(DEPLOY_UNITDIR),/lib/systemd/system)
@@ -37,7 +29,7 @@ DEPLOY_ETC := /etc/relay
 DEPLOY_MAN := $(wildcard server/relay.8 loadgen/loadgen.1)
 DEPLOY_BIN := build/release/bin
 
-.PHONY: deb test-host host-ab test-fleet fleet
+.PHONY: deb test-host test-fleet
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
 		$(DESTDIR)$(PREFIX)/lib/relay $(DESTDIR)$(DEPLOY_UNITDIR) \
@@ -78,21 +70,6 @@ test-host:
 	@mk/deps build test kernel deploy
 	@RELAY_TEST_HOST=1 RELAY_TEST_HOST_KERNEL=$(KERNEL) tests/run vm/host_
 
-HOST_AB_ARGS ?=
-host-ab: release
-	@mk/deps build kernel deploy report
-	@deploy/hostimg/ab $(HOST_AB_ARGS)
-
 test-fleet:
 	@mk/deps build test deploy fleet
 	@RELAY_FLEET_FULL=1 tests/run vm/fleet_
-
-FLEET_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
-fleet: release
-	@[ -n "$(INVENTORY)" ] || { echo "make fleet: say which hosts: INVENTORY=FILE (deploy/README.md)" >&2; exit 64; }
-	@[ -r "$(INVENTORY)" ] || { echo "make fleet: cannot read the inventory $(INVENTORY)" >&2; exit 66; }
-	@mk/deps deploy fleet report
-	deb=$$(deploy/mkdeb build/deb) && cd deploy/ansible && \
-		ansible-playbook -i "$(abspath $(INVENTORY))" -e fleet_id="$(FLEET_ID)" \
-		-e relay_deb="$$deb" fleet.yml
-	report/render results/$(FLEET_ID)-fleet

@@ -326,9 +326,20 @@ def _same(values):
     return len(known) == len(values) and all(v == known[0] for v in known)
 
 
-def build(run_dir, run_info):
-    """The summary dict of run_dir; run_info is the driver's run.json."""
-    rule = Rule.of(run_info.get("params"))
+def run_params(spec, where):
+    """The parameters of a demo run, from its spec: the scenario's and the
+    clock."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("scenario"), dict) \
+            or spec.get("clock") not in ("virtual", "host"):
+        raise DataError(f"{where}: not a demo's run spec (clock, scenario)")
+    return dict(spec["scenario"], clock=spec["clock"])
+
+
+def build(run_dir, spec, run_info):
+    """The summary dict of run_dir: spec is its spec.json, run_info the
+    driver's run.json."""
+    params = run_params(spec, os.path.join(run_dir, "spec.json"))
+    rule = Rule.of(params)
     kernels = {}
     for name in KERNEL_ORDER:
         kdir = os.path.join(run_dir, name)
@@ -340,7 +351,8 @@ def build(run_dir, run_info):
                "clock": rule.clock if "host" not in kernels else None,
                "run_id": run_info.get("run_id"),
                "date": run_info.get("date"),
-               "params": run_info.get("params"),
+               "params": params,
+               "spec": spec,
                "initramfs_sha256": run_info.get("initramfs_sha256"),
                "kernels": run_info.get("kernels", {}),
                "phases": run_info.get("phases", []),

@@ -2,6 +2,7 @@
 patched), a run on this host, and the userspace model (one column per lock
 variant). The table, the plots and the page only read a View."""
 import glob
+import json
 import os
 from dataclasses import dataclass, field
 
@@ -170,6 +171,9 @@ def demo_view(run_dir, s):
     facts.append(("initramfs sha256", s.get("initramfs_sha256") or "?"))
     if p:
         facts.append(("parameters", ", ".join(f"{k}={v}" for k, v in p.items())))
+    if s.get("spec"):
+        facts.append(("run spec", "spec.json in this directory: " +
+                      json.dumps(s["spec"], sort_keys=True, separators=(", ", ": "))))
     if s.get("phases"):
         facts.append(("time per phase", ", ".join(
             f"{ph['name'].split(':')[0]} {ph['seconds']} s" for ph in s["phases"])))

@@ -15,7 +15,7 @@ scenario=$BUILD/bin/demo-scenario
 out=$TEST_TMP/one
 port=$(free_udp_port)
 "$scenario" --relay "$RELAY" --loadgen "$LOADGEN" --out "$out" --port "$port" \
-	--duration 4 --rate 2000 --stall-ms 150 --lift-ms 2000 --run-dir "$TEST_TMP" &
+	--duration-s 4 --rate-pps 2000 --stall-ms 150 --lift-ms 2000 --run-dir "$TEST_TMP" &
 scen=$!
 bg_pids+=("$scen")
 wait_for 10 test -s "$out/relay.log" || fail "relay did not start (scenario log: $(ls "$out"))"
@@ -81,7 +81,7 @@ PY
 
 # The host mode of the driver: same results layout, summary and report.
 [ "$VARIANT" = release ] || { pass "scenario runner (the driver is checked in the release run)"; exit 0; }
-"$top/kernel/vm/demo/run" --host --results "$TEST_TMP/results" --duration 3 \
+"$top/lab/demo/run" --host --results "$TEST_TMP/results" --duration-s 3 \
 	--port "$(free_udp_port)" >"$TEST_TMP/run.log" 2>&1 || { cat "$TEST_TMP/run.log"; fail "run --host failed"; }
 cat "$TEST_TMP/run.log"
 run=$(readlink -f "$TEST_TMP/results/latest")

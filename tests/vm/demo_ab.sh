@@ -10,7 +10,7 @@
 #   stock shows the effect, by the verdict rule: it hung, or the watchdog saw
 #     a stall, or at least 10 RT-ticker datagrams took over the late limit
 #     (summary.json rule.late_ms), or its RT max is over the limit and 10x
-#     the patched one's; and with the margin of kernel/vm/demo/README.md,
+#     the patched one's; and with the margin of lab/demo/README.md,
 #     10 stalls or 10 late datagrams, timed from the ticker's schedule (at
 #     least 10 per stall: the slots a stall held back), never fewer than
 #     timed from send();
@@ -34,7 +34,7 @@ command -v chromium >/dev/null || skip "chromium not installed (mk/deps report)"
 
 results=$TEST_TMP/results
 t0=$SECONDS
-"$top/kernel/vm/demo/run" --results "$results" --duration 15 >"$TEST_TMP/demo.log" 2>&1
+"$top/lab/demo/run" --results "$results" --duration-s 15 >"$TEST_TMP/demo.log" 2>&1
 rc=$?
 cat "$TEST_TMP/demo.log"
 echo "demo driver: $((SECONDS - t0)) s"

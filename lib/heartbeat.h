@@ -66,4 +66,31 @@ static inline void heartbeat_beat(struct heartbeat_loop *l, int64_t now_ns,
 /* Unmap it (the file stays for a post-mortem look). */
 void heartbeat_close(struct heartbeat_file *hb);
 
+/*
+ * The reader side: a watchdog maps the file read-only and reads it without
+ * disturbing the relay (no system call per read).
+ */
+struct heartbeat_map {
+	const void *map;
+	size_t len;
+};
+
+/* Map path. Returns 0, or -1 with err filled (missing, too short, not a
+ * relay heartbeat). */
+int heartbeat_map_open(struct heartbeat_map *b, const char *path, char *err, size_t errlen);
+
+/* The relay's progress counter and the CLOCK_MONOTONIC time (ns) of its
+ * last update. */
+void heartbeat_map_read(const struct heartbeat_map *b, uint64_t *progress, int64_t *mono_ns);
+
+/* The thread id of the loop that made progress least recently (the one a
+ * stall is about). */
+int heartbeat_map_oldest_tid(const struct heartbeat_map *b);
+
+/* The relay's CLOCK_MONOTONIC at start-up (ns): the zero of its time
+ * series. */
+int64_t heartbeat_map_start_ns(const struct heartbeat_map *b);
+
+void heartbeat_map_close(struct heartbeat_map *b);
+
 #endif

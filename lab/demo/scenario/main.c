@@ -19,7 +19,6 @@
  * results); 71 the system refused (cgroup, RT priority).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,6 +35,7 @@
 #include "cgroup.h"
 #include "clock.h"
 #include "hist.h"
+#include "params.h"
 #include "probe.h"
 #include "results.h"
 #include "spawn.h"
@@ -48,134 +48,6 @@
 #define PROBE_PRIO 90
 #define PROBE_US 5000
 #define PROBE_MIN_LATE_NS (5 * 1000000LL)
-
-struct params {
-	int duration_s;
-	int rate_pps;
-	int senders;
-	int64_t quota_us, period_us;
-	int tick_us;
-	int cpu, watchdog_cpu;
-	int relay_prio, watchdog_prio;
-	int ticker_us, ticker_prio, ticker_cpu;
-	int stall_ms, poll_ms, lift_ms;
-	int late_ms;
-	int port;
-	int grace_s;
-	const char *relay, *loadgen, *out, *run_dir;
-};
-
-static const struct params defaults = {
-	.duration_s = 30, .rate_pps = 2000, .senders = 2,
-	.quota_us = 1000, .period_us = 10000, .tick_us = 1000,
-	.cpu = 1, .watchdog_cpu = 0, .relay_prio = 50, .watchdog_prio = 60,
-	.ticker_us = 10000, .ticker_prio = 40, .ticker_cpu = 0, .late_ms = 50,
-	.stall_ms = 200, .poll_ms = 10, .lift_ms = 1000, .port = 7700,
-	.grace_s = 15, .run_dir = "/tmp",
-};
-
-static void usage(FILE *f)
-{
-	const struct params *d = &defaults;
-	fprintf(f,
-"usage: demo-scenario --relay PATH --loadgen PATH --out DIR [options]\n"
-"  --duration S        how long loadgen sends (%d)\n"
-"  --rate PPS          packets per second, all senders together (%d)\n"
-"  --senders N         loadgen sender threads, all in the quota (%d)\n"
-"  --quota-us N        the senders' cpu.max quota per period (%lld)\n"
-"  --period-us N       the quota period (%lld)\n"
-"  --tick-us N         relay timerfd tick in its epoll set (%d)\n"
-"  --cpu N             the CPU of relay, the senders and the quota writer (%d)\n"
-"  --watchdog-cpu N    the CPU the watchdog polls from (%d)\n"
-"  --relay-prio N      relay's SCHED_FIFO priority (%d)\n"
-"  --watchdog-prio N   the watchdog's, above the relay's (%d)\n"
-"  --ticker-us N       an RT client pings the relay this often; 0: none (%d)\n"
-"  --ticker-prio N     its SCHED_FIFO priority (%d)\n"
-"  --ticker-cpu N      its CPU; -1: the relay's (--cpu) (%d)\n"
-"  --late-ms N         RT datagrams slower than this are counted as late (%d)\n"
-"  --stall-ms N        no relay progress this long is a stall (%d)\n"
-"  --poll-ms N         heartbeat poll interval (%d)\n"
-"  --lift-ms N         give the quota back if a stall outlives a lift by this (%d)\n"
-"  --port N            relay's UDP port on 127.0.0.1 (%d)\n"
-"  --grace S           hard limit past --duration for everything to end (%d)\n"
-"  --run-dir DIR       where the relay's heartbeat file goes (%s)\n",
-		d->duration_s, d->rate_pps, d->senders, (long long)d->quota_us,
-		(long long)d->period_us, d->tick_us, d->cpu, d->watchdog_cpu,
-		d->relay_prio, d->watchdog_prio, d->ticker_us, d->ticker_prio, d->ticker_cpu, d->late_ms,
-		d->stall_ms, d->poll_ms,
-		d->lift_ms, d->port, d->grace_s, d->run_dir);
-}
-
-static int parse(int argc, char **argv, struct params *p)
-{
-	static const struct option opts[] = {
-		{ "duration", 1, 0, 'd' }, { "rate", 1, 0, 'r' },
-		{ "senders", 1, 0, 's' }, { "quota-us", 1, 0, 'q' },
-		{ "period-us", 1, 0, 'P' }, { "tick-us", 1, 0, 't' },
-		{ "cpu", 1, 0, 'c' }, { "watchdog-cpu", 1, 0, 'w' },
-		{ "relay-prio", 1, 0, 'R' }, { "watchdog-prio", 1, 0, 'W' },
-		{ "ticker-us", 1, 0, 'T' }, { "ticker-prio", 1, 0, 'Y' },
-		{ "ticker-cpu", 1, 0, 'C' }, { "late-ms", 1, 0, 'M' },
-		{ "stall-ms", 1, 0, 'S' }, { "poll-ms", 1, 0, 'p' },
-		{ "lift-ms", 1, 0, 'L' }, { "port", 1, 0, 'o' },
-		{ "grace", 1, 0, 'g' }, { "run-dir", 1, 0, 'D' },
-		{ "relay", 1, 0, 'x' }, { "loadgen", 1, 0, 'l' },
-		{ "out", 1, 0, 'O' }, { "help", 0, 0, 'h' }, { 0 } };
-	struct { int ch; int *i; int64_t *l; int min, max; } nums[] = {
-		{ 'd', &p->duration_s, 0, 1, 3600 }, { 'r', &p->rate_pps, 0, 1, 1000000 },
-		{ 's', &p->senders, 0, 1, 64 }, { 'q', 0, &p->quota_us, 1000, 1000000 },
-		{ 'P', 0, &p->period_us, 1000, 1000000 }, { 't', &p->tick_us, 0, 10, 1000000 },
-		{ 'c', &p->cpu, 0, 0, 1023 }, { 'w', &p->watchdog_cpu, 0, 0, 1023 },
-		{ 'R', &p->relay_prio, 0, 1, 98 }, { 'W', &p->watchdog_prio, 0, 2, 99 },
-		{ 'T', &p->ticker_us, 0, 0, 1000000 }, { 'Y', &p->ticker_prio, 0, 1, 98 },
-		{ 'C', &p->ticker_cpu, 0, -1, 1023 }, { 'M', &p->late_ms, 0, 1, 600000 },
-		{ 'S', &p->stall_ms, 0, 2, 600000 }, { 'p', &p->poll_ms, 0, 1, 1000 },
-		{ 'L', &p->lift_ms, 0, 1, 600000 }, { 'o', &p->port, 0, 1, 65535 },
-		{ 'g', &p->grace_s, 0, 1, 3600 } };
-	int ch;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'x': p->relay = optarg; continue;
-		case 'l': p->loadgen = optarg; continue;
-		case 'O': p->out = optarg; continue;
-		case 'D': p->run_dir = optarg; continue;
-		case 'h': usage(stdout); exit(0);
-		case '?': usage(stderr); return -1;
-		}
-		for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-			if (nums[i].ch != ch)
-				continue;
-			char *end;
-			errno = 0;
-			long long v = strtoll(optarg, &end, 10);
-			if (errno || *end || end == optarg || v < nums[i].min || v > nums[i].max) {
-				const struct option *o = opts;
-				while (o->val != ch)
-					o++;
-				fprintf(stderr, "demo-scenario: --%s '%s': expected a whole number in %d..%d\n",
-					o->name, optarg, nums[i].min, nums[i].max);
-				return -1;
-			}
-			if (nums[i].i)
-				*nums[i].i = (int)v;
-			else
-				*nums[i].l = v;
-		}
-	}
-	if (optind < argc || !p->relay || !p->loadgen || !p->out) {
-		fprintf(stderr, "demo-scenario: --relay, --loadgen and --out are required\n");
-		usage(stderr);
-		return -1;
-	}
-	if (p->ticker_cpu < 0)
-		p->ticker_cpu = p->cpu;
-	if (p->watchdog_prio <= p->relay_prio || p->cpu == p->watchdog_cpu) {
-		fprintf(stderr, "demo-scenario: the watchdog needs a priority above the relay's "
-			"and a CPU of its own (--watchdog-prio, --watchdog-cpu)\n");
-		return -1;
-	}
-	return 0;
-}
 
 /* What the run needs to hand around; one per process. */
 struct run {
@@ -213,7 +85,7 @@ static void path(char *buf, size_t len, const char *dir, const char *file)
 /* The relay is ready when its heartbeat file exists and advances. */
 static bool relay_ready(struct run *r, int within_ms)
 {
-	struct beat b;
+	struct heartbeat_map b;
 	char err[256];
 	uint64_t first = 0, now;
 	int64_t ns;
@@ -222,20 +94,20 @@ static bool relay_ready(struct run *r, int within_ms)
 	for (int waited = 0; waited < within_ms; waited += 20) {
 		if (child_poll(&r->relay))
 			break;
-		if (!mapped && beat_open(&b, r->beat_path, err, sizeof(err)) == 0) {
+		if (!mapped && heartbeat_map_open(&b, r->beat_path, err, sizeof(err)) == 0) {
 			mapped = true;
-			beat_read(&b, &first, &ns);
+			heartbeat_map_read(&b, &first, &ns);
 		} else if (mapped) {
-			beat_read(&b, &now, &ns);
+			heartbeat_map_read(&b, &now, &ns);
 			if (now != first) {
-				beat_close(&b);
+				heartbeat_map_close(&b);
 				return true;
 			}
 		}
 		nanosleep(&step, NULL);
 	}
 	if (mapped)
-		beat_close(&b);
+		heartbeat_map_close(&b);
 	return false;
 }
 
@@ -359,23 +231,6 @@ static void copy_file(struct run *r, const char *from, const char *to)
 		fclose(in);
 }
 
-static json_t *params_json(const struct params *p)
-{
-	json_t *o = json_pack("{s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
-		"duration_s", p->duration_s, "rate_pps", p->rate_pps,
-		"senders", p->senders, "quota_us", (json_int_t)p->quota_us,
-		"period_us", (json_int_t)p->period_us, "tick_us", p->tick_us,
-		"cpu", p->cpu, "watchdog_cpu", p->watchdog_cpu,
-		"relay_prio", p->relay_prio, "watchdog_prio", p->watchdog_prio,
-		"stall_ms", p->stall_ms, "poll_ms", p->poll_ms, "lift_ms", p->lift_ms,
-		"port", p->port, "grace_s", p->grace_s);
-	json_object_set_new(o, "ticker_us", json_integer(p->ticker_us));
-	json_object_set_new(o, "ticker_prio", json_integer(p->ticker_prio));
-	json_object_set_new(o, "ticker_cpu", json_integer(p->ticker_cpu));
-	json_object_set_new(o, "late_ms", json_integer(p->late_ms));
-	return o;
-}
-
 static json_t *stall_json(const struct wd_stall *s)
 {
 	bool ended = s->end_s >= 0;
@@ -481,8 +336,8 @@ static int write_results(struct run *r, const struct watchdog *w, bool have_stat
 
 int main(int argc, char **argv)
 {
-	struct run r = { .p = defaults };
-	if (parse(argc, argv, &r.p) < 0)
+	struct run r = { 0 };
+	if (params_parse(argc, argv, &r.p) < 0)
 		return EX_USAGE;
 	const struct params *p = &r.p;
 	char err[512], file[512];
@@ -504,7 +359,7 @@ int main(int argc, char **argv)
 	snprintf(r.cg_path, sizeof(r.cg_path), "%s", r.cg.path);
 	struct wd_config cfg = { .poll_ms = p->poll_ms, .stall_ms = p->stall_ms,
 		.lift_ms = p->lift_ms, .poll_cpu = p->watchdog_cpu, .writer_cpu = p->cpu,
-		.prio = p->watchdog_prio, .quota_us = p->quota_us, .period_us = p->period_us };
+		.prio = p->watchdog_prio, .quota_us = params_quota_us(p), .period_us = p->period_us };
 	static struct watchdog w;	/* large: the stall records */
 	r.t0_ns = clock_ns(CLOCK_MONOTONIC);
 	r.deadline_ns = r.t0_ns + (int64_t)(p->duration_s + p->grace_s) * 1000000000;

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "beat.h"
+#include "heartbeat.h"
 #include "cgroup.h"
 
 #define WD_MAX_STALLS 1024
@@ -53,7 +53,7 @@ enum wd_request { WD_NONE, WD_LIFT, WD_RESTORE, WD_EXIT };
 struct watchdog {
 	struct wd_config cfg;
 	struct cg *cg;
-	struct beat beat;
+	struct heartbeat_map beat;
 	int64_t t0_ns;		/* the relay's start, set by wd_run */
 	FILE *events;		/* *.events.csv, docs/formats.md */
 

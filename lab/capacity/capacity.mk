@@ -1,5 +1,5 @@
 # make capacity: what the fix buys in RT load rate at a latency objective,
-# stock vs patched in the VM (kernel/vm/capacity/run; report/README.md).
+# stock vs patched in the VM (lab/capacity/run; report/README.md).
 #
 #   make capacity                          the default grid
 #   make capacity CAPACITY_ARGS=--quick    the small grid of the test
@@ -9,7 +9,7 @@ CAPACITY_ARGS ?=
 .PHONY: capacity test-capacity
 capacity:
 	@mk/deps build report demo
-	@kernel/vm/capacity/run $(CAPACITY_ARGS)
+	@lab/capacity/run $(CAPACITY_ARGS)
 
 test-capacity:
 	@mk/deps build report demo

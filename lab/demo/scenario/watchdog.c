@@ -165,7 +165,7 @@ int wd_apply_quota(struct watchdog *w, char *err, size_t errlen)
 static void relay_stack(struct watchdog *w, struct wd_stall *s)
 {
 	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/stack", beat_oldest_tid(&w->beat));
+	snprintf(path, sizeof(path), "/proc/%d/stack", heartbeat_map_oldest_tid(&w->beat));
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return;
@@ -233,9 +233,9 @@ int wd_run(struct watchdog *w, const char *beat_path,
 	   char *err, size_t errlen)
 {
 	char why[256];
-	if (beat_open(&w->beat, beat_path, err, errlen) < 0)
+	if (heartbeat_map_open(&w->beat, beat_path, err, errlen) < 0)
 		return -1;
-	w->t0_ns = beat_start_ns(&w->beat);
+	w->t0_ns = heartbeat_map_start_ns(&w->beat);
 	if (rt_pin(w->cfg.poll_cpu, why, sizeof(why)) < 0 ||
 	    rt_set_fifo(w->cfg.prio, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "watchdog: %s", why);
@@ -243,7 +243,7 @@ int wd_run(struct watchdog *w, const char *beat_path,
 	}
 	uint64_t last;
 	int64_t last_ns, lift_ns = 0;
-	beat_read(&w->beat, &last, &last_ns);
+	heartbeat_map_read(&w->beat, &last, &last_ns);
 	int64_t prev = clock_ns(CLOCK_MONOTONIC), next = w->cfg.origin_ns;
 	if (next < prev)	/* keep to the grid of whole milliseconds */
 		next += (prev - next) / 1000000 * 1000000;
@@ -273,7 +273,7 @@ int wd_run(struct watchdog *w, const char *beat_path,
 
 		uint64_t p;
 		int64_t p_ns;
-		beat_read(&w->beat, &p, &p_ns);
+		heartbeat_map_read(&w->beat, &p, &p_ns);
 		if (p != last) {
 			last = p;
 			last_ns = p_ns < now ? p_ns : now;
@@ -312,5 +312,5 @@ void wd_close(struct watchdog *w)
 		pthread_join(w->writer, NULL);
 		w->writer_up = false;
 	}
-	beat_close(&w->beat);
+	heartbeat_map_close(&w->beat);
 }

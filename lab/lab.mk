@@ -1,0 +1,28 @@
+# lab/: the experiments, one folder each (lab/README.md).
+#
+#   make demo            stock vs patched PREEMPT_RT kernel under QEMU, then the
+#                        report (DEMO_ARGS="--duration 60 ..." passes flags to
+#                        lab/demo/run; DEMO_CLOCK=host boots the guests on the
+#                        host clock instead of the virtual one, as a cross-check)
+#   make demo-model      the userspace model of the same locking (lab/model)
+#   make capacity        stock vs patched: RT load meeting a latency objective
+#   make host-ab         the scenario under systemd on stock and patched test hosts
+#   make fleet INVENTORY=FILE   relay and load hosts over SSH with Ansible
+#   make soak            relay under load for SOAK_SECONDS, with reloads
+#
+# The scenario runner is a C program so that it can go, statically linked,
+# into the guest's initramfs next to relay and loadgen (make static).
+$(eval $(call program,demo-scenario,lab/demo/scenario))
+
+DEMO_ARGS ?=
+DEMO_CLOCK ?= virtual
+.PHONY: demo
+demo:
+	@mk/deps build report demo
+	@lab/demo/run --clock $(DEMO_CLOCK) $(DEMO_ARGS)
+
+include lab/capacity/capacity.mk lab/model/model.mk lab/hostab/hostab.mk \
+	lab/fleet/fleet.mk lab/soak/soak.mk
+
+# labspec reads a run spec in a guest (lab/spec/main.c).
+$(eval $(call program,labspec,lab/spec))

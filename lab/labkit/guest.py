@@ -1,0 +1,83 @@
+"""One guest: the initramfs that carries the spec and the programs, and
+its boot under QEMU (kernel/vm/mkinitramfs and kernel/vm/boot)."""
+import hashlib
+import json
+import os
+import subprocess
+
+from . import TOP
+from .run import EX_INITRAMFS, LabError
+
+SPEC_IN_GUEST = "/etc/lab/spec.json"
+
+
+def initramfs(init, files, spec_path, out, log):
+    """Pack busybox, INIT as /init, FILES ({guest path: host path}) and the
+    spec at SPEC_IN_GUEST into OUT; returns its sha256. The spec holds the
+    run id, so every run's initramfs differs and a guest on the virtual
+    clock follows a trajectory of its own (the same initramfs replays the
+    same one)."""
+    argv = [os.path.join(TOP, "kernel/vm/mkinitramfs"), "--init", init,
+            "--add", f"{spec_path}:{SPEC_IN_GUEST}", "--out", out]
+    for guest, host in sorted(files.items()):
+        argv += ["--add", f"{host}:{guest}"]
+    with open(log, "w", encoding="utf-8") as f:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=f, text=True)
+    if p.returncode != 0:
+        raise LabError(EX_INITRAMFS, f"mkinitramfs failed (log: {log})")
+    return p.stdout.strip()
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def boot(image, initrd, out, clock, timeout, log=None):
+    """Start one guest (kernel/vm/boot) in the background: the Popen.
+    Its console goes to OUT/console.log, its /results to OUT/results."""
+    os.makedirs(out, exist_ok=True)
+    argv = [os.path.join(TOP, "kernel/vm/boot"), "--kernel", image, "--initrd", initrd,
+            "--out", out, "--clock", clock, "--timeout", str(timeout)]
+    sink = open(log or os.path.join(out, "boot.log"), "w", encoding="utf-8")
+    with sink:
+        return subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+
+
+def outcome(out):
+    """kernel/vm/boot's one word for the guest (no-results when it left none)."""
+    try:
+        with open(os.path.join(out, "outcome"), encoding="utf-8") as f:
+            return f.read().strip() or "no-results"
+    except OSError:
+        return "no-results"
+
+
+def record(out, **fields):
+    """Add the driver's facts (outcome, exit status, image, initramfs hash,
+    wall time...) to the boot.json kernel/vm/boot wrote."""
+    path = os.path.join(out, "boot.json")
+    rec = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            rec = json.load(f)
+    rec.update(fields)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(rec, f)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def kernel_version(image):
+    """The version string a bzImage carries in its header (as file(1) says)."""
+    p = subprocess.run(["file", "-b", image], capture_output=True, text=True)
+    for part in p.stdout.split(","):
+        part = part.strip()
+        if part.startswith("version "):
+            return part[len("version "):]
+    return None

@@ -1,0 +1,38 @@
+"""The stock and patched kernel images: make builds them (or takes them
+from the cache), kernel/build --print-images says where they are."""
+import os
+import subprocess
+
+from . import TOP
+from .run import EX_KERNELS, LabError
+
+KERNELS = ("stock", "patched")
+
+
+def images(run, line="6.12"):
+    """{"stock": path, "patched": path} of LINE, built first if need be:
+    the build's own progress and estimate show every minute."""
+    log = run.path("kernels.log")
+    try:
+        run.command(["make", "-C", TOP, "--no-print-directory", "kernels", f"KERNEL_LINE={line}"],
+                    log, "make kernels")
+    except LabError as e:
+        raise LabError(EX_KERNELS, str(e))
+    return lookup(line)
+
+
+def lookup(line="6.12"):
+    """Where the built images of LINE are, without building."""
+    p = subprocess.run([os.path.join(TOP, "kernel/build"), "--line", line, "--print-images"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise LabError(EX_KERNELS, f"kernel/build --print-images: {p.stderr.strip()}")
+    found = {}
+    for row in p.stdout.splitlines():
+        words = row.split(None, 1)
+        if len(words) == 2 and words[0] in KERNELS:
+            found[words[0]] = words[1].strip()
+    for k in KERNELS:
+        if not os.path.isfile(found.get(k, "")):
+            raise LabError(EX_KERNELS, f"kernel/build --print-images names no {k} image")
+    return found

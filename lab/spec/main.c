@@ -1,0 +1,62 @@
+/*
+ * labspec FILE KEY[.KEY]...: print one value of a run spec (spec.json) for
+ * a guest's shell script, which has no JSON reader of its own: a number or
+ * a string on one line, an array one element a line. Objects and missing
+ * keys are errors, so a script never runs on a guess.
+ *
+ * Exit status: 0 printed; 64 bad command line; 65 the key is missing or
+ * names an object; 66 the file cannot be read or is not JSON.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sysexits.h>
+
+static int print_scalar(const json_t *v)
+{
+	if (json_is_integer(v))
+		printf("%lld\n", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		printf("%.17g\n", json_real_value(v));
+	else if (json_is_string(v) && !strchr(json_string_value(v), '\n'))
+		printf("%s\n", json_string_value(v));
+	else if (json_is_boolean(v))
+		printf("%s\n", json_is_true(v) ? "true" : "false");
+	else
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: labspec FILE KEY[.KEY]...\n");
+		return EX_USAGE;
+	}
+	json_error_t e;
+	json_t *root = json_load_file(argv[1], JSON_REJECT_DUPLICATES, &e);
+	if (!root) {
+		fprintf(stderr, "labspec: %s:%d: %s\n", argv[1], e.line, e.text);
+		return EX_NOINPUT;
+	}
+	json_t *v = root;
+	char path[512];
+	snprintf(path, sizeof(path), "%s", argv[2]);
+	for (char *save, *k = strtok_r(path, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
+		v = json_object_get(v, k);
+	int rc = 0;
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x)
+			if (print_scalar(x) < 0)
+				rc = -1;
+	} else if (!v || print_scalar(v) < 0) {
+		rc = -1;
+	}
+	if (rc < 0)
+		fprintf(stderr, "labspec: %s: %s: %s\n", argv[1], argv[2],
+			v ? "not a number, a one-line string or an array of them" : "no such key");
+	json_decref(root);
+	return rc < 0 ? EX_DATAERR : 0;
+}
