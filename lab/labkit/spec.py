@@ -59,7 +59,7 @@ def flags(parser, params):
     for p in params:
         d = ",".join(map(str, p.default)) if isinstance(p.default, list) else p.default
         parser.add_argument(p.flag, dest=p.name, default=None, metavar=p.name.upper(),
-                            help=f"{p.help} (default {d})")
+                            help=f"{p.help} (default {d})".replace("%", "%%"))
 
 
 def resolve(args, params, overrides=None):

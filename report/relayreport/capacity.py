@@ -1,14 +1,15 @@
-"""make capacity's results: the grid of each kernel (kernel/vm/capacity/grid,
+"""make capacity's results: the grid of each kernel (lab/capacity/grid,
 one loadgen sweep per co-tenant quota and rate) as capacity.json, the
 terminal table with the headline last, the plots and the page."""
 import glob
+import json
 import os
 import re
 
 from . import png, sweep
 from .check import CheckError, read_texts
 from .check import plots as check_plots
-from .files import DataError, read_json
+from .files import DataError, number, read_json
 from .page import CSS
 from .escape import gnuplot_string, html_text
 from .plots import COLOURS, _block, _gnuplot, head
@@ -17,9 +18,15 @@ KERNELS = ("stock", "patched")
 GOOD, MIXED = "#1e8449", "#9a7d0a"
 
 
-def _cell_key(path):
-    m = re.fullmatch(r"q(\d+)-c(\d+)", os.path.basename(path))
-    return (int(m.group(2)), int(m.group(1))) if m else None
+def _cell_params(d):
+    """The part of the spec a grid cell ran: its cell.json, beside its
+    results."""
+    path = os.path.join(d, "cell.json")
+    cell = read_json(path)
+    if not isinstance(cell, dict):
+        raise DataError(f"{path}: expected an object")
+    return {k: int(number(cell.get(k), f"{path}: {k}"))
+            for k in ("cpu_quota_pct", "cotenant_rate_pps")}
 
 
 def _step(k, s):
@@ -41,10 +48,10 @@ def _step(k, s):
 
 
 def _cell(run_dir, k, d):
-    cotenant, quota = _cell_key(d)
+    ran = _cell_params(d)
     problems = [open(os.path.join(d, f), encoding="utf-8").read().strip()
                 for f in ("failed", "cotenant-ended-early") if os.path.exists(os.path.join(d, f))]
-    c = {"quota_pct": quota, "cotenant_rate": cotenant, "capacity_pps": None,
+    c = {**ran, "capacity_pps": None,
          "at_least": False, "monotonic": None, "knee_pps": None, "verdict": None,
          "why_not": None, "problems": problems, "steps": []}
     path = os.path.join(d, "sweep.json")
@@ -70,13 +77,13 @@ def headline_cell(kernels):
     """The quota where the fix buys the most rate (none counts as 0); the
     tightest quota on a tie."""
     best = None
-    stock = {(c["quota_pct"], c["cotenant_rate"]): c for c in kernels["stock"]["by_quota"]}
+    stock = {(c["cpu_quota_pct"], c["cotenant_rate_pps"]): c for c in kernels["stock"]["by_quota"]}
     for p in kernels["patched"]["by_quota"]:
-        s = stock.get((p["quota_pct"], p["cotenant_rate"]))
+        s = stock.get((p["cpu_quota_pct"], p["cotenant_rate_pps"]))
         if not s:
             continue
         gain = (p["capacity_pps"] or 0) - (s["capacity_pps"] or 0)
-        if best is None or gain > best[0] or (gain == best[0] and p["quota_pct"] < best[1]["quota_pct"]):
+        if best is None or gain > best[0] or (gain == best[0] and p["cpu_quota_pct"] < best[1]["cpu_quota_pct"]):
             best = (gain, p, s)
     return best
 
@@ -92,13 +99,17 @@ def cap_text(c):
 def build(run_dir):
     """capacity.json's content from a run directory."""
     run = read_json(os.path.join(run_dir, "run.json"))
+    spec_path = os.path.join(run_dir, "spec.json")
+    spec = read_json(spec_path)
+    if not isinstance(spec, dict) or not isinstance(spec.get("capacity"), dict):
+        raise DataError(f"{spec_path}: not a capacity run's spec (no \"capacity\" object)")
     kernels, slo = {}, None
     for k in KERNELS:
         boot_path = os.path.join(run_dir, k, "boot.json")
         boot = read_json(boot_path) if os.path.exists(boot_path) else {"outcome": "no-results"}
         cells = []
-        dirs = sorted((d for d in glob.glob(os.path.join(run_dir, k, "results", "grid", "q*-c*"))
-                       if _cell_key(d)), key=_cell_key)
+        dirs = sorted(os.path.dirname(f) for f in
+                      glob.glob(os.path.join(run_dir, k, "results", "grid", "*", "cell.json")))
         for d in dirs:
             c, s = _cell(run_dir, k, d)
             cells.append(c)
@@ -106,6 +117,7 @@ def build(run_dir):
                 if slo is not None and s["slo"] != slo:
                     raise DataError(f"{d}: objectives {s['slo']} differ from {slo}")
                 slo = s["slo"]
+        cells.sort(key=lambda c: (c["cotenant_rate_pps"], c["cpu_quota_pct"]))
         kernels[k] = {"outcome": boot.get("outcome"), "version": boot.get("version"),
                       "by_quota": cells}
     if slo is None:
@@ -114,13 +126,13 @@ def build(run_dir):
     objective = sweep.objectives(slo)
     if best:
         _, p, s = best
-        headline = (f"at quota {p['quota_pct']}%, {objective}: stock {cap_text(s)}, "
+        headline = (f"at quota {p['cpu_quota_pct']}%, {objective}: stock {cap_text(s)}, "
                     f"patched {cap_text(p)}")
     else:
         headline = f"{objective}: " + ", ".join(
             f"{k} {kernels[k]['outcome']}" for k in KERNELS)
-    return {"run_id": run.get("run_id"), "date": run.get("date"), "clock": run.get("clock"),
-            "initramfs_sha256": run.get("initramfs_sha256"), "grid": run.get("grid"),
+    return {"run_id": run.get("run_id"), "date": run.get("date"), "clock": spec.get("clock"),
+            "initramfs_sha256": run.get("initramfs_sha256"), "spec": spec,
             "wall_s": run.get("wall_s"), "slo": slo, "headline": headline,
             "fix_buys": bool(best) and (best[1]["capacity_pps"] or 0) > (best[2]["capacity_pps"] or 0),
             "kernels": kernels}
@@ -129,18 +141,18 @@ def build(run_dir):
 def table(cap):
     """The terminal table: capacity per kernel and quota, why not met, and
     the headline last."""
-    grid = cap.get("grid") or {}
+    grid = cap["spec"]["capacity"]
     lines = [f"Capacity: the highest RT load rate up to which every step met "
              f"{sweep.objectives(cap['slo'])}",
              f"(RT client SCHED_FIFO on CPU 0 through the relay on CPU 1; a co-tenant "
              f"on CPU 1 under a CPU quota; {cap.get('clock') or '?'} clock; rates "
-             f"{grid.get('rate_from', '?')}-{grid.get('rate_to', '?')} pps in "
-             f"{grid.get('steps', '?')} steps of {grid.get('step_s', '?')} s)", ""]
+             f"{grid['rt_rate_from_pps']}-{grid['rt_rate_to_pps']} pps in "
+             f"{grid['rt_rate_steps']} steps of {grid['step_s']} s)", ""]
     rows = [("quota", "co-tenant", "stock", "patched")]
     cells = {}
     for k in KERNELS:
         for c in cap["kernels"][k]["by_quota"]:
-            cells.setdefault((c["cotenant_rate"], c["quota_pct"]), {})[k] = c
+            cells.setdefault((c["cotenant_rate_pps"], c["cpu_quota_pct"]), {})[k] = c
     for (crate, q), by in sorted(cells.items()):
         rows.append((f"{q}%", f"{crate} pps", cap_text(by.get("stock")),
                      cap_text(by.get("patched"))))
@@ -163,7 +175,7 @@ def table(cap):
 
 
 def _cells(cap, k, crate):
-    return [c for c in cap["kernels"][k]["by_quota"] if c["cotenant_rate"] == crate]
+    return [c for c in cap["kernels"][k]["by_quota"] if c["cotenant_rate_pps"] == crate]
 
 
 def heatmap(cap, k, crate, out, cb):
@@ -171,12 +183,12 @@ def heatmap(cap, k, crate, out, cb):
     value in each cell; a cross where the step was not met."""
     cells = _cells(cap, k, crate)
     rates = sorted({s["target_rate"] for c in cells for s in c["steps"]})
-    quotas = sorted(c["quota_pct"] for c in cells)
+    quotas = sorted(c["cpu_quota_pct"] for c in cells)
     if not rates or not quotas:
         return False
     rows, labels = [], []
     for yi, q in enumerate(quotas):
-        c = next(c for c in cells if c["quota_pct"] == q)
+        c = next(c for c in cells if c["cpu_quota_pct"] == q)
         for xi, r in enumerate(rates):
             runs = [s for s in c["steps"] if s["target_rate"] == r]
             if not runs:
@@ -219,17 +231,17 @@ def draw_all(cap, plot_dir):
            for c in cap["kernels"][k]["by_quota"] for s in c["steps"]]
     lat = [v / 1000.0 for v in lat if v > 0]
     cb = (min(lat, default=0.01), max(max(lat, default=1.0), min(lat, default=0.01) * 10))
-    crates = sorted({c["cotenant_rate"] for k in KERNELS for c in cap["kernels"][k]["by_quota"]})
+    crates = sorted({c["cotenant_rate_pps"] for k in KERNELS for c in cap["kernels"][k]["by_quota"]})
     for crate in crates:
         tag = "" if len(crates) == 1 else f"-c{crate}"
         for k in KERNELS:
             f = f"heatmap-{k}{tag}.svg"
             if heatmap(cap, k, crate, os.path.join(plot_dir, f), cb):
                 made.append((f, f"{k} kernel: p99.9 over RT load and co-tenant quota"))
-        for q in sorted({c["quota_pct"] for k in KERNELS for c in _cells(cap, k, crate)}):
+        for q in sorted({c["cpu_quota_pct"] for k in KERNELS for c in _cells(cap, k, crate)}):
             curves = []
             for i, k in enumerate(KERNELS):
-                c = next((c for c in _cells(cap, k, crate) if c["quota_pct"] == q), None)
+                c = next((c for c in _cells(cap, k, crate) if c["cpu_quota_pct"] == q), None)
                 if c and c["steps"]:
                     curves.append((k, COLOURS[i], sweep.points(
                         {"mode": "rate", "steps": [_as_sweep_step(s) for s in c["steps"]]})))
@@ -265,7 +277,7 @@ def render_page(cap, plots, generated):
     cells = {}
     for k in KERNELS:
         for c in cap["kernels"][k]["by_quota"]:
-            cells.setdefault((c["cotenant_rate"], c["quota_pct"]), {})[k] = c
+            cells.setdefault((c["cotenant_rate_pps"], c["cpu_quota_pct"]), {})[k] = c
     body = "".join(
         f"<tr><td>{q}%</td><td>{crate} pps</td>" + "".join(
             f"<td title='{html_text((by.get(k) or {}).get('why_not') or '')}'>{html_text(cap_text(by.get(k)))}</td>"
@@ -279,15 +291,16 @@ def render_page(cap, plots, generated):
     figs = "".join(f'<figure><img src="plots/{html_text(f)}" alt="{html_text(c)}">'
                    f'<figcaption><b>{html_text(c)}.</b> '
                    f'{html_text(EXPLAIN[f.split("-")[0]])}</figcaption></figure>' for f, c in plots)
-    grid = cap.get("grid") or {}
+    grid = cap["spec"]["capacity"]
     facts = [("run", cap.get("run_id")), ("date", cap.get("date")), ("clock", cap.get("clock")),
              ("objectives", sweep.objectives(cap["slo"])),
-             ("RT load", f"{grid.get('rate_from')}-{grid.get('rate_to')} pps, "
-                         f"{grid.get('steps')} steps of {grid.get('step_s')} s, "
-                         f"{grid.get('repeat')} repeat pass(es) where not monotonic"),
-             ("co-tenant", f"{grid.get('senders')} loadgen senders at "
-                           f"{grid.get('cotenant_rates')} pps on the relay's CPU, "
-                           f"cpu.max period {grid.get('period_us')} us"),
+             ("RT load", f"{grid['rt_rate_from_pps']}-{grid['rt_rate_to_pps']} pps, "
+                         f"{grid['rt_rate_steps']} steps of {grid['step_s']} s, "
+                         f"{grid['repeat']} repeat pass(es) where not monotonic"),
+             ("co-tenant", f"{grid['senders']} loadgen senders at "
+                           f"{grid['cotenant_rate_pps']} pps on the relay's CPU, "
+                           f"cpu.max period {grid['period_us']} us"),
+             ("run spec", "spec.json: " + json.dumps(cap["spec"], sort_keys=True)),
              ("initramfs sha256", cap.get("initramfs_sha256")),
              ("wall time", f"{cap.get('wall_s')} s")] + \
         [(f"{k} kernel", f"{cap['kernels'][k]['version']} ({cap['kernels'][k]['outcome']})")
@@ -332,8 +345,8 @@ def check(run_dir, screenshot=None):
             raise CheckError(f"capacity.json has no {name}")
     for k in KERNELS:
         for c in cap["kernels"][k]["by_quota"]:
-            if not {"quota_pct", "capacity_pps", "steps"} <= set(c):
-                raise CheckError(f"capacity.json: {k} by_quota lacks quota_pct/capacity_pps/steps")
+            if not {"cpu_quota_pct", "capacity_pps", "steps"} <= set(c):
+                raise CheckError(f"capacity.json: {k} by_quota lacks cpu_quota_pct/capacity_pps/steps")
     if not text.rstrip().splitlines()[-1].startswith("headline: "):
         raise CheckError("table.txt does not end with the headline")
     check_plots(run_dir, page, "capacity.html", True)

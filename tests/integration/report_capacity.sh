@@ -24,8 +24,8 @@ assert c["slo"] == {"p99_9": 2000} and c["headline"]
 want = {("stock", 10): None, ("stock", 100): 10500, ("patched", 10): 10500, ("patched", 100): 10500}
 for k in ("stock", "patched"):
     for q in c["kernels"][k]["by_quota"]:
-        assert {"quota_pct", "capacity_pps", "steps"} <= set(q)
-        assert q["capacity_pps"] == want[(k, q["quota_pct"])], (k, q["quota_pct"], q["capacity_pps"])
+        assert {"cpu_quota_pct", "capacity_pps", "steps"} <= set(q)
+        assert q["capacity_pps"] == want[(k, q["cpu_quota_pct"])], (k, q["cpu_quota_pct"], q["capacity_pps"])
         for s in q["steps"]:
             assert {"p50", "p99", "p99_9", "max"} <= set(s["latency_us"])
             assert "lost" in s and "throttled_periods" in s and s["hgrm"].startswith(k + "/results/")

@@ -2,7 +2,7 @@
 # make capacity, the quick grid: stock and patched PREEMPT_RT kernels
 # booted at once on the virtual clock, each walking the same small grid of
 # RT load x co-tenant quota. capacity.json parses and carries the interface
-# (slo, headline, kernels.<k>.by_quota[].{quota_pct, capacity_pps, steps}
+# (slo, headline, kernels.<k>.by_quota[].{cpu_quota_pct, capacity_pps, steps}
 # with each step's percentiles, loss, throttled periods and .hgrm); at the
 # default objective the patched kernel's capacity is above the stock
 # kernel's at the headline's quota ("none" counting as below any rate),
@@ -17,7 +17,7 @@
 # stall from forming at all; the old quick grid (500 pps first) failed to
 # separate the kernels once in five runs. At 117 pps the stalls come at a
 # steady rate, about one a second, so a 10 s step expects some ten, and
-# 617 pps is a second chance (kernel/vm/capacity/run says more). One
+# 617 pps is a second chance (lab/capacity/run says more). One
 # quota, 10 %: a 25 % cell doubled what the test cost.
 # timeout: 1800
 # needs: kernels
@@ -26,7 +26,7 @@
 need_vm_page
 
 t0=$SECONDS
-driver() { "$top/kernel/vm/capacity/run" --quick --results "$TEST_TMP/results"; }
+driver() { "$top/lab/capacity/run" --quick --results "$TEST_TMP/results"; }
 driver >"$TEST_TMP/run.log" 2>&1 || { rc=$?; cat "$TEST_TMP/run.log"; fail "the driver exited $rc after $((SECONDS - t0)) s"; }
 cat "$TEST_TMP/run.log"
 echo "make capacity --quick: $((SECONDS - t0)) s"
@@ -40,15 +40,22 @@ python3 - "$run" <<'PY' || fail "capacity.json is wrong"
 import json, os, sys
 run = sys.argv[1]
 c = json.load(open(os.path.join(run, "capacity.json")))
+# The quota went from the spec to each cell and back by one name.
+spec = json.load(open(os.path.join(run, "spec.json")))
+assert spec["capacity"]["cpu_quota_pct"] == [10], spec
+assert c["spec"] == spec, "capacity.json does not carry the spec it ran"
+for k in ("stock", "patched"):
+    cell = json.load(open(os.path.join(run, k, "results/grid/q10-c30000/cell.json")))
+    assert cell == {"cpu_quota_pct": 10, "cotenant_rate_pps": 30000}, cell
 assert c["slo"] and c["headline"].startswith("at quota "), c["headline"]
 for k in ("stock", "patched"):
     kern = c["kernels"][k]
     assert kern["outcome"] == "ok", (k, kern["outcome"])
-    assert [q["quota_pct"] for q in kern["by_quota"]] == [10], kern["by_quota"]
+    assert [q["cpu_quota_pct"] for q in kern["by_quota"]] == [10], kern["by_quota"]
     for q in kern["by_quota"]:
-        assert not q["problems"], (k, q["quota_pct"], q["problems"])
+        assert not q["problems"], (k, q["cpu_quota_pct"], q["problems"])
         steps = q["steps"]
-        assert steps, (k, q["quota_pct"])
+        assert steps, (k, q["cpu_quota_pct"])
         for s in steps:
             assert set(s["latency_us"]) >= {"p50", "p99", "p99_9", "max"}, s
             assert s["lost"] is not None and s["throttled_periods"] is not None, s
@@ -63,7 +70,7 @@ for k in ("stock", "patched"):
     assert sum(s["throttled_periods"] for s in kern["by_quota"][0]["steps"]) > 0, k
 # The headline's quota is where the patched kernel gains the most.
 q = int(c["headline"].split()[2].rstrip("%,"))
-cells = {k: next(x for x in c["kernels"][k]["by_quota"] if x["quota_pct"] == q) for k in ("stock", "patched")}
+cells = {k: next(x for x in c["kernels"][k]["by_quota"] if x["cpu_quota_pct"] == q) for k in ("stock", "patched")}
 st, pa = cells["stock"]["capacity_pps"], cells["patched"]["capacity_pps"]
 print(f"quota {q} %: stock {st}, patched {pa}")
 assert pa is not None and (st is None or pa > st), (q, st, pa)
