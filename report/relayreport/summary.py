@@ -16,7 +16,7 @@ from .files import DataError, read_json, read_timeseries
 # rule is strict. On the host clock QEMU's noise reaches ~35 ms on the
 # patched kernel: only latencies above 50 ms count as signal, a couple of
 # late datagrams are allowed, and late datagrams the freeze probes explain
-# are not counted (kernel/vm/demo/README.md has the measurements).
+# are not counted (lab/demo/README.md has the measurements).
 HOST_CLOCK_LATE_MS = 50.0
 HOST_CLOCK_ALLOWANCE = 2
 # The stock kernel shows the effect by stalls, or by a max this many times

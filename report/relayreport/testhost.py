@@ -1,4 +1,4 @@
-"""The summary.json of the scenario on systemd test hosts (deploy/hostimg/ab).
+"""The summary.json of the scenario on systemd test hosts (lab/hostab/run).
 
 A run directory holds stock/ and patched/, each what its guest left:
 kernel.txt (uname -a), preflight.txt (relay-preflight), results.txt and

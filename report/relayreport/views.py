@@ -171,9 +171,6 @@ def demo_view(run_dir, s):
     facts.append(("initramfs sha256", s.get("initramfs_sha256") or "?"))
     if p:
         facts.append(("parameters", ", ".join(f"{k}={v}" for k, v in p.items())))
-    if s.get("spec"):
-        facts.append(("run spec", "spec.json in this directory: " +
-                      json.dumps(s["spec"], sort_keys=True, separators=(", ", ": "))))
     if s.get("phases"):
         facts.append(("time per phase", ", ".join(
             f"{ph['name'].split(':')[0]} {ph['seconds']} s" for ph in s["phases"])))
@@ -374,7 +371,7 @@ def _of(d, part, whole):
 
 
 def testhost_view(run_dir, s):
-    """The scenario on systemd test hosts (deploy/hostimg/ab): one column
+    """The scenario on systemd test hosts (lab/hostab/run): one column
     per kernel package, each with what relay-preflight said of the fix, the
     RT client's latency through relay and the co-tenant's throttling."""
     kernels = s.get("kernels")
@@ -459,6 +456,18 @@ def testhost_view(run_dir, s):
 
 
 def load(run_dir):
+    """The view of a result directory, with its run spec (spec.json, the
+    parameters the driver resolved) among the facts."""
+    view = _load(run_dir)
+    path = os.path.join(run_dir, "spec.json")
+    if os.path.exists(path):
+        spec = read_json(path)
+        view.facts.append(("run spec (spec.json)",
+                           json.dumps(spec, sort_keys=True, separators=(", ", ": "))))
+    return view
+
+
+def _load(run_dir):
     merged = os.path.join(run_dir, "merged.json")
     if not os.path.exists(os.path.join(run_dir, "summary.json")) and os.path.exists(merged):
         m = read_json(merged)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # report/summarize --testhost and report/render on a run of the scenario on
-# systemd test hosts, as deploy/hostimg/ab leaves it: the per-kernel table
+# systemd test hosts, as lab/hostab/run leaves it: the per-kernel table
 # (release, what relay-preflight said of the fix, the RT client's latency
 # and late datagrams, the co-tenant's throttling), the verdict last, the
 # page in headless Chromium; the rule failing where it must; a kernel

@@ -1,11 +1,11 @@
-/* Unit tests for kernel/model: the lock kinds' sharing and writer
+/* Unit tests for lab/model: the lock kinds' sharing and writer
  * preference, the time series windows, and the summary's counts, JSON and
  * verdict. (Priority inheritance itself: test_model_pi.c, it needs RT.) */
 #include "check.h"
-#include "../../kernel/model/model.h"
-#include "../../kernel/model/msum.h"
-#include "../../kernel/model/mseries.h"
-#include "../../kernel/model/rlock.h"
+#include "../../lab/model/model.h"
+#include "../../lab/model/msum.h"
+#include "../../lab/model/mseries.h"
+#include "../../lab/model/rlock.h"
 
 #include <stdatomic.h>
 #include <string.h>

@@ -1,10 +1,10 @@
-/* Unit test for kernel/model's lock kinds under real-time priorities: an RT
+/* Unit test for lab/model's lock kinds under real-time priorities: an RT
  * waiter on the pi_mutex boosts the SCHED_OTHER holder (what lets a throttled
  * producer finish); on the plain mutex the holder keeps its priority. Needs
  * SCHED_FIFO: skipped where the kernel refuses it. */
 #include "check.h"
 #include "rt.h"
-#include "../../kernel/model/rlock.h"
+#include "../../lab/model/rlock.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The A/B on systemd test hosts (deploy/hostimg/ab): one image, booted on
+# The A/B on systemd test hosts (lab/hostab/run): one image, booted on
 # the stock and on the patched kernel package at once, on the virtual clock.
 # Each installs relay, runs relay-preflight (it names the kernel from its
 # BTF: MISSING on stock, present on patched) and the scenario under
@@ -24,12 +24,12 @@ need_root "debootstrap builds the test host as root"
 	skip "cannot install the kernel build tools, debootstrap, QEMU and gnuplot (mk/deps kernel deploy report): $(tail -n 1 "$TEST_TMP/deps.log")"
 t0=$SECONDS
 rc=0
-"$top/deploy/hostimg/ab" --results "$TEST_TMP/results" >"$TEST_TMP/ab.out" 2>"$TEST_TMP/ab.err" || rc=$?
+"$top/lab/hostab/run" --results "$TEST_TMP/results" >"$TEST_TMP/ab.out" 2>"$TEST_TMP/ab.err" || rc=$?
 cat "$TEST_TMP/ab.err" "$TEST_TMP/ab.out"
 run=$(tail -n 1 "$TEST_TMP/ab.out")
 mkdir -p "$top/build/test-host-ab"
 [ -d "$run" ] && cp -r "$run/." "$top/build/test-host-ab/"
-[ $rc = 0 ] || fail "deploy/hostimg/ab exited $rc (files in build/test-host-ab/)"
+[ $rc = 0 ] || fail "lab/hostab/run exited $rc (files in build/test-host-ab/)"
 # The boot, the install, relay-preflight and the scenario, on each.
 for k in stock patched; do
 	got=$(grep -c '^PASS' "$run/$k/results.txt")
