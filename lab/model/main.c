@@ -30,8 +30,9 @@ static void usage(FILE *out)
 "  -v, --variant LIST  lock kinds, comma-separated: rwlock, pi_mutex, mutex\n"
 "                      (default: all three, in that order)\n"
 "  -d, --duration S    seconds per lock kind (default 3)\n"
-"  -q, --quota US      the producers' cpu.max quota (default 5000)\n"
-"  -p, --period US     the cpu.max period (default 100000)\n"
+"  -q, --cpu-quota-pct PCT  the producers' cpu.max quota, % of one CPU\n"
+"                      per period (default 5)\n"
+"  -p, --period-us US  the cpu.max period (default 100000)\n"
 "  -n, --producers N   producer threads (default 2)\n"
 "  -c, --cpu N         the CPU everything runs on (default: the last allowed)\n"
 "  -P, --prio N        the consumer's SCHED_FIFO priority (default 50)\n"
@@ -106,8 +107,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "variant", required_argument, NULL, 'v' },
 		{ "duration", required_argument, NULL, 'd' },
-		{ "quota", required_argument, NULL, 'q' },
-		{ "period", required_argument, NULL, 'p' },
+		{ "cpu-quota-pct", required_argument, NULL, 'q' },
+		{ "period-us", required_argument, NULL, 'p' },
 		{ "producers", required_argument, NULL, 'n' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "prio", required_argument, NULL, 'P' },
@@ -126,6 +127,7 @@ int main(int argc, char **argv)
 					       RLOCK_MUTEX };
 	int nkinds = RLOCK_KINDS;
 	const char *out = ".";
+	long long quota_pct = p.quota_us * 100 / p.period_us;
 	int c;
 	while ((c = getopt_long(argc, argv, "v:d:q:p:n:c:P:t:o:h", opts,
 				NULL)) != -1) {
@@ -133,9 +135,9 @@ int main(int argc, char **argv)
 		case 'v': nkinds = parse_variants(optarg, kinds); break;
 		case 'd': p.duration_ns = number("--duration", optarg, 1, 3600)
 					  * 1000000000LL; break;
-		case 'q': p.quota_us = number("--quota", optarg, 1000, 1000000);
+		case 'q': quota_pct = number("--cpu-quota-pct", optarg, 1, 100);
 			  break;
-		case 'p': p.period_us = number("--period", optarg, 1000,
+		case 'p': p.period_us = number("--period-us", optarg, 1000,
 					       1000000); break;
 		case 'n': p.producers = (int)number("--producers", optarg, 1,
 						    64); break;
@@ -159,10 +161,12 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return EX_USAGE;
 	}
-	if (p.quota_us > p.period_us) {
-		fprintf(stderr, "epmodel: a quota above the period (%lld > %lld "
-			"us) never throttles\n", (long long)p.quota_us,
-			(long long)p.period_us);
+	p.quota_us = quota_pct * p.period_us / 100;
+	if (p.quota_us < 1000 || quota_pct == 100) {
+		fprintf(stderr, "epmodel: --cpu-quota-pct %lld of --period-us %lld is "
+			"%lld us: below the 1000 us cpu.max allows, or a quota that "
+			"never throttles\n", quota_pct, (long long)p.period_us,
+			(long long)p.quota_us);
 		return EX_USAGE;
 	}
 
