@@ -1,0 +1,140 @@
+"""lab/labkit and the soak's verdict (lab/soak/soak.py), on made-up runs."""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(TOP, "lab"))
+sys.path.insert(0, os.path.join(TOP, "lab", "soak"))
+import soak  # noqa: E402
+from labkit import run as labrun  # noqa: E402
+from labkit import spec  # noqa: E402
+
+PARAMS = [spec.Param("cpu_quota_pct", "ints", [10, 25], "quotas", lo=1, hi=100),
+          spec.Param("period_us", "int", 10000, "period", lo=1000, hi=1000000),
+          spec.Param("clock", "str", "virtual", "clock", choices=("virtual", "host"))]
+
+
+def parsed(argv):
+    ap = argparse.ArgumentParser()
+    spec.flags(ap, PARAMS)
+    return ap.parse_args(argv)
+
+
+class SpecTest(unittest.TestCase):
+    def test_defaults_overrides_and_flags(self):
+        self.assertEqual(spec.resolve(parsed([]), PARAMS),
+                         {"cpu_quota_pct": [10, 25], "period_us": 10000, "clock": "virtual"})
+        self.assertEqual(spec.resolve(parsed([]), PARAMS, {"cpu_quota_pct": [10]})["cpu_quota_pct"], [10])
+        got = spec.resolve(parsed(["--cpu-quota-pct", "5,50", "--period-us", "20000"]), PARAMS,
+                           {"cpu_quota_pct": [10]})
+        self.assertEqual((got["cpu_quota_pct"], got["period_us"]), ([5, 50], 20000))
+
+    def test_bad_values_name_the_flag(self):
+        for argv, words in ((["--cpu-quota-pct", "0"], "0 is outside 1..100"),
+                            (["--cpu-quota-pct", "10,10"], "given twice"),
+                            (["--period-us", "fast"], "--period-us 'fast'"),
+                            (["--clock", "wall"], "one of virtual, host")):
+            with self.assertRaises(spec.SpecError) as e:
+                spec.resolve(parsed(argv), PARAMS)
+            self.assertIn(words, str(e.exception))
+
+
+class RunTest(unittest.TestCase):
+    def test_run_directory_phases_and_latest(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = open(os.devnull, "w")
+            r = labrun.Run("t", d, kind="x", phases=1, out=out)
+            self.assertTrue(r.id.endswith("-x") and os.path.isdir(r.dir))
+            with r.phase("one", "now"):
+                pass
+            r.finish({"k": 1})
+            with open(os.path.join(r.dir, "run.json")) as f:
+                rec = json.load(f)
+            self.assertEqual((rec["k"], rec["run_id"], rec["phases"][0]["name"]), (1, r.id, "one"))
+            self.assertEqual(os.readlink(os.path.join(d, "latest-x")), r.id)
+            self.assertNotEqual(labrun.Run("t", d, kind="x", out=out).id, r.id)
+            out.close()
+
+    def test_failed_command_names_its_log(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.devnull, "w") as out:
+                r = labrun.Run("t", d, out=out)
+                with self.assertRaises(labrun.LabError) as e:
+                    r.command(["sh", "-c", "echo broken; exit 3"], r.path("b.log"), "the build")
+            self.assertEqual(e.exception.code, labrun.EX_BUILD)
+            self.assertIn("b.log", str(e.exception))
+
+    def test_lab_spec_cli(self):
+        with tempfile.TemporaryDirectory() as d:
+            lab = os.path.join(TOP, "lab", "lab")
+            p = subprocess.run([lab, "spec", d, "experiment=soak", "scenario.rate_pps=2000",
+                                "slo=p50=5ms"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(d, "spec.json")) as f:
+                self.assertEqual(json.load(f), {"experiment": "soak", "slo": "p50=5ms",
+                                                "scenario": {"rate_pps": 2000}})
+            p = subprocess.run([lab, "spec", d, "bare"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("'bare': expected NAME=VALUE", p.stderr)
+
+
+def write_run(d, rss, reload_failed=0, udp_lost=0):
+    cols = ["t_s", "rss_kib", "fds", "fds_base", "udp_rx_pps", "tcp_rx_bytes_ps", "drops",
+            "rt_demotions", "reloads_applied"]
+    with open(os.path.join(d, "soak.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for i, kib in enumerate(rss):
+            w.writerow([30 * i, kib, 20, 18, 1000, 5000, 0, 0, i])
+    lat = {"corrected": {"p50": 20, "p99": 80, "max": 300}}
+    for p, lost in (("udp", udp_lost), ("tcp", 0)):
+        with open(os.path.join(d, p + "-soak.json"), "w") as f:
+            json.dump({"sent": 100000, "received": 100000 - lost, "lost": lost, "late": 0,
+                       "achieved_rate": 1000.0, "rate_ok": True, "latency_us": lat}, f)
+    return {"secs": 60, "slo": "p50=5ms", "cap_u": 1250, "cap_t": 1250, "rate_u": 1000,
+            "rate_t": 1000, "share": 0.5, "max_loss": 0.0001, "sent": 3, "ok": 3 - reload_failed,
+            "part": 0, "failed": reload_failed, "rc_u": 0, "rc_t": 0, "healthy": True}
+
+
+class SoakVerdictTest(unittest.TestCase):
+    def judge(self, **kw):
+        with tempfile.TemporaryDirectory() as d:
+            a = write_run(d, **kw)
+            text, held = soak.verdict(d, a)
+            with open(os.path.join(d, "soak.json")) as f:
+                out = json.load(f)
+        return held, {c["name"]: c["ok"] for c in out["checks"]}, text
+
+    def test_a_flat_clean_run_passes(self):
+        held, checks, text = self.judge(rss=[8000, 8010, 8000, 8020, 8000, 8010])
+        self.assertTrue(held, checks)
+        self.assertIn("verdict: pass", text)
+
+    def test_growth_loss_and_failed_reloads_fail_their_checks(self):
+        held, checks, _ = self.judge(rss=[8000, 8000, 9000, 9500, 10000, 12000])
+        self.assertFalse(held)
+        self.assertFalse(checks["rss flat"])
+        held, checks, _ = self.judge(rss=[8000] * 6, udp_lost=50)
+        self.assertEqual((held, checks["udp loss"]), (False, False))
+        held, checks, _ = self.judge(rss=[8000] * 6, reload_failed=1)
+        self.assertEqual((held, checks["reloads applied"]), (False, False))
+
+    def test_capacity_of_a_sweep(self):
+        self.assertEqual(soak.capacity({"capacity": {"target_rate": 1234.0}}), 1234)
+        self.assertEqual(soak.capacity({"capacity": None}), 0)
+
+    def test_missing_files_are_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(soak.SoakError) as e:
+                soak.verdict(d, {})
+            self.assertIn("soak.csv", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
