@@ -66,8 +66,8 @@ def checks(rows, udp, tcp, a):
 
     u_loss = udp["lost"] / udp["sent"] if udp["sent"] else 1.0
     check("udp loss", a["rc_u"] == 0 and u_loss <= a["max_loss"],
-          "lost %d of %d (%.4f %%), bound %.4f %%" % (udp["lost"], udp["sent"], 100 * u_loss,
-                                                     100 * a["max_loss"]))
+          "lost %d of %d (%.4f %%), bound %.4f %%"
+          % (udp["lost"], udp["sent"], 100 * u_loss, 100 * a["max_loss"]))
     check("tcp loss", a["rc_t"] == 0 and tcp["lost"] == 0 and tcp["sent"] > 0,
           "lost %d of %d messages, bound 0" % (tcp["lost"], tcp["sent"]))
     check("rates kept", udp["rate_ok"] and tcp["rate_ok"],

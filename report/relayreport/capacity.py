@@ -83,7 +83,8 @@ def headline_cell(kernels):
         if not s:
             continue
         gain = (p["capacity_pps"] or 0) - (s["capacity_pps"] or 0)
-        if best is None or gain > best[0] or (gain == best[0] and p["cpu_quota_pct"] < best[1]["cpu_quota_pct"]):
+        tighter = best is not None and p["cpu_quota_pct"] < best[1]["cpu_quota_pct"]
+        if best is None or gain > best[0] or (gain == best[0] and tighter):
             best = (gain, p, s)
     return best
 
@@ -280,7 +281,8 @@ def render_page(cap, plots, generated):
             cells.setdefault((c["cotenant_rate_pps"], c["cpu_quota_pct"]), {})[k] = c
     body = "".join(
         f"<tr><td>{q}%</td><td>{crate} pps</td>" + "".join(
-            f"<td title='{html_text((by.get(k) or {}).get('why_not') or '')}'>{html_text(cap_text(by.get(k)))}</td>"
+            f"<td title='{html_text((by.get(k) or {}).get('why_not') or '')}'>"
+            f"{html_text(cap_text(by.get(k)))}</td>"
             for k in KERNELS) + "</tr>" for (crate, q), by in sorted(cells.items()))
     whys = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(by[k]['why_not'])}</li>"
                    for (_, q), by in sorted(cells.items()) for k in KERNELS

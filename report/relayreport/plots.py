@@ -31,9 +31,9 @@ def _gnuplot(script, out):
 
 def _block(name, rows):
     """An inline datablock: numbers as numbers, strings as quoted fields."""
-    body = "\n".join(" ".join(gnuplot_datum(x) if isinstance(x, str) else
-                               gnuplot_number(x, f"a value of ${name}") for x in r)
-                      for r in rows)
+    def field(x):
+        return gnuplot_datum(x) if isinstance(x, str) else gnuplot_number(x, f"a value of ${name}")
+    body = "\n".join(" ".join(field(x) for x in r) for r in rows)
     return f"${name} << EOD\n{body}\nEOD\n"
 
 

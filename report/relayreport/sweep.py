@@ -173,7 +173,7 @@ def latency_plot(curves, slo, out, title, quota=False, knee=None):
         marks += (f"set arrow from graph 0, first {ms} to graph 1, first {ms} nohead "
                   f'dt 2 lc rgb "#666666" lw 1.5 front\n')
         plots.append(f'NaN with lines dt 2 lc rgb "#666666" lw 1.5 '
-                     f'title {gnuplot_string("objective " + slo_label(name) + " <= " + fmt_us(us))} noenhanced')
+                     f'title {gnuplot_string(f"objective {slo_label(name)} <= {fmt_us(us)}")} noenhanced')
     if knee is not None:
         knee = gnuplot_number(knee, "the knee")
         marks += (f"set arrow from first {knee}, graph 0 to first {knee}, graph 1 nohead "
