@@ -107,6 +107,7 @@ include $(wildcard server/server.mk loadgen/loadgen.mk kernel/kernel.mk \
 	kernel/model/model.mk kernel/vm/capacity/capacity.mk report/report.mk \
 	deploy/deploy.mk bench/bench.mk)
 include tests/tests.mk
+include mk/lint.mk
 
 bins: $(BINS)
 
