@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared scaffolding of the bench/*.sh scripts. Source it from the top of
 # the tree after setting BENCH to the script's name:
 #   BENCH=relay_pps; . "$(dirname "$0")/lib.sh"
@@ -74,7 +75,7 @@ start_proxy() {
 		# relay-nobudget: the same without its rt_budget, for the
 		# budget's cost where relay has its CPU to itself
 		[ "$kind" = relay ] || set -- --rt-budget 100 "$@"
-		${proxy_wrap:-} "$relay" --listen udp://127.0.0.1:$lp --upstream udp://127.0.0.1:$up \
+		${proxy_wrap:-} "$relay" --listen "udp://127.0.0.1:$lp" --upstream "udp://127.0.0.1:$up" \
 			--cpus 1 --admin off --batch 64 --socket-buffer 8388608 \
 			--allow-non-rt "$@" >"$tmp/relay.log" 2>&1 &
 		proxy_pid=$! ;;
@@ -96,12 +97,14 @@ stream {
 	}
 }
 CONF
+		# shellcheck disable=SC2086 # proxy_wrap is a command prefix: its words
 		taskset -c 1 ${proxy_wrap:-} nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" \
 			>"$tmp/nginx.log" 2>&1 &
 		proxy_pid=$! ;;
 	socat)
-		taskset -c 1 ${proxy_wrap:-} socat -T 20 UDP4-LISTEN:$lp,bind=127.0.0.1,fork,reuseaddr \
-			UDP4:127.0.0.1:$up >"$tmp/socat.log" 2>&1 &
+		# shellcheck disable=SC2086 # proxy_wrap, as above
+		taskset -c 1 ${proxy_wrap:-} socat -T 20 "UDP4-LISTEN:$lp,bind=127.0.0.1,fork,reuseaddr" \
+			"UDP4:127.0.0.1:$up" >"$tmp/socat.log" 2>&1 &
 		proxy_pid=$! ;;
 	esac
 	pids+=("$proxy_pid")

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell helpers for the integration and VM tests. Source it:
 #   . "$(dirname "$0")/../lib.sh"
 # The runner exports RELAY, LOADGEN, BUILD, VARIANT, TEST_TMP and FIXTURES.
