@@ -39,15 +39,9 @@ udp_bench_needs() {
 		die "cannot build relay_blast"
 }
 
-# port [udp|tcp]: a loopback port nothing is bound to now (default udp).
-port() {
-	python3 - "${1:-udp}" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if sys.argv[1] == "tcp" else socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-PY
-}
+# port [udp|tcp]: a loopback port nothing is bound to now, and none given
+# before in this run (default udp).
+port() { python3 tests/pylib/ports.py free "${1:-udp}" "$tmp/ports"; }
 
 # progress DONE TOTAL WHAT: on standard error, the step about to run and
 # the time left at the pace of the steps so far.

@@ -20,6 +20,8 @@ fail() {
 	fi
 	exit 1
 }
+# pylib MODULE ARGS...: the helper tests/pylib/MODULE.py.
+pylib() { local m=$1; shift; python3 "$top/tests/pylib/$m.py" "$@"; }
 skip() { echo "skipped: $*"; exit 77; }
 pass() { echo "ok: $*"; }
 
@@ -36,27 +38,7 @@ trap cleanup_bg EXIT
 # free_udp_port / free_tcp_port: a port nothing on loopback listens on now,
 # and none this test was given before (the kernel may pick one twice, and
 # two listeners of a test on one port would share its connections).
-free_port() {
-	python3 - "$1" "$TEST_TMP/.ports" <<'PY'
-import socket, sys
-kind = socket.SOCK_DGRAM if sys.argv[1] == "udp" else socket.SOCK_STREAM
-try:
-    given = set(open(sys.argv[2]).read().split())
-except FileNotFoundError:
-    given = set()
-for _ in range(100):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    key = "%s/%d" % (sys.argv[1], s.getsockname()[1])
-    s.close()
-    if key not in given:
-        break
-else:
-    sys.exit("free_port: no new %s port in 100 tries" % sys.argv[1])
-open(sys.argv[2], "a").write(key + "\n")
-print(key.split("/")[1])
-PY
-}
+free_port() { pylib ports free "$1" "$TEST_TMP/.ports"; }
 free_udp_port() { free_port udp; }
 free_tcp_port() { free_port tcp; }
 
