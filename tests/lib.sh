@@ -20,6 +20,16 @@ fail() {
 	fi
 	exit 1
 }
+# json_ok FILE FILTER WHAT: fail with WHAT unless the jq FILTER holds for
+# FILE (ARGS after WHAT go to jq, e.g. --arg NAME VALUE).
+json_ok() {
+	local file=$1 filter=$2 what=$3; shift 3
+	jq -e "$@" "$filter" "$file" >/dev/null || fail "$what (not true in $file: $filter)"
+}
+# json_edit FILE FILTER: FILE rewritten by the jq FILTER.
+json_edit() {
+	{ jq "$2" "$1" >"$1.new" && mv "$1.new" "$1"; } || fail "json_edit $1: $2"
+}
 # pylib MODULE ARGS...: the helper tests/pylib/MODULE.py.
 pylib() { local m=$1; shift; python3 "$top/tests/pylib/$m.py" "$@"; }
 skip() { echo "skipped: $*"; exit 77; }
