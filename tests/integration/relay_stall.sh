@@ -13,7 +13,7 @@ p=$(free_udp_port)
 start_relay --listen "udp://127.0.0.1:$p" --upstream echo --cpus 0 --rt-priority 10 \
 	--tick-us 500
 udptool ping --to "127.0.0.1:$p" --expect-prefix "" || fail "echo before the stall"
-# Python may take a while to start on a busy host: ask /healthz until it
+# The hog may take a while to start on a busy host: ask /healthz until it
 # sees the stall, for as long as the hog runs (2.5 s from its start).
 fifo_hog 0 2.5
 hog=$HOG_PID
