@@ -106,6 +106,7 @@ include lib/lib.mk
 include $(wildcard server/server.mk loadgen/loadgen.mk kernel/kernel.mk \
 	lab/lab.mk report/report.mk deploy/deploy.mk bench/bench.mk)
 include tests/tests.mk
+include mk/lint.mk
 
 bins: $(BINS)
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared scaffolding of the bench/*.sh scripts. Source it from the top of
 # the tree after setting BENCH to the script's name:
 #   BENCH=relay_pps; . "$(dirname "$0")/lib.sh"
@@ -38,15 +39,9 @@ udp_bench_needs() {
 		die "cannot build relay_blast"
 }
 
-# port [udp|tcp]: a loopback port nothing is bound to now (default udp).
-port() {
-	python3 - "${1:-udp}" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if sys.argv[1] == "tcp" else socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-PY
-}
+# port [udp|tcp]: a loopback port nothing is bound to now, and none given
+# before in this run (default udp).
+port() { python3 tests/pylib/ports.py free "${1:-udp}" "$tmp/ports"; }
 
 # progress DONE TOTAL WHAT: on standard error, the step about to run and
 # the time left at the pace of the steps so far.
@@ -74,7 +69,7 @@ start_proxy() {
 		# relay-nobudget: the same without its rt_budget, for the
 		# budget's cost where relay has its CPU to itself
 		[ "$kind" = relay ] || set -- --rt-budget 100 "$@"
-		${proxy_wrap:-} "$relay" --listen udp://127.0.0.1:$lp --upstream udp://127.0.0.1:$up \
+		${proxy_wrap:-} "$relay" --listen "udp://127.0.0.1:$lp" --upstream "udp://127.0.0.1:$up" \
 			--cpus 1 --admin off --batch 64 --socket-buffer 8388608 \
 			--allow-non-rt "$@" >"$tmp/relay.log" 2>&1 &
 		proxy_pid=$! ;;
@@ -96,12 +91,14 @@ stream {
 	}
 }
 CONF
+		# shellcheck disable=SC2086 # proxy_wrap is a command prefix: its words
 		taskset -c 1 ${proxy_wrap:-} nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" \
 			>"$tmp/nginx.log" 2>&1 &
 		proxy_pid=$! ;;
 	socat)
-		taskset -c 1 ${proxy_wrap:-} socat -T 20 UDP4-LISTEN:$lp,bind=127.0.0.1,fork,reuseaddr \
-			UDP4:127.0.0.1:$up >"$tmp/socat.log" 2>&1 &
+		# shellcheck disable=SC2086 # proxy_wrap, as above
+		taskset -c 1 ${proxy_wrap:-} socat -T 20 "UDP4-LISTEN:$lp,bind=127.0.0.1,fork,reuseaddr" \
+			"UDP4:127.0.0.1:$up" >"$tmp/socat.log" 2>&1 &
 		proxy_pid=$! ;;
 	esac
 	pids+=("$proxy_pid")

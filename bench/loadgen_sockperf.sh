@@ -22,7 +22,7 @@
 # Prints a table, writes build/bench/loadgen_sockperf.json; exits 1 if a
 # target is missed, 2 if a tool is missing or a run failed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 top=$(pwd)
 out=$top/build/bench
 mkdir -p "$out"
@@ -43,20 +43,19 @@ BENCH=loadgen_sockperf
 
 bound() { ss -Huln "sport = :$1" | grep -q .; }
 wait_bound() {
-	local i
-	for i in $(seq 50); do bound "$1" && return 0; sleep 0.1; done
+	for _ in $(seq 50); do bound "$1" && return 0; sleep 0.1; done
 	die "nothing listens on UDP port $1"
 }
 jget() {
 	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-sp_port=$(port)
+sp_port=$(port udp)
 # sockperf gets the 4 MB socket buffers loadgen sets for itself
 SPBUF=--buffer-size=4194304
 taskset -c 1 sockperf server -i 127.0.0.1 -p "$sp_port" $SPBUF >"$tmp/sp_server.log" 2>&1 &
 pids+=($!)
-lg_port=$(port)
+lg_port=$(port udp)
 taskset -c 1 "$loadgen" echo --listen "udp://127.0.0.1:$lg_port" 2>"$tmp/lg_echo.log" &
 pids+=($!)
 wait_bound "$sp_port"
@@ -126,47 +125,49 @@ for run in $(seq "$RUNS"); do
 		jget "$tmp/$name.json" "j['schedule_error_us']['p99']" >>"$tmp/se99_$name"
 	done
 done
+# The medians, by name.
+declare -A med
 for f in sp_rate lg_rate sp_p50 sp_p99 lg_p50 lg_p99 lg_cp50 mid_rate midspin_rate \
 	se50_low se99_low se50_mid se99_mid se50_lowspin se99_lowspin \
 	se50_midspin se99_midspin; do
 	[ -s "$tmp/$f" ] || die "no value for $f (see the tool output)"
-	eval "$f=$(median <"$tmp/$f")"
+	med[$f]=$(median <"$tmp/$f")
 done
 
 verdict() { if [ "$1" = 1 ]; then echo ok; else echo MISSED; fi; }
-ok_rate=$(awk -v a="$lg_rate" -v b="$sp_rate" 'BEGIN { print (a >= b) }')
-ok_lat=$(awk -v a="$lg_p50" -v b="$sp_p50" 'BEGIN { print (a <= 1.1 * b) }')
-ok_se=$(awk -v a="$se99_lowspin" -v b="$se99_midspin" 'BEGIN { print (a < 20 && b < 20) }')
+ok_rate=$(awk -v a="${med[lg_rate]}" -v b="${med[sp_rate]}" 'BEGIN { print (a >= b) }')
+ok_lat=$(awk -v a="${med[lg_p50]}" -v b="${med[sp_p50]}" 'BEGIN { print (a <= 1.1 * b) }')
+ok_se=$(awk -v a="${med[se99_lowspin]}" -v b="${med[se99_midspin]}" 'BEGIN { print (a < 20 && b < 20) }')
 
 printf '\nloadgen vs sockperf, loopback UDP, 64 B, client CPU 0, server CPU 1, median of %s\n' "$RUNS"
 printf '%-44s %12s %12s  %s\n' "" sockperf loadgen target
-printf '%-44s %12.0f %12.0f  %s\n' "highest sustained rate, one core (msg/s)" "$sp_rate" "$lg_rate" "$(verdict "$ok_rate")"
-printf '%-44s %12.1f %12.1f  %s\n' "round trip p50 at 1000 msg/s (us)" "$sp_p50" "$lg_p50" "$(verdict "$ok_lat")"
-printf '%-44s %12.1f %12.1f\n' "round trip p99 at 1000 msg/s (us)" "$sp_p99" "$lg_p99"
-printf '%-44s %12s %12.1f\n' "  loadgen p50 from the intended time (us)" "-" "$lg_cp50"
+printf '%-44s %12.0f %12.0f  %s\n' "highest sustained rate, one core (msg/s)" "${med[sp_rate]}" "${med[lg_rate]}" "$(verdict "$ok_rate")"
+printf '%-44s %12.1f %12.1f  %s\n' "round trip p50 at 1000 msg/s (us)" "${med[sp_p50]}" "${med[lg_p50]}" "$(verdict "$ok_lat")"
+printf '%-44s %12.1f %12.1f\n' "round trip p99 at 1000 msg/s (us)" "${med[sp_p99]}" "${med[lg_p99]}"
+printf '%-44s %12s %12.1f\n' "  loadgen p50 from the intended time (us)" "-" "${med[lg_cp50]}"
 printf '\nloadgen schedule error (us), p50 / p99\n'
 printf '%-44s %12s %12s  %s\n' "" default "spin $SPIN_US us" target
-printf '%-44s %12s %12s  %s\n' "at 1000 pps" "$se50_low / $se99_low" \
-	"$se50_lowspin / $se99_lowspin" "$(verdict "$ok_se")"
-printf '%-44s %12s %12s\n' "at 20000 pps" "$se50_mid / $se99_mid" \
-	"$se50_midspin / $se99_midspin"
+printf '%-44s %12s %12s  %s\n' "at 1000 pps" "${med[se50_low]} / ${med[se99_low]}" \
+	"${med[se50_lowspin]} / ${med[se99_lowspin]}" "$(verdict "$ok_se")"
+printf '%-44s %12s %12s\n' "at 20000 pps" "${med[se50_mid]} / ${med[se99_mid]}" \
+	"${med[se50_midspin]} / ${med[se99_midspin]}"
 
 python3 - "$out/loadgen_sockperf.json" <<PY
 import json, sys
 json.dump({
     "runs": $RUNS, "seconds": $S, "size": 64,
-    "sockperf": {"max_rate": $sp_rate, "rtt_p50_us": $sp_p50, "rtt_p99_us": $sp_p99},
+    "sockperf": {"max_rate": ${med[sp_rate]}, "rtt_p50_us": ${med[sp_p50]}, "rtt_p99_us": ${med[sp_p99]},
     "ladder_step": $LADDER_STEP, "ladder_steps": $LADDER_STEPS,
-    "loadgen": {"max_rate": $lg_rate,
-                "rtt_p50_us": $lg_p50, "rtt_p99_us": $lg_p99,
-                "corrected_p50_us": $lg_cp50,
+    "loadgen": {"max_rate": ${med[lg_rate]},
+                "rtt_p50_us": ${med[lg_p50]}, "rtt_p99_us": ${med[lg_p99]},
+                "corrected_p50_us": ${med[lg_cp50]},
                 "schedule_error_us": {
-                    "default": {"1000": {"p50": $se50_low, "p99": $se99_low},
-                                "20000": {"p50": $se50_mid, "p99": $se99_mid}},
+                    "default": {"1000": {"p50": ${med[se50_low]}, "p99": ${med[se99_low]},
+                                "20000": {"p50": ${med[se50_mid]}, "p99": ${med[se99_mid]}},
                     "spin": {"spin_us": $SPIN_US,
-                             "1000": {"p50": $se50_lowspin, "p99": $se99_lowspin},
-                             "20000": {"p50": $se50_midspin, "p99": $se99_midspin}}},
-                "achieved_at_20000": {"default": $mid_rate, "spin": $midspin_rate}},
+                             "1000": {"p50": ${med[se50_lowspin]}, "p99": ${med[se99_lowspin]},
+                             "20000": {"p50": ${med[se50_midspin]}, "p99": ${med[se99_midspin]}}},
+                "achieved_at_20000": {"default": ${med[mid_rate]}, "spin": ${med[midspin_rate]}},
     "targets_met": {"rate": bool($ok_rate), "latency": bool($ok_lat),
                     "schedule_error": bool($ok_se)},
 }, open(sys.argv[1], "w"), indent=2)

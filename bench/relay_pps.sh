@@ -27,7 +27,7 @@
 # Prints a table, writes build/bench/relay_pps.json; exits 1 if a target is
 # missed, 2 if a tool is missing or a run failed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 SECONDS_RUN=${RELAY_BENCH_SECONDS:-5}
 RUNS=${RELAY_BENCH_RUNS:-3}
 PINGS=${RELAY_BENCH_PINGS:-20000}
@@ -43,24 +43,24 @@ cpu1_busy() { awk '$1 == "cpu1" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/sta
 # senders at full speed, the fraction of CPU 1 (where KIND runs) busy
 # meanwhile, and the rate the senders offered (datagrams per second).
 pps() {
-	local kind=$1 traffic=$2 sink target segments=1 sink_gro= relay_flag=
+	local kind=$1 traffic=$2 sink target segments=1 sink_gro='' relay_flag=''
 	if [ "$traffic" = segmented ]; then
 		segments=64 sink_gro=gro relay_flag=--udp-gro
 	fi
-	sink=$(port)
+	sink=$(port udp)
 	target=$sink
 	# Nothing in between on the direct path: the sink itself takes CPU 1.
 	local sink_cpu=0
 	[ "$kind" = direct ] && sink_cpu=1
-	taskset -c $sink_cpu chrt -f 10 "$blast" sink $sink $((SECONDS_RUN + 1)) 1.5 $sink_gro >"$tmp/sink.out" &
+	taskset -c $sink_cpu chrt -f 10 "$blast" sink "$sink" $((SECONDS_RUN + 1)) 1.5 $sink_gro >"$tmp/sink.out" &
 	local sp=$!
 	if [ "$kind" != direct ]; then
-		target=$(port)
+		target=$(port udp)
 		start_proxy "$kind" "$target" "$sink" $relay_flag
 	fi
 	local b0 t0 b1 t1
 	b0=$(cpu1_busy); t0=$(date +%s%N)
-	taskset -c 0 "$blast" send 127.0.0.1 $target $SECONDS_RUN $SIZE 2 $segments >"$tmp/sent.out"
+	taskset -c 0 "$blast" send 127.0.0.1 "$target" "$SECONDS_RUN" $SIZE 2 $segments >"$tmp/sent.out"
 	b1=$(cpu1_busy); t1=$(date +%s%N)
 	wait $sp
 	[ "$kind" = direct ] || stop_proxy
@@ -71,16 +71,16 @@ pps() {
 # rtt KIND: "p50 p99" round trip in us through KIND to an echo server.
 rtt() {
 	local kind=$1 echo_port target
-	echo_port=$(port)
-	taskset -c 1 "$blast" echo $echo_port 60 &
+	echo_port=$(port udp)
+	taskset -c 1 "$blast" echo "$echo_port" 60 &
 	local ep=$!
 	pids+=("$ep")
 	target=$echo_port
 	if [ "$kind" != direct ]; then
-		target=$(port)
+		target=$(port udp)
 		start_proxy "$kind" "$target" "$echo_port"
 	fi
-	taskset -c 0 "$blast" ping 127.0.0.1 $target $PINGS $SIZE
+	taskset -c 0 "$blast" ping 127.0.0.1 "$target" "$PINGS" $SIZE
 	local rc=$?
 	[ "$kind" = direct ] || stop_proxy
 	kill $ep; wait $ep 2>/dev/null
@@ -93,11 +93,11 @@ for k in "${kinds[@]}"; do
 	for r in $(seq "$RUNS"); do
 		for traffic in datagram segmented; do
 			progress $((step++)) $steps "$k, $traffic traffic, run $r"
-			v=$(pps $k $traffic) || exit 2
+			v=$(pps "$k" $traffic) || exit 2
 			echo "$v" >>"$tmp/pps.$traffic.$k"
 		done
 		progress $((step++)) $steps "$k, ping-pong, run $r"
-		res=$(rtt $k) || { echo "relay_pps: ping through $k failed"; exit 2; }
+		res=$(rtt "$k") || { echo "relay_pps: ping through $k failed"; exit 2; }
 		echo "$res" >>"$tmp/rtt.$k"
 	done
 done

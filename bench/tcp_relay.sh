@@ -42,7 +42,7 @@ dedicated) up_cpu=0 mine=relay_rd mine_flags=(--tcp-kernel-stamps no) name=tcp_r
 shared)    up_cpu=1 mine=relay_other mine_flags=(--tcp-kernel-stamps no --sched other) name=tcp_shared ;;
 *) echo "usage: bench/tcp_relay.sh [dedicated|shared]" >&2; exit 2 ;;
 esac
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 top=$(pwd)
 out=$top/build/bench
 mkdir -p "$out"
@@ -62,8 +62,7 @@ BENCH=$name
 . "$(dirname "$0")/lib.sh"
 
 wait_port() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 1)" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -112,17 +111,15 @@ for peer in relay $mine haproxy nginx; do
 	P[$peer.tls]=$(port tcp)
 done
 
-declare -A PID
 for peer in relay $mine; do
 	flags=()
-	[ $peer = $mine ] && flags=("${mine_flags[@]}")
+	[ "$peer" = $mine ] && flags=("${mine_flags[@]}")
 	taskset -c 1 "$relay" --cpus 1 --allow-non-rt --admin 127.0.0.1:0 \
 		--listen "tcp://127.0.0.1:${P[$peer.plain]}" \
 		--listen "tls://127.0.0.1:${P[$peer.tls]}" --cert "$cert" --key "$key" \
 		--upstream "tcp://127.0.0.1:$up" --max-conns 1000 \
 		"${flags[@]}" >"$tmp/$peer.log" 2>&1 &
 	pids+=($!)
-	PID[$peer]=$!
 done
 
 cat >"$tmp/haproxy.cfg" <<CONF
@@ -146,7 +143,6 @@ backend up
 CONF
 taskset -c 1 "${fifo[@]}" haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
 pids+=($!)
-PID[haproxy]=$!
 
 cat >"$tmp/ngx/nginx.conf" <<CONF
 load_module $stream_mod;
@@ -169,7 +165,6 @@ stream {
 CONF
 taskset -c 1 "${fifo[@]}" nginx -p "$tmp/ngx" -c "$tmp/ngx/nginx.conf" -e "$tmp/ngx/error.log" &
 pids+=($!)
-PID[nginx]=$!
 
 wait_port "$up" || die "upstream nginx did not start"
 for k in "${!P[@]}"; do
@@ -208,13 +203,14 @@ hz=$(getconf CLK_TCK)
 peers="direct relay $mine haproxy nginx"
 declare -A RPS P99 B0 B1 US
 step=0
+# shellcheck disable=SC2034 # med reads RPS, P99, B0, B1 and US by name
 for run in $(seq "$RUNS"); do
 	for mode in plain tls; do
 		for peer in $peers; do
 			progress $((step++)) $((RUNS * 10)) "$peer, $mode, run $run"
 			k=$mode.$peer.$run
 			a0=$(busy 0) a1=$(busy 1) t0=$(date +%s%N)
-			r=$(wrk_run "$(url $peer $mode)") || die "wrk through $peer ($mode) failed"
+			r=$(wrk_run "$(url "$peer" $mode)") || die "wrk through $peer ($mode) failed"
 			b0=$(( $(busy 0) - a0 )) b1=$(( $(busy 1) - a1 )) ns=$(( $(date +%s%N) - t0 ))
 			RPS[$k]=${r% *} P99[$k]=${r#* } B0[$k]=$(pct $b0 $ns) B1[$k]=$(pct $b1 $ns)
 			US[$k]=$(awk -v b=$b1 -v hz="$hz" -v n="${r% *}" -v s="$S" \
@@ -244,26 +240,26 @@ for mode in plain tls; do
 	json+=", \"$mode\": {"
 	sep=""
 	for peer in $peers; do
-		rps=$(med RPS $mode $peer) p99=$(med P99 $mode $peer)
-		added=$(med P99 $mode $peer "v - d")
-		b0=$(med B0 $mode $peer) b1=$(med B1 $mode $peer)
+		rps=$(med RPS $mode "$peer") p99=$(med P99 $mode "$peer")
+		added=$(med P99 $mode "$peer" "v - d")
+		b0=$(med B0 $mode "$peer") b1=$(med B1 $mode "$peer")
 		printf '%-6s %-9s %9.0f %7.0f %7.0f %8.0f %10.0f' "$mode" "$peer" "$rps" "$b0" "$b1" "$p99" "$added"
 		json+="$sep\"$peer\": {\"rps\": $rps, \"cpu0_busy_pct\": $b0, \"p99_us\": $p99, \"added_p99_us\": $added"
 		sep=", "
-		if [ $peer = direct ]; then
+		if [ "$peer" = direct ]; then
 			echo
 			json+="}"
 			continue
 		fi
-		us=$(med US $mode $peer)
+		us=$(med US $mode "$peer")
 		core=$(awk -v c="$us" 'BEGIN { printf "%.0f", 1e6 / c }')
 		printf ' %11.2f %9s\n' "$us" "$core"
 		json+=", \"cpu1_busy_pct\": $b1, \"cpu1_us_per_request\": $us, \"rps_per_core\": $core"
-		if [ $peer = relay ] || [ $peer = $mine ]; then
-			declare "RR_$peer=$(med RPS $mode $peer "v / h")"
-			declare "KR_$peer=$(med US $mode $peer "h / v")"
-			declare "PD_$peer=$(med P99 $mode $peer "v - h")"
-			declare "AR_$peer=$(med P99 $mode $peer "h > d ? (v - d) / (h - d) : 99")"
+		if [ "$peer" = relay ] || [ "$peer" = $mine ]; then
+			declare "RR_$peer=$(med RPS $mode "$peer" "v / h")"
+			declare "KR_$peer=$(med US $mode "$peer" "h / v")"
+			declare "PD_$peer=$(med P99 $mode "$peer" "v - h")"
+			declare "AR_$peer=$(med P99 $mode "$peer" "h > d ? (v - d) / (h - d) : 99")"
 		fi
 		json+="}"
 	done

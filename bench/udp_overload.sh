@@ -18,7 +18,7 @@
 # rate. Median of RUNS. Prints a table, writes build/bench/udp_overload.json;
 # exits 1 if a target is missed, 2 if a tool is missing or a run failed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 STEP=${UDP_OVERLOAD_SECONDS:-2}
 RUNS=${UDP_OVERLOAD_RUNS:-3}
 BENCH=udp_overload
@@ -30,21 +30,20 @@ proxy_wrap="nice -n -19"
 # target (its port) and count (the sink's running total).
 with() {
 	local sink
-	sink=$(port)
+	sink=$(port udp)
 	count=$tmp/count
 	rm -f "$count"
 	taskset -c 1 nice -n -19 "$blast" count "$sink" 600 "$count" &
 	sink_pid=$!
 	pids+=("$sink_pid")
-	target=$(port)
+	target=$(port udp)
 	case $1 in
 	relay)          start_proxy relay "$target" "$sink" ;;
 	relay_nobudget) start_proxy relay "$target" "$sink" --rt-budget 100 ;;
 	relay_other)    start_proxy relay "$target" "$sink" --sched other ;;
 	*)              start_proxy "$1" "$target" "$sink" ;;
 	esac
-	local i
-	for i in $(seq 50); do [ -s "$count" ] && return; sleep 0.1; done
+	for _ in $(seq 50); do [ -s "$count" ] && return; sleep 0.1; done
 	die "the sink did not start"
 }
 
@@ -71,7 +70,7 @@ steps=$((1 + RUNS * ${#kinds[@]}))
 progress 0 $steps "relay's sustainable rate"
 with relay
 sustainable=0 rate=20000
-for i in $(seq 16); do
+for _ in $(seq 16); do
 	read -r offered forwarded < <(step $rate)
 	awk -v o="$offered" -v f="$forwarded" 'BEGIN { exit !(f >= o * 0.97) }' || break
 	[ "$forwarded" -gt "$sustainable" ] && sustainable=$forwarded

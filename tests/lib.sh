@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell helpers for the integration and VM tests. Source it:
 #   . "$(dirname "$0")/../lib.sh"
 # The runner exports RELAY, LOADGEN, BUILD, VARIANT, TEST_TMP and FIXTURES.
@@ -19,6 +20,18 @@ fail() {
 	fi
 	exit 1
 }
+# json_ok FILE FILTER WHAT: fail with WHAT unless the jq FILTER holds for
+# FILE (ARGS after WHAT go to jq, e.g. --arg NAME VALUE).
+json_ok() {
+	local file=$1 filter=$2 what=$3; shift 3
+	jq -e "$@" "$filter" "$file" >/dev/null || fail "$what (not true in $file: $filter)"
+}
+# json_edit FILE FILTER: FILE rewritten by the jq FILTER.
+json_edit() {
+	{ jq "$2" "$1" >"$1.new" && mv "$1.new" "$1"; } || fail "json_edit $1: $2"
+}
+# pylib MODULE ARGS...: the helper tests/pylib/MODULE.py.
+pylib() { local m=$1; shift; python3 "$top/tests/pylib/$m.py" "$@"; }
 skip() { echo "skipped: $*"; exit 77; }
 pass() { echo "ok: $*"; }
 
@@ -35,27 +48,7 @@ trap cleanup_bg EXIT
 # free_udp_port / free_tcp_port: a port nothing on loopback listens on now,
 # and none this test was given before (the kernel may pick one twice, and
 # two listeners of a test on one port would share its connections).
-free_port() {
-	python3 - "$1" "$TEST_TMP/.ports" <<'PY'
-import socket, sys
-kind = socket.SOCK_DGRAM if sys.argv[1] == "udp" else socket.SOCK_STREAM
-try:
-    given = set(open(sys.argv[2]).read().split())
-except FileNotFoundError:
-    given = set()
-for _ in range(100):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    key = "%s/%d" % (sys.argv[1], s.getsockname()[1])
-    s.close()
-    if key not in given:
-        break
-else:
-    sys.exit("free_port: no new %s port in 100 tries" % sys.argv[1])
-open(sys.argv[2], "a").write(key + "\n")
-print(key.split("/")[1])
-PY
-}
+free_port() { pylib ports free "$1" "$TEST_TMP/.ports"; }
 free_udp_port() { free_port udp; }
 free_tcp_port() { free_port tcp; }
 

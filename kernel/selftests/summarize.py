@@ -190,7 +190,9 @@ def main():
 
     with open(args.manifest) as f:
         manifest = json.load(f)
-    order = lambda d: (d != "stock", d != "patched", d)   # noqa: E731
+
+    def order(d):
+        return (d != "stock", d != "patched", d)
     kernels = sorted((d for d in os.listdir(args.out) if not COST_DIR.match(d) and
                       os.path.isfile(os.path.join(args.out, d, "outcome"))), key=order)
     boots = cost_dirs(args.out)
@@ -238,10 +240,10 @@ def main():
     if comparison:
         loads = [x for k in cost for b in cost[k]["boots"] for x in b["host_loadavg_1min_before_after"]]
         print()
+        nboots = sum(len(c["boots"]) for c in cost.values())
         print("cost of the fix, host clock, %d boots (host load %.1f-%.1f): patched / stock "
-              "of the medians, %.0f %% interval" % (sum(len(c["boots"]) for c in cost.values()),
-                                                   min(loads or [0]), max(loads or [0]),
-                                                   CONFIDENCE * 100))
+              "of the medians, %.0f %% interval"
+              % (nboots, min(loads or [0]), max(loads or [0]), CONFIDENCE * 100))
         print("%-30s %10s %10s %7s %15s  %s" % ("benchmark", "stock", "patched", "ratio",
                                                 "interval", "n"))
         for c in comparison:

@@ -68,7 +68,7 @@ def _cell(run_dir, k, d):
     fail = next((x for x in s["steps"] if not x["meets_slo"]), None)
     if fail:
         c["why_not"] = f"{fail['target_rate']:.0f} pps: {fail.get('why')}"
-    if problems:	# a cell whose co-tenant was not there throughout proves nothing
+    if problems:  # a cell whose co-tenant was not there throughout proves nothing
         c["capacity_pps"] = None
     return c, s
 

@@ -2,7 +2,6 @@
 page names only plots that exist, and (with a screenshot) that a browser
 shows the verdict at the top and every column's curves."""
 import html.parser
-import json
 import os
 import xml.etree.ElementTree as ET
 

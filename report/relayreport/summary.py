@@ -144,7 +144,7 @@ def kernel_summary(kdir, rule):
     if os.path.exists(relay_path):
         relay = read_json(relay_path)
         out["relay_latency_us"] = pcts(relay.get("tick_lateness_us"),
-                                        relay_path + " tick_lateness_us")
+                                       relay_path + " tick_lateness_us")
         for extra in ("rx_latency_us", "wake_latency_us"):
             if extra in relay:
                 out["relay_" + extra] = pcts(relay[extra], f"{relay_path} {extra}")
@@ -164,7 +164,7 @@ def kernel_summary(kdir, rule):
         out["loadgen_latency_us"] = pcts(lat.get("uncorrected"), lg_path + " latency_us.uncorrected")
         if lat.get("corrected"):
             out["loadgen_corrected_latency_us"] = pcts(lat["corrected"],
-                                                        lg_path + " latency_us.corrected")
+                                                       lg_path + " latency_us.corrected")
         if out["throttled_periods"] is None and isinstance(lg.get("cgroup"), dict):
             out["throttled_periods"] = lg["cgroup"].get("nr_throttled")
             out["periods"] = lg["cgroup"].get("nr_periods")

@@ -110,7 +110,7 @@ def _no_results(kdir, k):
     results = os.path.join(kdir, "results.txt")
     why = f"no {k}/scenario/rt-client.json: the {k} test host did not finish the scenario"
     if os.path.exists(results):
-        fails = [l for l in _lines(results) if l.startswith("FAIL")]
+        fails = [line for line in _lines(results) if line.startswith("FAIL")]
         why += f" ({fails[0]})" if fails else " (results.txt names no failed check)"
     else:
         why += " (no results.txt: it never ran its checks; see console.log)"

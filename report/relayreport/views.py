@@ -327,7 +327,7 @@ def fleet_view(run_dir, merged):
                                 for c in hosts]
     for relay in sorted(glob.glob(os.path.join(run_dir, "*", "relay.json"))):
         r = read_json(relay)
-        rx = sum(l.get("rx_packets", 0) for l in (r.get("listeners") or {}).values())
+        rx = sum(li.get("rx_packets", 0) for li in (r.get("listeners") or {}).values())
         facts.append((f"relay host {os.path.basename(os.path.dirname(relay))}",
                       f"{rx} datagrams received on its listeners"))
     # A host given a kernel package (relay_kernel_deb) brought back what

@@ -17,6 +17,7 @@ host() {
 	echo "$ver" >"$d/proc/sys/kernel/version"
 	echo "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0" >"$d/proc/mounts"
 	echo "cpuset cpu io memory pids" >"$d/sys/fs/cgroup/cgroup.controllers"
+	# shellcheck disable=SC2086 # --config's words: one option a line
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--rt) echo 1 >"$d/sys/kernel/realtime" ;;
@@ -34,6 +35,7 @@ host() {
 # output) must match.
 expect() {
 	local name=$1 want=$2 got out; shift 2
+	# shellcheck disable=SC2086 # PF_ARGS: preflight options, split
 	out=$("$pf" --root "$TEST_TMP/h" --sample 0 ${PF_ARGS:-} 2>&1); got=$?
 	[ "$got" = "$want" ] || { echo "$out"; fail "$name: exit $got, expected $want"; }
 	for p in "$@"; do
@@ -122,9 +124,9 @@ got=$(PATH=$TEST_TMP/bin:$PATH "$pf" --btf "$btf") || fail "--btf on a spinlock_
 [ "$got" = spinlock_t ] || fail "--btf printed '$got', expected spinlock_t"
 sed -i 's/struct eventpoll {/struct eventpoll_other {/' "$TEST_TMP/bin/bpftool"
 err=$(PATH=$TEST_TMP/bin:$PATH "$pf" --btf "$btf" 2>&1); st=$?
-[ $st = 1 ] && grep -q "no struct eventpoll lock in $btf" <<<"$err" || fail "--btf without the struct: exit $st, '$err'"
+{ [ $st = 1 ] && grep -q "no struct eventpoll lock in $btf" <<<"$err"; } || fail "--btf without the struct: exit $st, '$err'"
 err=$("$pf" --btf "$TEST_TMP/no-such-vmlinux" 2>&1); st=$?
-[ $st = 64 ] && grep -q "cannot read $TEST_TMP/no-such-vmlinux" <<<"$err" || fail "--btf on a missing file: exit $st, '$err'"
+{ [ $st = 64 ] && grep -q "cannot read $TEST_TMP/no-such-vmlinux" <<<"$err"; } || fail "--btf on a missing file: exit $st, '$err'"
 pass "--btf prints the lock type; a file without it exits 1, a missing one 64"
 
 # relay's CPUs: isolated or not, from --cpus or the cpus key of the file.

@@ -55,12 +55,11 @@ echo "random logs, seed $seed"
 hdrjs random "$TEST_TMP/js" 4 "$seed" || fail "hdr-histogram-js could not write logs"
 "$LOADGEN" merge --json "$TEST_TMP/merged.json" "$TEST_TMP"/js/random-*.hlog ||
 	fail "loadgen merge refused hdr-histogram-js's logs"
-python3 - "$TEST_TMP/merged.json" "$TEST_TMP/js/expect.json" <<'PY' || fail "merged other numbers than hdr-histogram-js wrote (seed $seed)"
-import json, sys
-merged, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-c = merged["latency_us"]["corrected"]
-assert merged["count"] == c["count"] == want["count"], (merged["count"], want)
-assert c["max"] == want["max"], (c["max"], want)
-print("hdr-histogram-js -> loadgen merge: count %d, max %d" % (c["count"], c["max"]))
-PY
+# shellcheck disable=SC2016 # the $names are jq's
+json_ok "$TEST_TMP/merged.json" '
+	.latency_us.corrected as $c | $want[0] as $w
+	| .count == $c.count and $c.count == $w.count and $c.max == $w.max' \
+	"merged other numbers than hdr-histogram-js wrote (seed $seed)" \
+	--slurpfile want "$TEST_TMP/js/expect.json"
+echo "hdr-histogram-js -> loadgen merge: $(jq -r '"count \(.count), max \(.latency_us.corrected.max)"' "$TEST_TMP/merged.json")"
 pass "interval logs read both ways with hdr-histogram-js"

@@ -39,7 +39,7 @@ in_cg() { grep -q "/relay-loadgen-$lg\(/\|$\)" "/proc/$lg/task/$1/cgroup"; }
 	fail "calibration run exited $?: $(cat "$TEST_TMP/cal.txt")"
 per_cpu_s=$(jget "$TEST_TMP/cal.json" \
 	"int(j['sent'] / max(j['cpu']['user_s'] + j['cpu']['sys_s'], 1e-3))")
-rate=$((per_cpu_s * 5 / 100 * 4))
+rate=$(((per_cpu_s * 5 / 100) * 4))
 [ "$rate" -gt 2000000 ] && rate=2000000	# what one sender thread paces
 echo "unthrottled: $per_cpu_s packets per CPU-second; offering $rate pps under 5 %"
 "$LOADGEN" --target "$target" --rate "$rate" --duration 1 --cpu-quota 5% \
@@ -50,7 +50,7 @@ dir=$(cgdir $lg)
 # every thread (main and sender) in the cgroup, once the senders exist
 all_in() {
 	local t n=0
-	for t in /proc/$lg/task/*; do
+	for t in "/proc/$lg/task"/*; do
 		in_cg "${t##*/}" || return 1
 		n=$((n + 1))
 	done
@@ -82,7 +82,7 @@ lg=$!
 wait_for 5 has_cg "$lg" || fail "no cgroup for thread scope"
 inside() {
 	local t n=0
-	for t in /proc/$lg/task/*; do in_cg "${t##*/}" && n=$((n + 1)); done
+	for t in "/proc/$lg/task"/*; do in_cg "${t##*/}" && n=$((n + 1)); done
 	echo "$n"
 }
 two_in() { [ "$(inside)" -eq 2 ]; }

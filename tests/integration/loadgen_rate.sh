@@ -40,10 +40,10 @@ grep -q '^ *Value  *Percentile  *TotalCount' "$out.hgrm" || fail "hgrm header"
 grep -q '^#\[Max' "$out.uncorrected.hgrm" || fail "uncorrected hgrm"
 grep -q '^t_s,count,p50_us,p99_us,max_us$' "$out.csv" || fail "csv header"
 rows=$(grep -c '^[0-9]' "$out.csv")
-[ "$rows" -ge 30 ] && [ "$rows" -le 33 ] || fail "$rows time series rows for 3 s"
+{ [ "$rows" -ge 30 ] && [ "$rows" -le 33 ]; } || fail "$rows time series rows for 3 s"
 sum=$(awk -F, '/^[0-9]/ { s += $2 } END { print s }' "$out.csv")
 [ "$sum" = 15000 ] || fail "time series counts add up to $sum, not 15000"
-grep -q '50.000%' "$out.txt" && grep -q '99.990%' "$out.txt" || fail "table"
+{ grep -q '50.000%' "$out.txt" && grep -q '99.990%' "$out.txt"; } || fail "table"
 
 # --timer epoll: 1 ms pacing, the same schedule and counts
 "$LOADGEN" --target "udp://127.0.0.1:$ECHO_PORT" --rate 2000 --duration 2 \

@@ -40,7 +40,7 @@ check_py "$TEST_TMP/a.json" "j['latency_us']['uncorrected']['max'] >= 150000" \
 check_py "$TEST_TMP/a.json" "j['lost'] == 0" "packets lost during the stall"
 # the stall is one spike in the time series, in the window where it ended
 big=$(awk -F, '/^[0-9]/ && $5 >= 150000' "$TEST_TMP/a.csv" | wc -l)
-[ "$big" -ge 1 ] && [ "$big" -le 3 ] || fail "$big windows show the stall"
+{ [ "$big" -ge 1 ] && [ "$big" -le 3 ]; } || fail "$big windows show the stall"
 
 # 2: the sender stalls
 "$LOADGEN" --target "$target" --rate 2000 --duration 3 --json "$TEST_TMP/b.json" \

@@ -27,6 +27,6 @@ run echo "$port"
 status=0
 "$LOADGEN" --target "tcp://127.0.0.1:$(free_tcp_port)" --rate 10 --duration 1 \
 	2>"$TEST_TMP/err" || status=$?
-[ "$status" = 69 ] && grep -q "refuses: nothing listens there" "$TEST_TMP/err" ||
+{ [ "$status" = 69 ] && grep -q "refuses: nothing listens there" "$TEST_TMP/err"; } ||
 	fail "refused TCP port: exit $status, $(cat "$TEST_TMP/err")"
 pass "TCP messages: rate, matching, refusal"

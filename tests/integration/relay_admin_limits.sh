@@ -8,8 +8,8 @@
 . "$FIXTURES/relay/relay.sh"
 
 p=$(free_udp_port)
-start_relay --listen udp://127.0.0.1:$p --upstream echo --cpus 0 --allow-non-rt
-rss() { awk '/^VmRSS/ { print $2 }' /proc/$RELAY_PID/status; }
+start_relay --listen "udp://127.0.0.1:$p" --upstream echo --cpus 0 --allow-non-rt
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$RELAY_PID/status"; }
 rss0=$(rss)
 
 python3 - "$ADMIN_PORT" >"$TEST_TMP/client.out" 2>&1 <<'PY' || fail "$(cat "$TEST_TMP/client.out")"
@@ -54,7 +54,8 @@ cat "$TEST_TMP/client.out"
 # The connection cap: 40 idle connections hold at most 16 descriptors; the
 # rest wait in the backlog and are served as slots free (the idle ones are
 # closed after 5 s), and relay's descriptor count goes back down after.
-fds() { ls /proc/$RELAY_PID/fd | wc -l; }
+# shellcheck disable=SC2012 # file descriptors: numbers
+fds() { ls "/proc/$RELAY_PID/fd" | wc -l; }
 fd0=$(fds)
 python3 - "$ADMIN_PORT" "$RELAY_PID" >"$TEST_TMP/cap.out" 2>&1 <<'PY' || fail "$(cat "$TEST_TMP/cap.out")"
 import os, socket, sys, time
@@ -90,6 +91,6 @@ rss1=$(rss)
 echo "RSS ${rss0} -> ${rss1} KiB"
 [ $((rss1 - rss0)) -lt 8192 ] || fail "RSS grew from $rss0 to $rss1 KiB"
 curl -sf "http://127.0.0.1:$ADMIN_PORT/healthz" >/dev/null || fail "admin after the abuse"
-udptool ping --to 127.0.0.1:$p --count 3 --expect-prefix "" || fail "relaying after the abuse"
+udptool ping --to "127.0.0.1:$p" --count 3 --expect-prefix "" || fail "relaying after the abuse"
 stop_relay
 pass "admin requests are bounded in size, time and number"

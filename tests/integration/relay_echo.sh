@@ -10,10 +10,10 @@
 p=$(free_udp_port)
 cpus=0
 [ "$(nproc)" -ge 2 ] && cpus=0-1
-start_relay --listen udp://127.0.0.1:$p --listen "udp://[::1]:$p" \
+start_relay --listen "udp://127.0.0.1:$p" --listen "udp://[::1]:$p" \
 	--upstream echo --cpus $cpus --allow-non-rt --tick-us 50
 for i in 1 2 3 4 5 6; do
-	udptool ping --to 127.0.0.1:$p --count 30 --expect-prefix "" --timeout 10 ||
+	udptool ping --to "127.0.0.1:$p" --count 30 --expect-prefix "" --timeout 10 ||
 		fail "v4 echo (client $i)"
 done
 udptool ping --to "[::1]:$p" --count 30 --size 1400 --expect-prefix "" --timeout 10 ||

@@ -5,6 +5,7 @@
 # expires -- is answered by the new upstream (flows_moved counts it); a
 # reload that keeps the upstream moves nobody.
 # timeout: 60
+# shellcheck disable=SC2154 # NAME_PORT, NAME_PID: set by start_upstream NAME
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 
@@ -55,17 +56,17 @@ wait_for 5 moved ||
 expect_metric 'relay_errors_total{kind="upstream_refused"}' -ge 1
 write_conf "$b_PORT"
 kill -HUP "$RELAY_PID"
-wait "$client" || { cat "$TEST_TMP/relay.log"; curl -s http://127.0.0.1:$ADMIN_PORT/metrics | grep -E "^relay_[a-z_]*(total|active)"; fail "the retrying client stayed on the dead upstream: $(cat "$TEST_TMP/client.out")"; }
+wait "$client" || { cat "$TEST_TMP/relay.log"; curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -E "^relay_[a-z_]*(total|active)"; fail "the retrying client stayed on the dead upstream: $(cat "$TEST_TMP/client.out")"; }
 cat "$TEST_TMP/client.out"
 expect_metric relay_flows_moved_total -ge 2
 
 # A reload that keeps the upstream moves nobody.
-udptool ping --to 127.0.0.1:$p --count 2 --expect-prefix b: || fail "before the second reload"
+udptool ping --to "127.0.0.1:$p" --count 2 --expect-prefix b: || fail "before the second reload"
 moved=$(metric relay_flows_moved_total)
 kill -HUP "$RELAY_PID"
 reloads() { [ "$(grep -c reloaded "$TEST_TMP/relay.log")" -ge 2 ]; }
 wait_for 5 reloads || fail "second reload"
-udptool ping --to 127.0.0.1:$p --count 2 --expect-prefix b: || fail "after the second reload"
+udptool ping --to "127.0.0.1:$p" --count 2 --expect-prefix b: || fail "after the second reload"
 expect_metric relay_flows_moved_total -eq "$moved"
 stop_relay
 pass "flows move off a dead or replaced upstream"

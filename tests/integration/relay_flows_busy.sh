@@ -7,12 +7,13 @@
 # flows make room again; a flow whose reply is overdue (flow_wait_ms) does
 # too.
 # timeout: 90
+# shellcheck disable=SC2154 # NAME_PORT, NAME_PID: set by start_upstream NAME
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 
 start_upstream slow --delay-ms 500 --log "$TEST_TMP/up.log"
 p=$(free_udp_port)
-start_relay --listen udp://127.0.0.1:$p --upstream udp://127.0.0.1:$slow_PORT \
+start_relay --listen "udp://127.0.0.1:$p" --upstream "udp://127.0.0.1:$slow_PORT" \
 	--cpus 0 --allow-non-rt --max-flows 16 --flow-wait-ms 2000
 
 # client: request A1 (77 bytes), 40 new source ports, then wait for A1's
@@ -40,14 +41,14 @@ print("ok")
 PY
 ports=$(awk '$2 == 77 { print $1 }' "$TEST_TMP/up.log" | sort -u)
 [ "$(echo "$ports" | wc -l)" = 1 ] ||
-	fail "the waiting client's requests left from upstream ports $(echo $ports)"
+	fail "the waiting client's requests left from upstream ports ${ports//$'\n'/ }"
 expect_metric relay_flows_evicted_total -eq 0
 expect_metric 'relay_drops_total{reason="flows_busy"}' -eq 25
 expect_metric relay_flows_created_total -eq 16
 
 # The 15 newcomers got their replies: their flows are idle and make room.
 sleep 0.3
-udptool ping --to 127.0.0.1:$p --count 2 --timeout 3 || fail "a client after the replies"
+udptool ping --to "127.0.0.1:$p" --count 2 --timeout 3 || fail "a client after the replies"
 expect_metric relay_flows_evicted_total -eq 1
 stop_relay
 
@@ -70,7 +71,7 @@ for i in range(int(sys.argv[2])):
     c.sendto(b"request", ("127.0.0.1", int(sys.argv[1])))
 PY
 }
-start_relay --listen udp://127.0.0.1:$p --upstream udp://127.0.0.1:$(cat "$TEST_TMP/mute.port") \
+start_relay --listen "udp://127.0.0.1:$p" --upstream "udp://127.0.0.1:$(cat "$TEST_TMP/mute.port")" \
 	--cpus 0 --allow-non-rt --max-flows 2 --flow-wait-ms 2000
 clients 3
 wait_for 5 has_metric 'relay_drops_total{reason="flows_busy"} 1' ||

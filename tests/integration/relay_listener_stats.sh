@@ -5,6 +5,7 @@
 # and changes the upstream keeps the other listener's and the old
 # upstream's counts.
 # timeout: 180
+# shellcheck disable=SC2154 # NAME_PORT, NAME_PID: set by start_upstream NAME
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 
@@ -39,11 +40,11 @@ write_conf() {
 	  # flows_active is checked: no flow may expire on a slow host.
 	  echo "flow_idle_ms = 600000"; } >"$conf"
 }
-UP=$a_PORT write_conf udp://127.0.0.1:$pA "udp://[::1]:$pB" tcp://127.0.0.1:$pT
+UP=$a_PORT write_conf "udp://127.0.0.1:$pA" "udp://[::1]:$pB" "tcp://127.0.0.1:$pT"
 start_relay --config "$conf" --stats-file "$TEST_TMP/relay.json"
 
 # Datagrams of 16 and 20 bytes; the upstream prefixes each reply with "up:".
-udptool ping --to 127.0.0.1:$pA --count 30 --size 16 || fail "ping A"
+udptool ping --to "127.0.0.1:$pA" --count 30 --size 16 || fail "ping A"
 udptool ping --to "[::1]:$pB" --count 50 --size 20 || fail "ping B"
 python3 - "$pT" <<'PY' || fail "TCP through the relay"
 import socket, sys
@@ -118,27 +119,27 @@ else:
     assert d["counters"]["rx_packets"] == 85, d["counters"]
 PY
 }
-check_json "$TEST_TMP/stats.json" before $pA $pB $pT $a_PORT $b_PORT $tup ||
+check_json "$TEST_TMP/stats.json" before "$pA" "$pB" "$pT" "$a_PORT" "$b_PORT" "$tup" ||
 	fail "/stats per listener and upstream"
 
 # Reload: B goes, the upstream becomes b. A's counts stay; a new flow on A
 # goes to b, a's counts stay under a.
-UP=$b_PORT write_conf udp://127.0.0.1:$pA tcp://127.0.0.1:$pT
+UP=$b_PORT write_conf "udp://127.0.0.1:$pA" "tcp://127.0.0.1:$pT"
 kill -HUP "$RELAY_PID"
 wait_for 5 grep -q "reloaded (0 added, 1 removed)" "$TEST_TMP/relay.log" ||
 	{ cat "$TEST_TMP/relay.log"; fail "no reload message"; }
 expect_metric "relay_udp_rx_packets_total{$A}" -eq 30
 [ "$(metric "relay_udp_rx_packets_total{$B}")" = missing ] ||
 	fail "the removed listener is still shown"
-udptool ping --to 127.0.0.1:$pA --count 5 --size 16 || fail "ping A after the reload"
+udptool ping --to "127.0.0.1:$pA" --count 5 --size 16 || fail "ping A after the reload"
 expect_metric "relay_udp_rx_packets_total{$A}" -eq 35
 expect_metric "relay_udp_upstream_tx_packets_total{$UA}" -eq 80
 expect_metric "relay_udp_upstream_tx_packets_total{$UB}" -eq 5
 curl -sf "http://127.0.0.1:$ADMIN_PORT/stats" >"$TEST_TMP/stats.json" || fail "GET /stats"
-check_json "$TEST_TMP/stats.json" after $pA $pB $pT $a_PORT $b_PORT $tup ||
+check_json "$TEST_TMP/stats.json" after "$pA" "$pB" "$pT" "$a_PORT" "$b_PORT" "$tup" ||
 	fail "/stats after the reload"
 
 stop_relay
-check_json "$TEST_TMP/relay.json" after $pA $pB $pT $a_PORT $b_PORT $tup ||
+check_json "$TEST_TMP/relay.json" after "$pA" "$pB" "$pT" "$a_PORT" "$b_PORT" "$tup" ||
 	fail "stats file per listener and upstream"
 pass "per-listener and per-upstream counts in /metrics, /stats and the stats file"

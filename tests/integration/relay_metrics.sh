@@ -9,10 +9,10 @@
 p=$(free_udp_port)
 out=$TEST_TMP/out
 mkdir -p "$out"
-start_relay --listen udp://127.0.0.1:$p --upstream echo --cpus 0 \
+start_relay --listen "udp://127.0.0.1:$p" --upstream echo --cpus 0 \
 	--allow-non-rt --tick-us 50 --stats-file "$out/relay.json" \
 	--heartbeat "$TEST_TMP/hb"
-udptool ping --to 127.0.0.1:$p --count 100 --expect-prefix "" || fail "echo"
+udptool ping --to "127.0.0.1:$p" --count 100 --expect-prefix "" || fail "echo"
 
 m=$(curl -sf "http://127.0.0.1:$ADMIN_PORT/metrics") || fail "GET /metrics"
 for want in 'relay_rx_packets_total 100' 'relay_tx_bytes_total ' \

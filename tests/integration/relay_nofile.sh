@@ -50,7 +50,7 @@ chmod +x "$TEST_TMP/relay-limited"
 RELAY=$TEST_TMP/relay-limited start_relay --config "$TEST_TMP/fits.ini"
 grep -q "descriptor limit raised from 64 to 256 (198 needed)" "$TEST_TMP/relay.log" ||
 	fail "no word of the raised limit: $(cat "$TEST_TMP/relay.log")"
-read -r soft hard < <(prlimit --pid "$RELAY_PID" --nofile -o SOFT,HARD --raw --noheadings)
+read -r soft _ < <(prlimit --pid "$RELAY_PID" --nofile -o SOFT,HARD --raw --noheadings)
 [ "$soft" = 256 ] || fail "soft limit $soft, expected 256"
 
 tcp_echo() {	# one client through the relay: what it sends comes back
@@ -63,9 +63,10 @@ assert s.recv(100) == b"through\n"
 PY
 }
 tcp_echo || fail "TCP before the storm"
-udptool ping --to 127.0.0.1:$pu --count 3 --expect-prefix "" || fail "UDP before the storm"
-nfd() { ls /proc/"$RELAY_PID"/fd | wc -l; }
-cpu() { awk '{ print $14 + $15 }' /proc/"$RELAY_PID"/stat; }
+udptool ping --to "127.0.0.1:$pu" --count 3 --expect-prefix "" || fail "UDP before the storm"
+# shellcheck disable=SC2012 # file descriptors: numbers
+nfd() { ls "/proc/$RELAY_PID/fd" | wc -l; }
+cpu() { awk '{ print $14 + $15 }' "/proc/$RELAY_PID/stat"; }
 sleep 1
 fd0=$(nfd)
 c0=$(cpu); sleep 2; base=$(( $(cpu) - c0 ))
@@ -108,7 +109,7 @@ t=$(curl -s -m 15 -o "$TEST_TMP/health" -w '%{time_total}' "http://127.0.0.1:$AD
 [ "$(cat "$TEST_TMP/health")" = ok ] || fail "/healthz in the storm: $(cat "$TEST_TMP/health")"
 awk -v t="$t" 'BEGIN { exit !(t < 5) }' || fail "/healthz took $t s in the storm"
 echo "/healthz answered in $t s during the storm; relay holds $(nfd) descriptors (limit 256)"
-udptool ping --to 127.0.0.1:$pu --count 3 --expect-prefix "" || fail "UDP in the storm"
+udptool ping --to "127.0.0.1:$pu" --count 3 --expect-prefix "" || fail "UDP in the storm"
 P="listener=\"tcp://127.0.0.1:$pt\""
 expect_metric "relay_tcp_active_connections{$P}" -le 48
 expect_metric "relay_tcp_paused_limit_total{$P}" -ge 1
@@ -122,7 +123,7 @@ no_conns() { [ "$(metric "relay_tcp_active_connections{$P}")" = 0 ]; }
 wait_for 20 no_conns ||
 	fail "connections left after the storm: $(metric "relay_tcp_active_connections{$P}")"
 tcp_echo || fail "TCP after the storm"
-udptool ping --to 127.0.0.1:$pu --count 3 --expect-prefix "" || fail "UDP after the storm"
+udptool ping --to "127.0.0.1:$pu" --count 3 --expect-prefix "" || fail "UDP after the storm"
 # The storm's UDP flows stay until flow_idle_ms; the rest is given back.
 fd1=$(nfd)
 echo "descriptors: $fd0 before, $fd1 after the storm"

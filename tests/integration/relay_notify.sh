@@ -13,8 +13,8 @@ check_notify() {
 	local p
 	p=$(free_udp_port)
 	NOTIFY_SOCKET=$sock WATCHDOG_USEC=1000000 RELAY=$bin \
-		start_relay --listen udp://127.0.0.1:$p --upstream echo --cpus 0 --allow-non-rt
-	udptool ping --to 127.0.0.1:$p --count 10 --expect-prefix "" || fail "echo"
+		start_relay --listen "udp://127.0.0.1:$p" --upstream echo --cpus 0 --allow-non-rt
+	udptool ping --to "127.0.0.1:$p" --count 10 --expect-prefix "" || fail "echo"
 	sleep 2.2
 	stop_relay
 	wait "$NOTIFY_PID"

@@ -32,10 +32,10 @@ cc -O2 -pthread -o "$blast" "$top/bench/relay_blast.c" || fail "cannot build rel
 STEP=${RELAY_OVERLOAD_STEP:-2}	# seconds per measurement
 sink_port=$(free_udp_port)
 p=$(free_udp_port)
-start_relay --listen udp://127.0.0.1:$p --upstream udp://127.0.0.1:$sink_port \
+start_relay --listen "udp://127.0.0.1:$p" --upstream "udp://127.0.0.1:$sink_port" \
 	--cpus 1 --batch 1 --socket-buffer 4194304
 renice -n -19 -p "$RELAY_PID" >/dev/null
-for t in /proc/$RELAY_PID/task/*; do renice -n -19 -p "${t##*/}" >/dev/null; done
+for t in "/proc/$RELAY_PID/task"/*; do renice -n -19 -p "${t##*/}" >/dev/null; done
 
 count=$TEST_TMP/count
 bg taskset -c 1 nice -n -19 "$blast" count "$sink_port" 200 "$count"
@@ -69,12 +69,12 @@ flat_out
 # Sustainable: raise a paced rate by a quarter until loss passes 3 %.
 sustainable=0 rate=$((forwarded / 2))
 [ "$rate" -ge 20000 ] || rate=20000
-for i in $(seq 16); do
+for _ in $(seq 16); do
 	read -r offered forwarded < <(step $rate)
 	echo "paced $rate: offered $offered, forwarded $forwarded"
 	if ! awk -v o="$offered" -v f="$forwarded" 'BEGIN { exit !(f >= o * 0.97) }'; then
 		# Lost at the first rate tried: start again lower.
-		[ "$sustainable" = 0 ] && [ "$rate" -gt 20000 ] || break
+		{ [ "$sustainable" = 0 ] && [ "$rate" -gt 20000 ]; } || break
 		rate=$((rate / 2 > 20000 ? rate / 2 : 20000))
 		continue
 	fi

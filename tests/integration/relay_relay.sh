@@ -2,6 +2,7 @@
 # relay forwards both ways for IPv4 and IPv6 clients and upstreams; each
 # client gets its own replies (flows by 4-tuple), from the address it sent to.
 # timeout: 60
+# shellcheck disable=SC2154 # NAME_PORT, NAME_PID: set by start_upstream NAME
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 
@@ -9,16 +10,16 @@ start_upstream up4 --bind 127.0.0.1 --log "$TEST_TMP/up4.log"
 start_upstream up6 --bind ::1 --prefix up6:
 p4=$(free_udp_port)
 p6=$(free_udp_port)
-start_relay --listen udp://127.0.0.1:$p4 --listen "udp://[::1]:$p6" \
-	--upstream udp://127.0.0.1:$up4_PORT --cpus 0 --allow-non-rt
+start_relay --listen "udp://127.0.0.1:$p4" --listen "udp://[::1]:$p6" \
+	--upstream "udp://127.0.0.1:$up4_PORT" --cpus 0 --allow-non-rt
 
-udptool ping --to 127.0.0.1:$p4 --count 20 || fail "v4 client through v4 upstream"
+udptool ping --to "127.0.0.1:$p4" --count 20 || fail "v4 client through v4 upstream"
 udptool ping --to "[::1]:$p6" --count 20 || fail "v6 client through v4 upstream"
 
 # Four clients at once, each must see only its own replies.
 for i in 1 2 3 4; do
-	udptool ping --to 127.0.0.1:$p4 --count 50 --size $((i * 100)) >"$TEST_TMP/c$i" 2>&1 &
-	pids[$i]=$!
+	udptool ping --to "127.0.0.1:$p4" --count 50 --size $((i * 100)) >"$TEST_TMP/c$i" 2>&1 &
+	pids[i]=$!
 done
 for i in 1 2 3 4; do
 	wait "${pids[$i]}" || fail "concurrent client $i: $(cat "$TEST_TMP/c$i")"
@@ -34,19 +35,19 @@ stop_relay
 # Wildcard listeners answer from the address each client sent to (the
 # kernel would otherwise pick 127.0.0.1 for a client on 127.0.0.1).
 pw=$(free_udp_port)
-start_relay --listen udp://0.0.0.0:$pw --listen "udp://[::]:$pw" \
-	--upstream udp://127.0.0.1:$up4_PORT --cpus 0 --allow-non-rt
-udptool ping --to 127.0.0.2:$pw --count 5 || fail "reply from the address sent to (v4)"
+start_relay --listen "udp://0.0.0.0:$pw" --listen "udp://[::]:$pw" \
+	--upstream "udp://127.0.0.1:$up4_PORT" --cpus 0 --allow-non-rt
+udptool ping --to "127.0.0.2:$pw" --count 5 || fail "reply from the address sent to (v4)"
 udptool ping --to "[::1]:$pw" --count 5 || fail "wildcard v6 listener"
 stop_relay
-start_relay --listen udp://0.0.0.0:$pw --upstream echo --cpus 0 --allow-non-rt
-udptool ping --to 127.0.0.3:$pw --count 5 --expect-prefix "" || fail "echo from the address sent to"
+start_relay --listen "udp://0.0.0.0:$pw" --upstream echo --cpus 0 --allow-non-rt
+udptool ping --to "127.0.0.3:$pw" --count 5 --expect-prefix "" || fail "echo from the address sent to"
 stop_relay
 
 # An IPv6 upstream.
-start_relay --listen udp://127.0.0.1:$p4 --upstream "udp://[::1]:$up6_PORT" \
+start_relay --listen "udp://127.0.0.1:$p4" --upstream "udp://[::1]:$up6_PORT" \
 	--cpus 0 --allow-non-rt
-udptool ping --to 127.0.0.1:$p4 --count 10 --expect-prefix up6: ||
+udptool ping --to "127.0.0.1:$p4" --count 10 --expect-prefix up6: ||
 	fail "v4 client through v6 upstream"
 stop_relay
 pass "v4 and v6 relayed both ways, flows kept apart"

@@ -28,6 +28,7 @@ write_conf() {
 # this test's own requests are not what it counts.
 fds() {
 	local all admin
+	# shellcheck disable=SC2012 # file descriptors: numbers
 	all=$(ls "/proc/$RELAY_PID/fd" | wc -l)
 	admin=$(ss -Htanp "( sport = :$ADMIN_PORT )" | grep -v '^LISTEN' | grep -c "pid=$RELAY_PID,")
 	echo $((all - admin))

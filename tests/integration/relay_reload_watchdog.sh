@@ -8,6 +8,7 @@
 # answer, and the reload must still land (datagrams reach the named
 # upstream).
 # timeout: 150
+# shellcheck disable=SC2154 # NAME_PORT, NAME_PID: set by start_upstream NAME
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 need_root "a network and mount namespace with its own name server"
@@ -65,7 +66,7 @@ conf=$TEST_TMP/relay.ini
 printf '[relay]\nlisten = udp://127.0.0.1:%s\nupstream = echo\ncpus = 0\nallow_non_rt = true\n' \
 	"$p" >"$conf"
 NOTIFY_SOCKET=$sock WATCHDOG_USEC=$watchdog_usec start_relay --config "$conf"
-udptool ping --to 127.0.0.1:$p --count 3 --expect-prefix "" || fail "echo before the reload"
+udptool ping --to "127.0.0.1:$p" --count 3 --expect-prefix "" || fail "echo before the reload"
 
 sed -i "s|^upstream = echo|upstream = udp://upstream.relay.test:$up_PORT|" "$conf"
 kill -HUP "$RELAY_PID"
@@ -80,7 +81,7 @@ for _ in $(seq 10); do
 done
 wait_for 40 grep -q "relay: reloaded" "$TEST_TMP/relay.log" ||
 	{ cat "$TEST_TMP/relay.log" "$TEST_TMP/dns.log"; fail "the reload did not finish"; }
-udptool ping --to 127.0.0.1:$p --count 3 --expect-prefix named: ||
+udptool ping --to "127.0.0.1:$p" --count 3 --expect-prefix named: ||
 	fail "the reload's upstream (by name) does not answer"
 sleep 1.5
 stop_relay

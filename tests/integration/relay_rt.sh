@@ -10,10 +10,10 @@ need_root "SCHED_FIFO and dropping privileges"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
 
 p=$(free_udp_port)
-start_relay --listen udp://127.0.0.1:$p --upstream echo --cpus 0 --rt-priority 42
+start_relay --listen "udp://127.0.0.1:$p" --upstream echo --cpus 0 --rt-priority 42
 expect_metric 'relay_realtime{policy="SCHED_FIFO"}' -eq 1
 loop=""
-for t in /proc/$RELAY_PID/task/*; do
+for t in "/proc/$RELAY_PID/task"/*; do
 	tid=${t##*/}
 	policy=$(chrt -p "$tid" | sed -n 's/.*scheduling policy: //p')
 	if [ "$policy" = SCHED_FIFO ]; then
@@ -27,9 +27,9 @@ if [ "$(nproc)" -ge 2 ]; then
 	taskset -pc "$RELAY_PID" | grep -q 'list: 0$' && fail "main thread on the loop's CPU"
 fi
 if [ "$VARIANT" != asan ]; then
-	grep -q 'VmLck:[[:space:]]*[1-9]' /proc/$RELAY_PID/status || fail "memory not locked"
+	grep -q 'VmLck:[[:space:]]*[1-9]' "/proc/$RELAY_PID/status" || fail "memory not locked"
 fi
-udptool ping --to 127.0.0.1:$p --expect-prefix "" || fail "echo as SCHED_FIFO"
+udptool ping --to "127.0.0.1:$p" --expect-prefix "" || fail "echo as SCHED_FIFO"
 stop_relay
 
 # Unprivileged, RLIMIT_RTPRIO 0: refused with the reason and status 71, or

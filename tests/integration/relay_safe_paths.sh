@@ -17,22 +17,23 @@ done
 ln "$victim" "$d/relay.tick_lateness.hgrm"
 
 p=$(free_udp_port)
-start_relay --listen udp://127.0.0.1:$p --upstream echo --cpus 0 \
+start_relay --listen "udp://127.0.0.1:$p" --upstream echo --cpus 0 \
 	--allow-non-rt --heartbeat "$d/hb" --stats-file "$d/relay.json"
-udptool ping --to 127.0.0.1:$p --count 3 --expect-prefix "" || fail "echo"
+udptool ping --to "127.0.0.1:$p" --count 3 --expect-prefix "" || fail "echo"
 [ "$(cat "$victim")" = precious ] || fail "the heartbeat went through the symlink"
-[ ! -L "$d/hb" ] && [ -f "$d/hb" ] || fail "the heartbeat is not a file of its own"
+{ [ ! -L "$d/hb" ] && [ -f "$d/hb" ]; } || fail "the heartbeat is not a file of its own"
 [ "$(head -c 8 "$d/hb")" = RELAYHB1 ] || fail "the heartbeat file has no header"
 [ "$(stat -c %a "$d/hb")" = 644 ] || fail "heartbeat mode $(stat -c %a "$d/hb")"
 stop_relay
 [ "$(cat "$victim")" = precious ] || fail "a stats file went through a link"
 for f in relay.json relay.rx_latency.hgrm relay.timeseries.csv relay.tick_lateness.hgrm; do
-	[ ! -L "$d/$f" ] && [ -s "$d/$f" ] || fail "$f is not a file of its own"
+	{ [ ! -L "$d/$f" ] && [ -s "$d/$f" ]; } || fail "$f is not a file of its own"
 done
 [ "$(stat -c %h "$victim")" = 1 ] || fail "the hard link was written through"
 python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$d/relay.json" ||
 	fail "stats file is not JSON"
 # nothing left behind but the files themselves
+# shellcheck disable=SC2010 # the relay names them: no odd characters
 left=$(ls "$d" | grep -c -v -x -e hb -e relay.json -e 'relay\.[a-z_]*\.hgrm' \
 	-e relay.timeseries.csv)
 [ "$left" = 0 ] || fail "temporary files left: $(ls "$d")"
@@ -42,7 +43,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	mkdir -p "$TEST_TMP/ro" && chmod 755 "$TEST_TMP/ro" && chmod 755 "$TEST_TMP"
 	expect_exit 71 "heartbeat $TEST_TMP/ro/hb: cannot create a file next to it" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$RELAY" \
-		--listen udp://127.0.0.1:$p --upstream echo --cpus 0 --allow-non-rt \
+		--listen "udp://127.0.0.1:$p" --upstream echo --cpus 0 --allow-non-rt \
 		--admin off --heartbeat "$TEST_TMP/ro/hb"
 fi
 pass "heartbeat and stats files replace what is at their names"

@@ -10,10 +10,10 @@ need_root "SCHED_FIFO"
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (the loop's and the admin thread's)"
 
 p=$(free_udp_port)
-start_relay --listen udp://127.0.0.1:$p --upstream echo --cpus 0 --rt-priority 10 \
+start_relay --listen "udp://127.0.0.1:$p" --upstream echo --cpus 0 --rt-priority 10 \
 	--tick-us 500
-udptool ping --to 127.0.0.1:$p --expect-prefix "" || fail "echo before the stall"
-# Python may take a while to start on a busy host: ask /healthz until it
+udptool ping --to "127.0.0.1:$p" --expect-prefix "" || fail "echo before the stall"
+# The hog may take a while to start on a busy host: ask /healthz until it
 # sees the stall, for as long as the hog runs (2.5 s from its start).
 fifo_hog 0 2.5
 hog=$HOG_PID
@@ -36,6 +36,6 @@ d = json.load(open(sys.argv[1]))
 assert d["tick_lateness_us"]["max"] >= 1000000, d["tick_lateness_us"]
 assert d["counters"]["ticks_missed"] >= 2000, d["counters"]
 PY
-udptool ping --to 127.0.0.1:$p --expect-prefix "" || fail "echo after the stall"
+udptool ping --to "127.0.0.1:$p" --expect-prefix "" || fail "echo after the stall"
 stop_relay
 pass "a stalled loop shows in /healthz and in the tick lateness"

@@ -6,9 +6,10 @@
 # timeout: 300
 # lane: side
 # variants: release
+# shellcheck disable=SC2154 # NAME_PORT, NAME_PID: set by start_upstream NAME
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
-cd "$top"
+cd "$top" || exit 1
 make --no-print-directory -j"$(nproc)" VARIANT=tsan build/tsan/bin/relay \
 	>"$TEST_TMP/build.log" 2>&1 || { tail -n 30 "$TEST_TMP/build.log"; fail "TSan build"; }
 RELAY=$top/build/tsan/bin/relay
@@ -23,29 +24,29 @@ conf=$TEST_TMP/r.ini
 # sched = other: this test runs in the side lane at nice 10, and a
 # SCHED_FIFO loop would ignore that and preempt the timed tests beside it.
 printf '[relay]\nlisten = udp://127.0.0.1:%s\nupstream = udp://127.0.0.1:%s\ncpus = %s\nsched = other\ntick_us = 200\n' \
-	$pA $up_PORT $cpus >"$conf"
+	"$pA" "$up_PORT" $cpus >"$conf"
 start_relay --config "$conf" --stats-file "$TEST_TMP/r.json"
 for round in 1 2 3; do
 	pings=()
-	for i in 1 2 3 4; do
-		udptool ping --to 127.0.0.1:$pA --count 20 >/dev/null &
+	for _ in 1 2 3 4; do
+		udptool ping --to "127.0.0.1:$pA" --count 20 >/dev/null &
 		pings+=($!)
 	done
-	for i in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		curl -sf "http://127.0.0.1:$ADMIN_PORT/metrics" >/dev/null
 		curl -sf "http://127.0.0.1:$ADMIN_PORT/stats" >/dev/null
 	done
-	printf 'listen = udp://127.0.0.1:%s\n' $pB >>"$conf"
+	printf 'listen = udp://127.0.0.1:%s\n' "$pB" >>"$conf"
 	kill -HUP "$RELAY_PID"
 	for pid in "${pings[@]}"; do
 		wait "$pid" || fail "round $round: a client lost replies"
 	done
-	wait_for 5 udptool ping --to 127.0.0.1:$pB --count 2 || fail "round $round: added listener"
+	wait_for 5 udptool ping --to "127.0.0.1:$pB" --count 2 || fail "round $round: added listener"
 	sed -i "/:$pB\$/d" "$conf"
 	kill -HUP "$RELAY_PID"
 	sleep 0.3
 done
-udptool ping --to 127.0.0.1:$pA --count 5 || fail "after the reloads"
+udptool ping --to "127.0.0.1:$pA" --count 5 || fail "after the reloads"
 kill -TERM "$RELAY_PID"
 wait "$RELAY_PID"
 rc=$?

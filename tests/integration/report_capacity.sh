@@ -17,19 +17,19 @@ diff -u "$TEST_TMP/run/table.txt" "$TEST_TMP/t1.txt" || fail "table.txt is not w
 tail -n 1 "$TEST_TMP/t1.txt" | grep -q '^headline: at quota 10%, p99.9 <= 2 ms: stock none, patched >= 10500 pps$' ||
 	fail "the headline is not last, or not the expected one"
 grep -Eq '^10% +30000 pps +none +>= 10500 pps$' "$TEST_TMP/t1.txt" || fail "a cell with no capacity is not 'none'"
-python3 - "$TEST_TMP/run/capacity.json" <<'PY' || fail "capacity.json lacks the interface names"
-import json, sys
-c = json.load(open(sys.argv[1]))
-assert c["slo"] == {"p99_9": 2000} and c["headline"]
-want = {("stock", 10): None, ("stock", 100): 10500, ("patched", 10): 10500, ("patched", 100): 10500}
-for k in ("stock", "patched"):
-    for q in c["kernels"][k]["by_quota"]:
-        assert {"cpu_quota_pct", "capacity_pps", "steps"} <= set(q)
-        assert q["capacity_pps"] == want[(k, q["cpu_quota_pct"])], (k, q["cpu_quota_pct"], q["capacity_pps"])
-        for s in q["steps"]:
-            assert {"p50", "p99", "p99_9", "max"} <= set(s["latency_us"])
-            assert "lost" in s and "throttled_periods" in s and s["hgrm"].startswith(k + "/results/")
-PY
+# shellcheck disable=SC2016 # the $names are jq's
+json_ok "$TEST_TMP/run/capacity.json" '
+	.slo == {p99_9: 2000} and (.headline | length > 0)
+	and ({stock: {"10": null, "100": 10500}, patched: {"10": 10500, "100": 10500}}) as $want
+	| all(.kernels | to_entries[] | select(.key == "stock" or .key == "patched");
+		.key as $k | .value.by_quota | length > 0 and all(.[];
+			(["cpu_quota_pct", "capacity_pps", "steps"] - keys == [])
+			and .capacity_pps == $want[$k][.cpu_quota_pct | tostring]
+			and all(.steps[];
+				(["p50", "p99", "p99_9", "max"] - (.latency_us | keys) == [])
+				and has("lost") and has("throttled_periods")
+				and (.hgrm | startswith($k + "/results/")))))' \
+	"capacity.json lacks the interface names"
 # the same run renders to the same table every time
 cp -r "$FIXTURES/report/capacity" "$TEST_TMP/again"
 "$report/capacity" "$TEST_TMP/again" >"$TEST_TMP/t2.txt" || fail "second render exited $?"

@@ -14,21 +14,13 @@ check_outputs() { "$report/check" "$1" || fail "$1: the report is not whole"; }
 # 1. The demo fixture: the stock kernel stalled, the patched one did not.
 cp -r "$FIXTURES/report/demo" "$TEST_TMP/demo"
 "$report/summarize" "$TEST_TMP/demo" || fail "summarize exited $?"
-python3 - "$TEST_TMP/demo/summary.json" <<'PY' || fail "summary.json lacks the interface names"
-import json, sys
-s = json.load(open(sys.argv[1]))
-for k in ("stock", "patched"):
-    o = s[k]
-    for name in ("stalls", "worst_stall_ms", "throttled_periods"):
-        assert name in o, (k, name)
-    for lat in ("relay_latency_us", "loadgen_latency_us"):
-        assert set(o[lat]) >= {"p50", "p99", "p99_9", "p99_99", "max"}, (k, lat)
-for name in ("initramfs_sha256", "params", "verdict"):
-    assert s.get(name), name
-assert s["stock"]["stalls"] == 9 and s["patched"]["stalls"] == 0
-assert s["verdict"] == "fixed", s["verdict"]
-assert s["honesty"] == {"same_initramfs": True, "same_params": True}, s["honesty"]
-PY
+json_ok "$TEST_TMP/demo/summary.json" '
+	all(.stock, .patched; has("stalls") and has("worst_stall_ms") and has("throttled_periods")
+		and all(.relay_latency_us, .loadgen_latency_us;
+			["p50", "p99", "p99_9", "p99_99", "max"] - keys == []))
+	and all(.initramfs_sha256, .params, .verdict; . != null and length > 0)
+	and .stock.stalls == 9 and .patched.stalls == 0 and .verdict == "fixed"' \
+	"summary.json lacks the interface names"
 out=$("$report/render" "$TEST_TMP/demo") || fail "render exited $?"
 echo "$out"
 grep -q '^verdict: FIXED: stock kernel stalled 9 times' <<<"$out" || fail "no verdict line"
@@ -47,16 +39,12 @@ grep -q "not measured" "$TEST_TMP/demo/report.html" || fail "the cost side shoul
 # datagrams "not fixed".
 cp -r "$FIXTURES/report/demo-ticker" "$TEST_TMP/ticker"
 "$report/summarize" "$TEST_TMP/ticker" || fail "summarize (ticker) exited $?"
-python3 - "$TEST_TMP/ticker/summary.json" <<'PY' || fail "the ticker run's summary is wrong"
-import json, sys
-s = json.load(open(sys.argv[1]))
-st, pa = s["stock"], s["patched"]
-assert (st["stalls"], st["rt_late"], pa["stalls"], pa["rt_late"]) == (4, 4, 0, 0), s["headline"]
-assert pa["rt_samples"] == 3418 and pa["rt_latency_us"]["max"] < 50000
-assert s["verdict"] == "fixed", s["verdict"]
-assert s["non_rt_waker"]["stock"] == 4 and s["non_rt_waker"]["patched"] == 0, s["non_rt_waker"]
-assert s["rule"]["patched_late_allowance"] == 2 and "fixed = stock" in s["rule"]["text"]
-PY
+json_ok "$TEST_TMP/ticker/summary.json" '
+	[.stock.stalls, .stock.rt_late, .patched.stalls, .patched.rt_late] == [4, 4, 0, 0]
+	and .patched.rt_samples == 3418 and .patched.rt_latency_us.max < 50000
+	and .verdict == "fixed" and .non_rt_waker.stock == 4 and .non_rt_waker.patched == 0
+	and .rule.patched_late_allowance == 2 and (.rule.text | contains("fixed = stock"))' \
+	"the ticker run's summary is wrong"
 out=$("$report/render" "$TEST_TMP/ticker") || fail "render (ticker) exited $?"
 grep -Eq '^  RT datagrams over 50 ms +4 of 3463 +0 of 3418$' <<<"$out" || fail "no RT datagram row"
 grep -q 'timer ticks over 50 ms late' <<<"$out" || fail "no non-RT waker row"
@@ -64,18 +52,8 @@ grep -q 'ksoftirqd' "$TEST_TMP/ticker/report.html" || fail "the page lacks the k
 check_outputs "$TEST_TMP/ticker"
 [ -s "$TEST_TMP/ticker/plots/distribution-rt.svg" ] || fail "no RT ticker distribution plot"
 cp -r "$FIXTURES/report/demo-ticker" "$TEST_TMP/noeffect"
-python3 - "$TEST_TMP/noeffect" <<'PY'
-import json, os, sys
-p = os.path.join(sys.argv[1], "stock", "results", "scenario.json")
-s = json.load(open(p))
-s["stalls"] = []
-s["ticker"].update(late=0, late_unexplained=0)
-s["ticker"]["latency_us"]["max"] = 20000
-json.dump(s, open(p, "w"))
-p = os.path.join(sys.argv[1], "patched", "results", "scenario.json")
-s = json.load(open(p))
-json.dump(s, open(p, "w"))
-PY
+json_edit "$TEST_TMP/noeffect/stock/results/scenario.json" \
+	'.stalls = [] | .ticker += {late: 0, late_unexplained: 0} | .ticker.latency_us.max = 20000'
 "$report/summarize" "$TEST_TMP/noeffect" || fail "summarize (no effect) exited $?"
 grep -q '"verdict": "no effect"' "$TEST_TMP/noeffect/summary.json" || fail "a stock run without the effect was not 'no effect'"
 cp -r "$FIXTURES/report/demo-ticker" "$TEST_TMP/late"
@@ -89,18 +67,14 @@ grep -q '"verdict": "not fixed"' "$TEST_TMP/late/summary.json" || fail "3 late p
 # freeze the probes saw makes the run invalid.
 cp -r "$FIXTURES/report/demo-virtual" "$TEST_TMP/virtual"
 "$report/summarize" "$TEST_TMP/virtual" || fail "summarize (virtual) exited $?"
-python3 - "$TEST_TMP/virtual/summary.json" <<'PY' || fail "the virtual-clock run's summary is wrong"
-import json, sys
-s = json.load(open(sys.argv[1]))
-st, pa = s["stock"], s["patched"]
-assert s["clock"] == "virtual" and s["params"]["clock"] == "virtual", s["params"]
-assert s["rule"]["clock"] == "virtual" and s["rule"]["late_ms"] == 5, s["rule"]
-assert s["rule"]["patched_late_allowance"] == 0, s["rule"]
-assert (st["stalls"], st["rt_late"], pa["stalls"], pa["rt_late"]) == (47, 47, 0, 0), s["headline"]
-assert pa["rt_latency_us"]["max"] < 2000 and st["guest_freezes"]["count"] == 0, pa["rt_latency_us"]
-assert s["verdict"] == "fixed", s["verdict"]
-assert "p99.9 211 ms stock, 0.28 ms patched (753x)" in s["headline"], s["headline"]
-PY
+json_ok "$TEST_TMP/virtual/summary.json" '
+	.clock == "virtual" and .params.clock == "virtual"
+	and .rule.clock == "virtual" and .rule.late_ms == 5 and .rule.patched_late_allowance == 0
+	and [.stock.stalls, .stock.rt_late, .patched.stalls, .patched.rt_late] == [47, 47, 0, 0]
+	and .patched.rt_latency_us.max < 2000 and .stock.guest_freezes.count == 0
+	and .verdict == "fixed"
+	and (.headline | contains("p99.9 211 ms stock, 0.28 ms patched (753x)"))' \
+	"the virtual-clock run's summary is wrong"
 out=$("$report/render" "$TEST_TMP/virtual") || fail "render (virtual) exited $?"
 grep -Eq '^  RT datagrams over 5 ms +47 of 3339 +0 of 3355$' <<<"$out" || fail "no 5 ms RT datagram row"
 grep -q 'during guest freezes' <<<"$out" && fail "the virtual clock's table discounts freezes"
@@ -108,22 +82,13 @@ grep -q 'guest clock.*virtual' "$TEST_TMP/virtual/report.html" || fail "the page
 grep -q '5 ms late limit' "$TEST_TMP/virtual/plots/timeline-patched.svg" || fail "the plots lack the late limit"
 check_outputs "$TEST_TMP/virtual"
 cp -r "$FIXTURES/report/demo-virtual" "$TEST_TMP/vlate"
-python3 - "$TEST_TMP/vlate/patched/results/scenario.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-s["ticker"].update(late=1, late_unexplained=1)
-json.dump(s, open(sys.argv[1], "w"))
-PY
+json_edit "$TEST_TMP/vlate/patched/results/scenario.json" '.ticker += {late: 1, late_unexplained: 1}'
 "$report/summarize" "$TEST_TMP/vlate" || fail "summarize (virtual, late) exited $?"
 grep -q '"verdict": "not fixed"' "$TEST_TMP/vlate/summary.json" ||
 	fail "one late patched RT datagram on the virtual clock was not 'not fixed'"
 cp -r "$FIXTURES/report/demo-virtual" "$TEST_TMP/vfreeze"
-python3 - "$TEST_TMP/vfreeze/stock/results/scenario.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-s["ticker"]["freeze_probes"][1].update(freezes=2, max_ms=7.5, total_ms=13.0)
-json.dump(s, open(sys.argv[1], "w"))
-PY
+json_edit "$TEST_TMP/vfreeze/stock/results/scenario.json" \
+	'.ticker.freeze_probes[1] += {freezes: 2, max_ms: 7.5, total_ms: 13.0}'
 "$report/summarize" "$TEST_TMP/vfreeze" || fail "summarize (virtual, freeze) exited $?"
 grep -q '"verdict": "invalid"' "$TEST_TMP/vfreeze/summary.json" ||
 	fail "a freeze on the virtual clock did not make the run invalid"

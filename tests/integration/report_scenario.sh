@@ -89,12 +89,8 @@ run=$(readlink -f "$TEST_TMP/results/latest")
 grep -q '^verdict: SINGLE RUN' "$TEST_TMP/run.log" || fail "no verdict line in the driver's output"
 grep -q "report: $run/report.html" "$TEST_TMP/run.log" || fail "the driver did not print the page's path"
 "$top/report/check" "$run" || fail "the host run's report is not whole"
-python3 - "$run/summary.json" <<'PY' || fail "host summary lacks the interface names"
-import json, sys
-s = json.load(open(sys.argv[1]))
-h = s["host"]
-assert h["outcome"] == "ok" and h["stalls"] == 0, h
-assert h["relay_latency_us"]["max"] > 0 and h["loadgen_latency_us"]["p50"] > 0, h
-assert s["params"]["duration_s"] == 3, s["params"]
-PY
+json_ok "$run/summary.json" '
+	.host.outcome == "ok" and .host.stalls == 0
+	and .host.relay_latency_us.max > 0 and .host.loadgen_latency_us.p50 > 0
+	and .params.duration_s == 3' "host summary lacks the interface names"
 pass "scenario runner and the driver's host mode"

@@ -89,7 +89,7 @@ rm "$dir/stock/scenario/relay-stats.json"
 echo '{"wake_latency_us": {"p50": 1}}' >"$dir/patched/scenario/relay-stats.json"
 rc=0
 "$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null 2>"$TEST_TMP/bad-stats.err" || rc=$?
-[ $rc = 65 ] && grep -q 'patched/scenario/relay-stats.json wake_latency_us' "$TEST_TMP/bad-stats.err" ||
+{ [ $rc = 65 ] && grep -q 'patched/scenario/relay-stats.json wake_latency_us' "$TEST_TMP/bad-stats.err"; } ||
 	fail "a relay-stats.json without percentiles: exit $rc, $(cat "$TEST_TMP/bad-stats.err")"
 pass "a real test-host run: fixed by relay's own wake-ups (71 ms stock, 1.5 ms patched)"
 
@@ -124,6 +124,7 @@ broken() {
 	refused "$1" "$2" summarize "$dir"
 }
 broken "a bad hgrm row" patched/scenario/rt-client.hgrm:5 patched/scenario/rt-client.hgrm '5s/.*/  0.2 oops 12 1.0/'
+# shellcheck disable=SC2016 # a sed program: delete the last line
 broken "cut-off JSON" stock/scenario/rt-client.json stock/scenario/rt-client.json '$d'
 broken "a bad cpu.max" patched/scenario/loadgen-slice.cpu.max patched/scenario/loadgen-slice.cpu.max '1s/.*/1000/'
 broken "cpu.stat without nr_throttled" "stock/scenario/loadgen-slice.cpu.stat: no nr_throttled" \

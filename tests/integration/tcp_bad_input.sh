@@ -130,12 +130,13 @@ loop_tid=$(ps -L -o tid=,cls= -p "$RELAY_PID" | awk '$2 == "FF" || $1 != '"$RELA
 # The lowest free descriptor number: every one below it is in use. The
 # admin connections of the metric checks above must be gone first, or
 # their descriptors come free later, below the limit.
-lowest_free() { ls /proc/"$RELAY_PID"/fd | sort -n |
+# shellcheck disable=SC2012 # file descriptors: numbers
+lowest_free() { ls "/proc/$RELAY_PID/fd" | sort -n |
 	awk '$1 != NR - 1 { n = NR - 1; exit } { n = NR } END { print n }'; }
 acc0=$(metric "relay_tcp_accepted_total{$P}")
 read -r soft hard < <(prlimit --pid "$RELAY_PID" --nofile -o SOFT,HARD --raw --noheadings)
 nfd=-1
-for i in $(seq 20); do
+for _ in $(seq 20); do
 	sleep 0.2
 	[ "$(lowest_free)" = "$nfd" ] && break
 	nfd=$(lowest_free)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154 # top: set by tests/lib.sh
 # Helpers for tests/integration/tcp_*.sh (not a test: not executable).
 # Source after tests/lib.sh and tests/fixtures/relay/relay.sh.
 #   need_tcp_tools                  nginx, wrk, openssl or skip

@@ -28,9 +28,9 @@ run_wrk -t1 -c10 -d2s "http://127.0.0.1:$pl/"
 sleep 0.5
 served=$(( $(nginx_requests good) - before ))
 echo "wrk completed $WRK_REQUESTS, nginx served $served"
-[ "$WRK_ERRORS" -eq 0 ] && [ "$WRK_NON2XX" -eq 0 ] || { cat "$WRK_OUT"; fail "wrk errors"; }
+{ [ "$WRK_ERRORS" -eq 0 ] && [ "$WRK_NON2XX" -eq 0 ]; } || { cat "$WRK_OUT"; fail "wrk errors"; }
 [ "$WRK_REQUESTS" -ge 500 ] || fail "only $WRK_REQUESTS requests"
-[ "$served" -ge "$WRK_REQUESTS" ] && [ $((served - WRK_REQUESTS)) -le 10 ] ||
+{ [ "$served" -ge "$WRK_REQUESTS" ] && [ $((served - WRK_REQUESTS)) -le 10 ]; } ||
 	fail "nginx served $served, wrk completed $WRK_REQUESTS"
 expect_metric "relay_tcp_upstream_connected_total{$U}" -ge 10
 

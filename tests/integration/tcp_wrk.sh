@@ -36,7 +36,7 @@ check_wrk() {
 	[ "$WRK_ERRORS" -eq 0 ] || { cat "$WRK_OUT"; fail "$name: wrk socket errors"; }
 	[ "$WRK_NON2XX" -eq 0 ] || fail "$name: $WRK_NON2XX responses not 2xx"
 	[ "$WRK_REQUESTS" -ge 1000 ] || fail "$name: only $WRK_REQUESTS requests"
-	[ "$served" -ge "$WRK_REQUESTS" ] && [ $((served - WRK_REQUESTS)) -le $conns ] ||
+	{ [ "$served" -ge "$WRK_REQUESTS" ] && [ $((served - WRK_REQUESTS)) -le $conns ]; } ||
 		fail "$name: nginx served $served, wrk completed $WRK_REQUESTS"
 	# wrk's connections (it opens one more first, to try the URL), all
 	# closed now: by wrk's close with responses unread, as resets.

@@ -258,8 +258,8 @@ if [ "$full" = 1 ]; then
 		k=$(ssh_to "$port" uname -r) || fail "no uname -r from the host on port $port"
 		[ "$k" != "$krelease" ] || fail "the load host on port $port was given $krelease"
 	done
-	grep '^ok .*PREEMPT_RT: yes' "$dir/relay1/preflight.txt" &&
-		grep "^ok .*epoll ready-list fix: present; decided from the running kernel's BTF: struct eventpoll's lock is spinlock_t" "$dir/relay1/preflight.txt" ||
+	{ grep '^ok .*PREEMPT_RT: yes' "$dir/relay1/preflight.txt" &&
+		grep "^ok .*epoll ready-list fix: present; decided from the running kernel's BTF: struct eventpoll's lock is spinlock_t" "$dir/relay1/preflight.txt"; } ||
 		{ cat "$dir/relay1/preflight.txt"; fail "relay-preflight on relay1 does not see the patched PREEMPT_RT kernel"; }
 	say "relay1 installed and booted $krelease (kexec)"
 fi

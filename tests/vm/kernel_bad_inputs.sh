@@ -40,6 +40,7 @@ expect() {
 	RELAY_CACHE=$cache "$top/kernel/build" "$@" >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" || rc=$?
 	[ "$rc" = "$want" ] || { cat "$TEST_TMP/$name.err" >&2; fail "$name: exit $rc, expected $want"; }
 	grep -qE "$pattern" "$TEST_TMP/$name.err" || { cat "$TEST_TMP/$name.err" >&2; fail "$name: message does not match '$pattern'"; }
+	# shellcheck disable=SC2010 # the cache names them: no odd characters
 	if ls "$cache/kernels" 2>/dev/null | grep -v -e '^last-failure' -e '^steps-' | grep -q .; then
 		ls -la "$cache/kernels" >&2
 		fail "$name: something was left in the cache"

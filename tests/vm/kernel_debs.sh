@@ -105,6 +105,6 @@ refused not-a-package "$TEST_TMP/junk.deb" 65 "is not a readable Debian package"
 echo 'CONFIG_ARM64=y' >"$TEST_TMP/arm.config"
 rc=0
 "$top/kernel/build" --host --base-config "$TEST_TMP/arm.config" >/dev/null 2>"$TEST_TMP/base.err" || rc=$?
-[ "$rc" = 2 ] && grep -q 'is not an x86_64 kernel config' "$TEST_TMP/base.err" ||
+{ [ "$rc" = 2 ] && grep -q 'is not an x86_64 kernel config' "$TEST_TMP/base.err"; } ||
 	fail "kernel/build --base-config with an arm64 config: exit $rc, $(cat "$TEST_TMP/base.err")"
 pass "kernel/build refuses a --base-config that is not x86_64 (exit 2)"

@@ -12,7 +12,7 @@ dir=$("$top/kernel/build" --line 6.12 --print-dir) || fail "kernel/build exited 
 kernel=$dir/bzImage-patched
 vm=$top/kernel/vm
 
-cd "$TEST_TMP"
+cd "$TEST_TMP" || exit 1
 echo payload >payload.txt
 cat >ok.init <<'INIT'
 #!/bin/sh
@@ -33,10 +33,10 @@ printf '#!/bin/sh\nvm-setup\nprintf "RELAY-VM-RESULTS-BEGIN\\nH4sI\\n" >/dev/tty
 a=$("$vm/mkinitramfs" --init ok.init --add payload.txt:/payload.txt --out ok1.cpio.gz) || fail "mkinitramfs"
 sleep 1
 b=$("$vm/mkinitramfs" --init ok.init --add payload.txt:/payload.txt --out ok2.cpio.gz) || fail "mkinitramfs"
-[ "$a" = "$b" ] && [ "$(sha256sum <ok1.cpio.gz | cut -d' ' -f1)" = "$a" ] || fail "mkinitramfs not deterministic: $a vs $b"
+{ [ "$a" = "$b" ] && [ "$(sha256sum <ok1.cpio.gz | cut -d' ' -f1)" = "$a" ]; } || fail "mkinitramfs not deterministic: $a vs $b"
 pass "mkinitramfs deterministic ($a)"
 rc=0; "$vm/mkinitramfs" --init ok.init --add nonexistent:/x --out x.cpio.gz 2>err.txt || rc=$?
-[ $rc = 2 ] && grep -q nonexistent err.txt || fail "mkinitramfs accepted a missing --add file (exit $rc)"
+{ [ $rc = 2 ] && grep -q nonexistent err.txt; } || fail "mkinitramfs accepted a missing --add file (exit $rc)"
 
 # boot_one NAME TIMEOUT [CLOCK]: boot NAME.cpio.gz (on the virtual clock
 # unless CLOCK says host); its exit status goes to rc-NAME.

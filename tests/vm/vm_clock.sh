@@ -24,7 +24,7 @@ vm=$top/kernel/vm
 # this host sees tens of milliseconds when the host is busy.
 BOUND_NS=100000 LIMIT_NS=1000000
 
-cd "$TEST_TMP"
+cd "$TEST_TMP" || exit 1
 cat >clock.init <<'INIT'
 #!/bin/sh
 vm-setup
