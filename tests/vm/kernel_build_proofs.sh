@@ -6,7 +6,8 @@
 # minutes, then taken from the cache): the trees differed only by the
 # series, the final .configs are equal and hold every fragment option, the
 # stock eventpoll.o calls the RT rwlock functions and the patched one only
-# the RT spinlock, and a second build request is answered from the cache.
+# the RT spinlock, a second build request is answered from the cache, and
+# --print-images names the two images.
 . "$(dirname "$0")/../lib.sh"
 need_root "fetches the source package with apt, writes ${RELAY_CACHE:-/var/cache/relay}"
 "$top/mk/deps" kernel >/dev/null || fail "mk/deps kernel"
@@ -52,3 +53,9 @@ again=$("$top/kernel/build" --line 6.12 --print-dir) || fail "second kernel/buil
 [ "$again" = "$dir" ] || fail "second build gave $again, first $dir"
 [ $((SECONDS - start)) -lt 30 ] || fail "cached build request took $((SECONDS - start)) s"
 pass "second request answered from the cache in $((SECONDS - start)) s"
+
+# What make test and the drivers read instead of a build's log.
+printf 'stock %s\npatched %s\n' "$dir/bzImage-stock" "$dir/bzImage-patched" >"$TEST_TMP/want"
+"$top/kernel/build" --line 6.12 --print-images >"$TEST_TMP/images" || fail "kernel/build --print-images exited $?"
+diff -u "$TEST_TMP/want" "$TEST_TMP/images" || fail "--print-images does not name the two images of $dir"
+pass "--print-images: $(paste -sd' ' "$TEST_TMP/images")"
