@@ -2,6 +2,7 @@
 # relay forwards both ways for IPv4 and IPv6 clients and upstreams; each
 # client gets its own replies (flows by 4-tuple), from the address it sent to.
 # timeout: 60
+# check: fast
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 
