@@ -2,7 +2,10 @@
 #
 #   make                 release binaries into build/release/bin
 #   make asan|tsan|static  the same in build/<variant>/ (static: for the VM initramfs)
+#   make check           while working: release + ASan builds, lint, the unit
+#                        tests and the fast integration tests (under 3 minutes)
 #   make test            install what the tests need, build, run every test
+#   make test-build      every variant and the unit tests (make test's builds)
 #   make fuzz            each libFuzzer target FUZZ_SECONDS (600) long
 #   make demo            stock vs patched PREEMPT_RT kernel under QEMU, and the report
 #   make demo-model      the userspace model of the ready-list locking (seconds)

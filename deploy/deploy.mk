@@ -64,12 +64,18 @@ deb: release
 	@mk/deps deploy
 	deploy/mkdeb build/deb
 
-# tests/run builds what the test needs itself.
+# make test-images' steps (tests/step): the test host images, each with a
+# package of relay built for it.
+.PHONY: image-hostimg image-fleetimg
+image-hostimg image-fleetimg: image-%:
+	@tests/step --long build/$* sh -c 'mk/deps deploy && deb=$$(deploy/mkdeb build/images/$*) && \
+		deploy/hostimg/image $(if $(filter fleetimg,$*),--fleet) "$$deb"'
+
 KERNEL ?= patched
 test-host:
-	@mk/deps build test kernel deploy
-	@RELAY_TEST_HOST=1 RELAY_TEST_HOST_KERNEL=$(KERNEL) tests/run vm/host_
+	@RELAY_TEST_HOST=1 RELAY_TEST_HOST_KERNEL=$(KERNEL) $(MAKE) --no-print-directory test \
+		T=vm/host_ TEST_DEPS="build test kernel deploy"
 
 test-fleet:
-	@mk/deps build test deploy fleet
-	@RELAY_FLEET_FULL=1 tests/run vm/fleet_
+	@RELAY_FLEET_FULL=1 $(MAKE) --no-print-directory test \
+		T=vm/fleet_ TEST_DEPS="build test deploy fleet"

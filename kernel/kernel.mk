@@ -26,6 +26,13 @@ kernel-debs:
 	@mk/deps kernel deploy
 	@kernel/build --line 6.12 --host $(if $(KCONFIG),--base-config $(KCONFIG))
 
+# make test-images' steps (tests/step): the two kernels, recorded.
+.PHONY: image-kernels image-kernel-debs
+image-kernels:
+	@tests/step --long build/kernels $(MAKE) --no-print-directory kernels
+image-kernel-debs:
+	@tests/step --long build/kernel-debs $(MAKE) --no-print-directory kernel-debs
+
 kernel-6.1:
 	@mk/deps kernel
 	@kernel/build --line 6.1

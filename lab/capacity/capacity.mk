@@ -12,5 +12,4 @@ capacity:
 	@lab/capacity/run $(CAPACITY_ARGS)
 
 test-capacity:
-	@mk/deps build report demo
-	@tests/run vm/capacity_
+	@$(MAKE) --no-print-directory test T=vm/capacity_

@@ -3,6 +3,7 @@
 # v2 or v1: it names the quota of a cgroup above it, and refuses, saying
 # why, when there is none.
 # timeout: 60
+# check: fast
 # lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"

@@ -7,7 +7,7 @@
 # bzImages (--host: the packages) in the directory --print-dir names; a
 # result missing an image is refused, and so is --print-images beside
 # --print-dir or --check-only; another config fragment is another result.
-# timeout: 120
+# timeout: 300
 # lane: side
 # variants: release
 # check: fast

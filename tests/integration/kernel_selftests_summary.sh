@@ -5,6 +5,7 @@
 # does a run that reported fewer tests than it planned. The stock kernel's
 # failures are reported, never fatal.
 # timeout: 30
+# check: fast
 # lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"

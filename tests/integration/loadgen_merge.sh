@@ -5,6 +5,7 @@
 # missing are refused naming the file, with their own exit status, and
 # write no result. Then two real runs merge to the sum of their counts.
 # timeout: 120
+# check: fast
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 hl=$FIXTURES/hlog

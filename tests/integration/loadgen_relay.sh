@@ -4,6 +4,7 @@
 # comes back and is matched to its own packet across the relay's
 # per-client upstream sockets (4 flows on 2 threads).
 # timeout: 120
+# check: fast
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 [ -x "$RELAY" ] || skip "no relay binary at $RELAY"

@@ -2,6 +2,7 @@
 # loadgen over TCP through relay (tcp:// listener, TCP echo upstream): the
 # rate holds and every message comes back whole and matched.
 # timeout: 120
+# check: fast
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 [ -x "$RELAY" ] || skip "no relay binary at $RELAY"

@@ -3,6 +3,7 @@
 # percentiles), /hgrm/*, /healthz; on exit the stats file, its .hgrm files
 # and time series; the heartbeat file advancing while it runs.
 # timeout: 60
+# check: fast
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 

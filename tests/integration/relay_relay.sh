@@ -3,6 +3,7 @@
 # client gets its own replies (flows by 4-tuple), from the address it sent to.
 # timeout: 60
 # shellcheck disable=SC2154 # NAME_PORT, NAME_PID: set by start_upstream NAME
+# check: fast
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 

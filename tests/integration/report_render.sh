@@ -2,6 +2,7 @@
 # report/summarize and report/render on fixture result directories (no VM):
 # a demo run with the effect, one whose stock guest hung, and a model run.
 # timeout: 120
+# check: fast
 # lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"

@@ -7,6 +7,7 @@
 # restart; a CA file replaced by one the upstream's certificate does not
 # chain to makes new upstream handshakes fail.
 # timeout: 120
+# check: fast
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 . "$(dirname "$0")/tcp_lib.sh"

@@ -8,12 +8,13 @@
 # change the wake-up latencies the guest measures beyond a stated bound (the
 # host time each run took is printed: the hog slows the guest, not its
 # clock).
-# Uses the patched 6.12 image, built on first use.
+# Uses the patched 6.12 image of make kernels.
 . "$(dirname "$0")/../lib.sh"
-need_root "creates device nodes, builds the kernels into ${RELAY_CACHE:-/var/cache/relay}"
+need_root "creates device nodes, reads the kernels in ${RELAY_CACHE:-/var/cache/relay}"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed (mk/deps demo)"
 "$top/mk/deps" kernel >/dev/null || fail "mk/deps kernel"
-dir=$("$top/kernel/build" --line 6.12 --print-dir) || fail "kernel/build exited $?"
+kernel=$("$top/kernel/build" --line 6.12 --print-images | sed -n 's/^patched //p')
+[ -n "$kernel" ] || fail "no patched 6.12 image (make kernels builds it)"
 clockbin=$top/build/static/bin/vm-clock
 [ -x "$clockbin" ] || fail "$clockbin not built (make static)"
 vm=$top/kernel/vm
@@ -39,7 +40,7 @@ INIT
 # host seconds it took.
 run() {
 	local t0=$SECONDS rc=0
-	"$vm/boot" --kernel "$dir/bzImage-patched" --initrd clock.cpio.gz --clock virtual \
+	"$vm/boot" --kernel "$kernel" --initrd clock.cpio.gz --clock virtual \
 		--out "out-$1" --timeout 300 2>"boot-$1.err" || rc=$?
 	[ $rc = 0 ] || { cat "boot-$1.err" >&2; tail -n 20 "out-$1/console.log" >&2; fail "$1: boot exited $rc"; }
 	echo $((SECONDS - t0))
