@@ -1,7 +1,8 @@
 /*
- * relay: a real-time UDP relay on raw epoll. This file is the command
- * line: flags become (key, value) pairs that conf_set checks like the
- * file's (and a reload applies again); service.h runs what they say.
+ * relay: a real-time UDP, TCP and TLS relay on raw epoll. This file is
+ * the command line: flags become (key, value) pairs that conf_set checks
+ * like the file's (and a reload applies again); service.h runs what they
+ * say.
  */
 #include <getopt.h>
 #include <sched.h>
