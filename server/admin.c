@@ -36,6 +36,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>	/* the request's version: no getter in 2.1 */
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <fcntl.h>
@@ -273,10 +274,45 @@ static void reply(struct evhttp_request *req, int code, const char *type,
 	}
 	evhttp_add_header(headers, "Content-Type", type);
 	evhttp_send_reply(req, code, code == 200 ? "OK" : code == 404 ?
-			  "Not Found" : "Unavailable", out);
+			  "Not Found" : code == 400 ? "Bad Request" :
+			  code == 505 ? "HTTP Version Not Supported" :
+			  "Unavailable", out);
 	evbuffer_free(out);
 }
 
+/* Refuse a request evhttp let through, and close the connection, so that
+ * nothing after it is read as a request. */
+static void refuse(struct evhttp_request *req, int code, const char *why)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Connection",
+			  "close");
+	reply(req, code, "text/plain; charset=utf-8", why, strlen(why));
+}
+
+/* What evhttp lets through that a proxy in front of us would read another
+ * way: 0 if none (the request is answered), else the refusal sent. */
+static int refused(struct evhttp_request *req)
+{
+	/* evhttp answers in whatever version the request names ("HTTP/1.9
+	 * 200 OK"), which no client can rely on. */
+	if (req->major != 1 || (req->minor != 0 && req->minor != 1)) {
+		req->major = 1;
+		req->minor = 1;
+		refuse(req, 505, "only HTTP/1.0 and HTTP/1.1 here\n");
+		return 1;
+	}
+	/* evhttp refuses a GET's body (413) but does not read HEAD's, so the
+	 * body would be taken for the next request: answered, it smuggles a
+	 * response past a proxy that knew the body for a body. */
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	const char *length = evhttp_find_header(in, "Content-Length");
+	if (evhttp_find_header(in, "Transfer-Encoding") ||
+	    (length && strcmp(length, "0") != 0)) {
+		refuse(req, 400, "no request body on GET or HEAD\n");
+		return 1;
+	}
+	return 0;
+}
 
 /* A request was read: the connection's next deadline counts from now. */
 static void answered(struct admin *ad, struct evhttp_request *req)
@@ -293,6 +329,8 @@ static void handle(struct evhttp_request *req, void *arg)
 	struct admin *ad = arg;
 	const struct admin_view *v = ad->v;
 	answered(ad, req);
+	if (refused(req))
+		return;
 	const char *uri = evhttp_request_get_uri(req);
 	struct evhttp_uri *parsed = evhttp_uri_parse(uri);
 	const char *path = parsed ? evhttp_uri_get_path(parsed) : NULL;

@@ -18,14 +18,16 @@
  * The oracle, for each connection once its client is done with it:
  *  - what the client received is a sequence of well-formed HTTP responses
  *    (status line, headers, a body framed by Content-Length or the close,
- *    none for HEAD) with a status admin can send: 200, 404, 503 from
- *    admin; 400, 413, 417, 501 (and the 100 before a chunked body) from
- *    evhttp's refusals;
+ *    none for HEAD) with a status admin can send: 200, 404, 503 and the
+ *    refusals 400 and 505 from admin; 400, 413, 417, 501 (and the 100
+ *    before a chunked body) from evhttp's refusals;
  *  - where the client's bytes are requests of a plain grammar (model()
  *    below), the statuses are exactly the expected ones, in order: 200 for
  *    each page (/healthz: 503 when the view says draining or stalled), 404
  *    for any other path, 400 for a request line and headers over 8 KiB,
- *    413 for a body, 501 for a method other than GET and HEAD; and
+ *    413 for a body, 501 for a method other than GET and HEAD, 505 for a
+ *    version other than HTTP/1.0 and 1.1 (below HTTP/2), 400 for a HEAD
+ *    with a length (its body would be the next request); and
  *    nothing more after a response that closes the connection. A client
  *    that closed or half-closed early may miss answers, never get others;
  *  - past what the model knows, nothing is answered for bytes that hold
@@ -272,10 +274,11 @@ static int page_status(const char *path, size_t len)
 	return 404;
 }
 
-/* "METHOD /path[?query] HTTP/1.x"; 0: not of the grammar. body: the
- * method is one evhttp reads a body for. */
+/* "METHOD /path[?query] HTTP/0.d" or "HTTP/1.d"; 0: not of the grammar
+ * (HTTP/2 and up evhttp refuses 400 from its request line alone). body:
+ * the method is one evhttp reads a body for. */
 static int request_line(const char *p, size_t len, bool *get, bool *head,
-			bool *body, int *minor, int *status)
+			bool *body, int *major, int *minor, int *status)
 {
 	size_t m = 0, i;
 	while (m < len && m < 16 && p[m] >= 'A' && p[m] <= 'Z')
@@ -289,8 +292,9 @@ static int request_line(const char *p, size_t len, bool *get, bool *head,
 	if (i < len && p[i] == '?')
 		for (i++; i < len && is_query(p[i]); i++)
 			;
-	if (len - i != 9 || memcmp(p + i, " HTTP/1.", 8) != 0 ||
-	    (p[i + 8] != '0' && p[i + 8] != '1'))
+	if (len - i != 9 || memcmp(p + i, " HTTP/", 6) != 0 ||
+	    p[i + 6] < '0' || p[i + 6] > '1' || p[i + 7] != '.' ||
+	    p[i + 8] < '0' || p[i + 8] > '9')
 		return 0;
 	/* Methods evhttp knows (others it refuses 400 or 501 by their
 	 * length), and whether it reads a body for them. */
@@ -308,6 +312,7 @@ static int request_line(const char *p, size_t len, bool *get, bool *head,
 	*get = k == 0;
 	*head = k == 6;
 	*body = methods[k].body;
+	*major = p[i + 6] - '0';
 	*minor = p[i + 8] - '0';
 	*status = page_status(p + m + 1, path_end - m - 1);
 	return 1;
@@ -364,7 +369,7 @@ static void model(const char *sent, size_t n, struct expect *e)
 	memset(e, 0, sizeof(*e));
 	while (e->n < MAX_EXPECT) {
 		size_t sum = 0, p = at;	/* line lengths, without EOLs */
-		int lines = 0, conn = 0, minor = 0, status = 0;
+		int lines = 0, conn = 0, major = 0, minor = 0, status = 0;
 		long length = -1;
 		bool get = false, head = false, body = false, ended = false;
 		while (p < n && !ended) {
@@ -378,7 +383,7 @@ static void model(const char *sent, size_t n, struct expect *e)
 			sum += len;
 			if (lines == 0 ?
 			    !request_line(sent + p, len, &get, &head, &body,
-					  &minor, &status) :
+					  &major, &minor, &status) :
 			    len != 0 && !header(sent + p, len, &conn, &length))
 				goto unknown;
 			ended = lines > 0 && len == 0;
@@ -404,14 +409,22 @@ static void model(const char *sent, size_t n, struct expect *e)
 			return;
 		}
 		/* A body (max_body_size 0) before the method: then only GET
-		 * and HEAD, then the path. A body evhttp does not read is
-		 * the next request. */
+		 * and HEAD (evhttp's refusals), then admin's: the version,
+		 * a length on HEAD (whose body evhttp does not read), the
+		 * path. */
 		bool closes = minor == 0 ? conn != 2 : conn == 1;
+		bool admin = false;
 		if (length > 0 && body)
 			status = 413, closes = true;
 		else if (!get && !head)
 			status = 501, closes = true;
-		e->head[e->n] = head && status < 413;	/* admin's answer */
+		else if (major == 0 || minor > 1)
+			status = 505, closes = admin = true;
+		else if (length > 0)
+			status = 400, closes = admin = true;
+		else
+			admin = true;
+		e->head[e->n] = head && admin;	/* admin's answer: no body */
 		e->status[e->n++] = status;
 		at = p;
 		if (closes || at == n) {
@@ -493,7 +506,7 @@ static bool allowed(int status)
 {
 	return status == 200 || status == 404 || status == 503 ||
 	       status == 100 || status == 400 || status == 413 ||
-	       status == 417 || status == 501;
+	       status == 417 || status == 501 || status == 505;
 }
 
 /* Ends of header blocks: an empty line, or one that starts with a NUL
@@ -625,7 +638,7 @@ static const char *const pieces[] = {
 	"Content-Length: 4\r\n",
 	"\r\n",
 	"GET /hgrm/tick_lateness HTTP/1.0\r\n",
-	"GET /hgrm/wake_latency HTTP/1.1\r\n",
+	"GET /healthz HTTP/1.9\r\n",
 	"X-Pad: ",
 	NULL,			/* 1 KiB header line */
 };
