@@ -11,21 +11,14 @@
 
 #include "why.h"
 
-/* The usage's help column: room for most "--flag ARG" before it. */
-#define OPT_HELP_COL	30
-
-static bool same_name(const char *key, const char *name)
-{
-	for (; *key && *name; key++, name++)
-		if (*key != *name && !(*key == '_' && *name == '-'))
-			return false;
-	return *key == *name;
-}
+/* The usage's help column: "  --flag ARG" longer than this gets a line of
+ * its own. */
+#define OPT_HELP_COL	23
 
 const struct opt *opt_find(const struct opt *t, int n, const char *name)
 {
 	for (int i = 0; i < n; i++)
-		if (same_name(t[i].name, name))
+		if (strcmp(t[i].name, name) == 0)
 			return &t[i];
 	return NULL;
 }
@@ -121,7 +114,12 @@ void opt_usage(FILE *f, const struct opt *t, int n)
 			fputc('\n', f);
 			col = 0;
 		}
-		fprintf(f, "%*s%s", OPT_HELP_COL - col, "", t[i].help);
+		fprintf(f, "%*s", OPT_HELP_COL - col, "");
+		for (const char *p = t[i].help; *p; p++) {
+			fputc(*p, f);
+			if (*p == '\n')
+				fprintf(f, "%*s", OPT_HELP_COL, "");
+		}
 		if (t[i].def && !t[i].bare)
 			fprintf(f, " (%s)", t[i].def);
 		fputc('\n', f);

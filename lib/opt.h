@@ -31,15 +31,15 @@ struct opt {
 	const char *arg;	/* the value in the usage ("N", "FILE") */
 	const char *bare;	/* the value of the flag given alone ("true");
 				 * NULL: the flag takes one */
-	const char *help;	/* the usage's line */
+	const char *help;	/* the usage's text ('\n' between lines) */
 	/* OPT_FUNC: parse value into base (the whole struct: a setting may
 	 * be more than one field); 0, or -1 with why. */
 	int (*parse)(void *base, const char *value, char *why, size_t whylen);
 	unsigned tag;		/* the caller's own (reloadable, say) */
 };
 
-/* The descriptor of name, spelled as a key or as a flag (without the
- * dashes: '-' and '_' are the same); NULL if none. */
+/* The descriptor of the key name (spelled as a key: "flow_idle_ms"; a
+ * flag is found by getopt_long's index); NULL if none. */
 const struct opt *opt_find(const struct opt *t, int n, const char *name);
 
 /* Parse value as o says into the caller's struct at base: 0, or -1 with
@@ -58,7 +58,8 @@ int opt_defaults(const struct opt *t, int n, void *base, char *why,
 int opt_longopts(const struct opt *t, int n, struct option *out, char *names,
 		 size_t len, int val);
 
-/* Print a line per setting: "  --flag ARG  help (default)". */
+/* Print each setting: "  --flag ARG  help (default)", the help in a
+ * column of its own. */
 void opt_usage(FILE *f, const struct opt *t, int n);
 
 #endif

@@ -34,7 +34,7 @@ static const struct opt table[] = {
 	{ .name = "path", .type = OPT_STR, .off = F(path), .size = 8,
 	  .arg = "FILE", .help = "where" },
 	{ .name = "a_rather_long_setting_name", .type = OPT_FUNC,
-	  .parse = parse_span, .def = "1-2", .arg = "LO-HI", .help = "a span",
+	  .parse = parse_span, .def = "1-2", .arg = "LO-HI", .help = "a span\nof two",
 	  .tag = 7 },
 };
 #define N ((int)(sizeof(table) / sizeof(table[0])))
@@ -51,8 +51,8 @@ static int set(struct settings *s, const char *name, const char *value)
 static void test_find(void)
 {
 	CHECK(opt_find(table, N, "idle_ms") == &table[0]);
-	CHECK(opt_find(table, N, "idle-ms") == &table[0]);
-	CHECK(opt_find(table, N, "a-rather_long-setting_name") == &table[4]);
+	CHECK(opt_find(table, N, "idle-ms") == NULL);	/* a flag's spelling */
+	CHECK(opt_find(table, N, "a_rather_long_setting_name") == &table[4]);
 	CHECK(opt_find(table, N, "idle") == NULL);
 	CHECK(opt_find(table, N, "idle_ms_") == NULL);
 	CHECK(opt_find(table, N, "idle-ms=") == NULL);
@@ -163,12 +163,13 @@ static void test_usage(void)
 	opt_usage(f, table, N);
 	fclose(f);
 	const char *want =
-		"  --idle-ms N                 idle for this long (30)\n"
-		"  --stamps yes|no             time stamps (yes)\n"
-		"  --loud                      say more\n"
-		"  --path FILE                 where\n"
+		"  --idle-ms N          idle for this long (30)\n"
+		"  --stamps yes|no      time stamps (yes)\n"
+		"  --loud               say more\n"
+		"  --path FILE          where\n"
 		"  --a-rather-long-setting-name LO-HI\n"
-		"                              a span (1-2)\n";
+		"                       a span\n"
+		"                       of two (1-2)\n";
 	CHECK(strcmp(text, want) == 0);
 	if (strcmp(text, want) != 0)
 		fprintf(stderr, "usage:\n%s", text);
