@@ -2,4 +2,4 @@
 $(eval $(call program,relay,server))
 
 # The unit tests of relay's modules include their headers.
-$(O)/tests/test_flow $(O)/tests/test_conf: CPPFLAGS += -Iserver
+$(O)/tests/test_flow $(O)/tests/test_conf $(O)/tests/test_conf_man: CPPFLAGS += -Iserver
