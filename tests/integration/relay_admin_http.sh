@@ -4,7 +4,7 @@
 # evhttp does not read HEAD's body, so it would answer the body as a
 # second request, a response a proxy in front would hand to another
 # client. A GET's body stays refused with 413.
-# timeout: 60
+# timeout: 120
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 
@@ -12,13 +12,7 @@ p=$(free_udp_port)
 start_relay --listen udp://127.0.0.1:"$p" --upstream echo --cpus 0 --allow-non-rt
 
 # raw REQUEST: what the endpoint answers to it, the status lines only
-raw() {
-	local fd
-	exec {fd}<>"/dev/tcp/127.0.0.1/$ADMIN_PORT" || fail "connect to admin"
-	printf '%b' "$1" >&"$fd"
-	timeout 5 cat <&"$fd" | tr -d '\r' | grep -aE '^HTTP/[0-9.]+ [0-9]{3} '
-	exec {fd}>&-
-}
+raw() { python3 "$FIXTURES/relay/admintool.py" raw --port "$ADMIN_PORT" "$1"; }
 # expect WHAT REQUEST STATUS-LINE...: the answers are exactly these
 expect() {
 	local what=$1 req=$2 got want
