@@ -1,7 +1,9 @@
 /*
- * conf: one table describes every key (its type, range, where it lives in
- * struct conf and whether a reload may change it), so the file parser, the
- * flags, reload and the man page agree.
+ * conf: one table (conf_opts, lib/opt.h) describes every key: its type,
+ * range, default, where it lives in struct conf, whether a reload may
+ * change it and its line of usage. The file parser, the flags (main.c),
+ * the defaults and reload all read it, and a unit test holds relay(8) to
+ * it (tests/unit/test_conf_man.c).
  */
 #include "conf.h"
 
@@ -16,231 +18,250 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "opt.h"
 #include "rt.h"
 #include "why.h"
 
-enum key_type { K_INT, K_BOOL, K_SCHED, K_LISTEN, K_UPSTREAM, K_ADMIN, K_CPUS,
+/* What a key holds, for reload's comparison (opt's types say how to parse
+ * it), and whether a new value needs a restart. In the descriptor's tag. */
+enum key_kind { K_INT, K_BOOL, K_SCHED, K_LISTEN, K_UPSTREAM, K_ADMIN, K_CPUS,
 		K_PATH };
+#define K_KIND(tag)	((enum key_kind)((tag) & 0xff))
+#define RELOAD		0
+#define RESTART		0x100
 
-struct key {
-	const char *name;
-	enum key_type type;
-	size_t off;
-	long min, max;
-	enum { RELOAD, RESTART } change;	/* what a new value needs */
-};
+static int parse_listen(void *base, const char *v, char *why, size_t whylen);
+static int parse_upstream(void *base, const char *v, char *why, size_t whylen);
+static int parse_admin(void *base, const char *v, char *why, size_t whylen);
+static int parse_cpus(void *base, const char *v, char *why, size_t whylen);
+static int parse_sched(void *base, const char *v, char *why, size_t whylen);
 
 #define F(field) offsetof(struct conf, field)
-static const struct key keys[] = {
-	{ "listen",        K_LISTEN,   F(listen),        0, 0, RELOAD },
-	{ "upstream",      K_UPSTREAM, F(upstream),      0, 0, RELOAD },
-	{ "admin",         K_ADMIN,    F(admin),         0, 0, RESTART },
-	{ "cpus",          K_CPUS,     F(cpus),          0, 0, RESTART },
-	{ "sched",         K_SCHED,    F(sched_other),   0, 0, RESTART },
-	{ "rt_priority",   K_INT,      F(rt_priority),   1, 99, RESTART },
-	{ "rt_budget",     K_INT,      F(rt_budget),     10, 100, RESTART },
-	{ "tick_us",       K_INT,      F(tick_us),       50, 1000000, RESTART },
-	{ "allow_non_rt",  K_BOOL,     F(allow_non_rt),  0, 0, RESTART },
-	{ "flow_idle_ms",  K_INT,      F(flow_idle_ms),  1, 86400000, RELOAD },
-	{ "max_flows",     K_INT,      F(max_flows),     1, 1 << 20, RESTART },
-	{ "flow_wait_ms",  K_INT,      F(flow_wait_ms),  1, 86400000, RELOAD },
-	{ "max_datagram",  K_INT,      F(max_datagram),  64, 65535, RESTART },
-	{ "batch",         K_INT,      F(batch),         1, 256, RESTART },
-	{ "udp_gro",       K_BOOL,     F(udp_gro),       0, 0, RESTART },
-	{ "drain_ms",      K_INT,      F(drain_ms),      0, 60000, RELOAD },
-	{ "socket_buffer", K_INT,      F(socket_buffer), 0, 1 << 30, RESTART },
-	{ "stats_file",    K_PATH,     F(stats_file),    0, 0, RESTART },
-	{ "heartbeat",     K_PATH,     F(heartbeat),     0, 0, RESTART },
-	{ "cert",          K_PATH,     F(cert),          0, 0, RELOAD },
-	{ "key",           K_PATH,     F(key),           0, 0, RELOAD },
-	{ "ca",            K_PATH,     F(ca),            0, 0, RELOAD },
-	{ "alpn",          K_PATH,     F(alpn),          0, 0, RELOAD },
-	{ "max_conns",     K_INT,      F(max_conns),     1, 1 << 20, RELOAD },
-	{ "tcp_buffer",    K_INT,      F(tcp_buffer),    1024, 1 << 24, RELOAD },
-	{ "handshake_timeout_ms", K_INT, F(handshake_timeout_ms), 1, 600000, RELOAD },
-	{ "connect_timeout_ms",   K_INT, F(connect_timeout_ms),   1, 600000, RELOAD },
-	{ "tcp_idle_ms",   K_INT,      F(tcp_idle_ms),   1, 86400000, RELOAD },
-	{ "tcp_kernel_stamps", K_BOOL, F(tcp_kernel_stamps), 0, 0, RELOAD },
-	{ "first_byte_timeout_ms", K_INT, F(first_byte_timeout_ms), 0, 600000, RELOAD },
-	{ "max_conns_per_source",  K_INT, F(max_conns_per_source),  0, 1 << 20, RELOAD },
+/* A key whose field has its name: an int within [lo, hi], a bool, a path;
+ * and one parsed by a function of its own. */
+#define INT(k, lo, hi, d, ch, a, h) { .name = #k, .type = OPT_INT, \
+	.off = F(k), .min = lo, .max = hi, .def = d, .arg = a, .help = h, \
+	.tag = K_INT | ch }
+#define BOOL(k, d, b, ch, h) { .name = #k, .type = OPT_BOOL, .off = F(k), \
+	.def = d, .bare = b, .arg = "yes|no", .help = h, .tag = K_BOOL | ch }
+#define PATH(k, ch, a, h) { .name = #k, .type = OPT_STR, .off = F(k), \
+	.size = CONF_PATH_MAX, .arg = a, .help = h, .tag = K_PATH | ch }
+#define FUNC(k, field, kind, fn, d, ch, a, h) { .name = #k, .type = OPT_FUNC, \
+	.off = F(field), .parse = fn, .def = d, .arg = a, .help = h, \
+	.tag = kind | ch }
+
+const struct opt conf_opts[] = {
+	FUNC(listen, listen, K_LISTEN, parse_listen, NULL, RELOAD, "URL",
+	     "listen here (repeatable; replaces the file's list)"),
+	FUNC(upstream, upstream, K_UPSTREAM, parse_upstream, NULL, RELOAD,
+	     "URL|echo", "relay to this address; echo reflects to the sender\n"
+	     "(one udp:// or echo, one tcp:// or tls://)"),
+	FUNC(admin, admin, K_ADMIN, parse_admin, "127.0.0.1:9310", RESTART,
+	     "ADDR:PORT", "HTTP /metrics /stats /healthz /hgrm/*,\nor off"),
+	FUNC(cpus, cpus, K_CPUS, parse_cpus, "0", RESTART, "LIST",
+	     "one loop per CPU, e.g. 1 or 2-3"),
+	FUNC(sched, sched_other, K_SCHED, parse_sched, "fifo", RESTART,
+	     "fifo|other", "loops real-time (fifo), or ordinary tasks for a\n"
+	     "CPU shared with busy ones (other)"),
+	INT(rt_priority, 1, 99, "50", RESTART, "N",
+	    "SCHED_FIFO priority of the loops, 1-99"),
+	INT(rt_budget, 10, 100, "50", RESTART, "PCT",
+	    "a SCHED_FIFO loop busier than this share of its CPU\n"
+	    "runs SCHED_OTHER until it keeps up, 10-100"),
+	INT(tick_us, 50, 1000000, "1000", RESTART, "N",
+	    "loop timer interval, 50-1000000 us"),
+	BOOL(allow_non_rt, NULL, "true", RESTART,
+	     "run SCHED_OTHER when real-time is refused"),
+	INT(flow_idle_ms, 1, 86400000, "30000", RELOAD, "N",
+	    "close a flow idle this long"),
+	INT(max_flows, 1, 1 << 20, "4096", RESTART, "N",
+	    "flows per loop; when full, one not waiting for a\n"
+	    "reply makes room, else a new flow is dropped"),
+	INT(flow_wait_ms, 1, 86400000, "2000", RELOAD, "N",
+	    "a reply outstanding this long is taken for lost"),
+	INT(max_datagram, 64, 65535, "4096", RESTART, "N",
+	    "larger datagrams are dropped, 64-65535"),
+	INT(batch, 1, 256, "32", RESTART, "N",
+	    "datagrams per recvmmsg/sendmmsg, 1-256"),
+	BOOL(udp_gro, NULL, "true", RESTART,
+	     "receive runs of one flow coalesced (UDP_GRO) and send\n"
+	     "them on as one segmented write (UDP_SEGMENT)"),
+	INT(drain_ms, 0, 60000, "1000", RELOAD, "N",
+	    "on SIGTERM, wait this long for replies"),
+	INT(socket_buffer, 0, 1 << 30, "0", RESTART, "N",
+	    "SO_RCVBUF/SO_SNDBUF bytes, 0: the kernel's"),
+	PATH(stats_file, RESTART, "FILE",
+	     "on exit write FILE (JSON), FILE-derived .hgrm files\n"
+	     "and .timeseries.csv"),
+	PATH(heartbeat, RESTART, "FILE",
+	     "publish loop progress in FILE (server/heartbeat.h)"),
+	PATH(cert, RELOAD, "FILE", "tls:// listeners: PEM certificate chain"),
+	PATH(key, RELOAD, "FILE", "tls:// listeners: its private key (mode 0600)"),
+	PATH(ca, RELOAD, "FILE",
+	     "tls:// upstream: verify it against these CAs\n"
+	     "(none: the system's)"),
+	PATH(alpn, RELOAD, "LIST", "tls:// listeners: ALPN protocols, ours first\n"
+	     "(h2,http/1.1); the chosen one is offered upstream"),
+	INT(max_conns, 1, 1 << 20, "4096", RELOAD, "N",
+	    "stream connections per loop; then accepting pauses"),
+	INT(tcp_buffer, 1024, 1 << 24, "16384", RELOAD, "N",
+	    "bytes buffered per connection and direction"),
+	INT(handshake_timeout_ms, 1, 600000, "5000", RELOAD, "N",
+	    "client TLS handshake deadline"),
+	INT(connect_timeout_ms, 1, 600000, "5000", RELOAD, "N",
+	    "upstream connect (and TLS) deadline"),
+	INT(tcp_idle_ms, 1, 86400000, "60000", RELOAD, "N",
+	    "close a connection idle this long"),
+	BOOL(tcp_kernel_stamps, "yes", NULL, RELOAD,
+	     "time TCP bytes from their kernel receive time\n"
+	     "(yes: includes the wait for the loop; stamps every\n"
+	     "packet on the host) or from relay's read (no)"),
+	INT(first_byte_timeout_ms, 0, 600000, "10000", RELOAD, "N",
+	    "close a client silent this long after its accept\n(0: never)"),
+	INT(max_conns_per_source, 0, 1 << 20, "1024", RELOAD, "N",
+	    "connections one address (IPv6: /64) may hold per\n"
+	    "loop; more are reset (0: any)"),
 };
-#define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
-_Static_assert(NKEYS <= 64, "set_mask has a bit per key");
+const int conf_nopts = (int)(sizeof(conf_opts) / sizeof(conf_opts[0]));
+_Static_assert(sizeof(conf_opts) / sizeof(conf_opts[0]) <= 64,
+	       "set_mask has a bit per key");
 
 void conf_defaults(struct conf *c)
 {
-	char why[128];
+	char why[256];
 	memset(c, 0, sizeof(*c));
-	addr_parse(&c->admin, "127.0.0.1:9310", ADDR_NO_SCHEME_TCP, why,
-		   sizeof(why));
-	c->cpus[0] = 0;
-	c->ncpus = 1;
-	c->rt_priority = 50;
-	c->rt_budget = 50;
-	c->tick_us = 1000;
-	c->flow_idle_ms = 30000;
-	c->flow_wait_ms = 2000;
-	c->max_flows = 4096;
-	c->max_datagram = 4096;
-	c->batch = 32;
-	c->drain_ms = 1000;
-	c->max_conns = 4096;
-	c->tcp_buffer = 16384;
-	c->handshake_timeout_ms = 5000;
-	c->connect_timeout_ms = 5000;
-	c->tcp_idle_ms = 60000;
-	c->tcp_kernel_stamps = true;
+	if (opt_defaults(conf_opts, conf_nopts, c, why, sizeof(why)) < 0) {
+		fprintf(stderr, "relay: %s\n", why);	/* the table is wrong */
+		abort();
+	}
+}
+
+/* The descriptor of key as the file spells it; NULL if none. */
+static const struct opt *find_key(const char *key)
+{
+	return opt_find(conf_opts, conf_nopts, key);
 }
 
 int conf_known_key(const char *key)
 {
-	for (int i = 0; i < NKEYS; i++)
-		if (strcmp(keys[i].name, key) == 0)
-			return 1;
+	return find_key(key) != NULL;
+}
+
+static int parse_listen(void *base, const char *value, char *why,
+			size_t whylen)
+{
+	struct conf *c = base;
+	struct addr a;
+	if (addr_parse(&a, value, c->addr_flags, why, whylen) < 0)
+		return -1;
+	if (c->listen_origin != c->origin) {
+		c->nlisten = 0;
+		c->listen_origin = c->origin;
+	}
+	for (int i = 0; i < c->nlisten; i++) {
+		if (addr_equal(&c->listen[i], &a))
+			return why_set(why, whylen, "'%s' given twice", value);
+		/* SO_REUSEPORT would let both bind and split the connections
+		 * between them. */
+		if (addr_same_socket(&c->listen[i], &a)) {
+			char other[ADDR_TEXT_MAX];
+			addr_format(&c->listen[i], other, sizeof(other));
+			return why_set(why, whylen, "'%s' is on the port of '%s'; "
+				       "one port takes one of tcp:// and tls://",
+				       value, other);
+		}
+	}
+	if (c->nlisten == CONF_MAX_LISTEN)
+		return why_set(why, whylen, "more than %d listeners",
+			       CONF_MAX_LISTEN);
+	c->listen[c->nlisten++] = a;
 	return 0;
 }
 
-static int parse_bool(const char *v, bool *out)
+/* One for datagrams (udp://, echo) and one for streams (tcp://, tls://), so
+ * both kinds of listener can be mixed. */
+static int parse_upstream(void *base, const char *value, char *why,
+			  size_t whylen)
 {
-	static const char *yes[] = { "true", "yes", "on", "1" };
-	static const char *no[] = { "false", "no", "off", "0" };
-	for (int i = 0; i < 4; i++) {
-		if (strcmp(v, yes[i]) == 0)
-			return *out = true, 0;
-		if (strcmp(v, no[i]) == 0)
-			return *out = false, 0;
+	struct conf *c = base;
+	struct addr a;
+	if (addr_parse(&a, value, ADDR_ALLOW_ECHO | c->addr_flags, why,
+		       whylen) < 0)
+		return -1;
+	bool stream = a.kind == ADDR_TCP || a.kind == ADDR_TLS;
+	bool *has = stream ? &c->has_tcp_upstream : &c->has_upstream;
+	if (c->origin == CONF_FILE && *has)
+		return why_set(why, whylen, "a %s upstream set twice",
+			       stream ? "tcp/tls" : "udp");
+	if (!stream) {
+		c->upstream = a;
+	} else {
+		const char *h = strstr(value, "://") + 3;
+		size_t n = *h == '[' ? strcspn(++h, "]") :
+			   (size_t)(strrchr(h, ':') - h);
+		if (n >= sizeof(c->tcp_upstream_host))
+			return why_set(why, whylen, "'%s': host name too long",
+				       value);
+		memcpy(c->tcp_upstream_host, h, n);
+		c->tcp_upstream_host[n] = 0;
+		c->tcp_upstream = a;
 	}
-	return -1;
+	*has = true;
+	return 0;
+}
+
+static int parse_admin(void *base, const char *value, char *why,
+		       size_t whylen)
+{
+	struct conf *c = base;
+	char e[256];
+	c->admin_off = strcmp(value, "off") == 0;
+	if (c->admin_off)
+		return 0;
+	if (addr_parse(&c->admin, value, ADDR_NO_SCHEME_TCP | ADDR_ALLOW_PORT0 |
+		       c->addr_flags, e, sizeof(e)) < 0)
+		return why_set(why, whylen, "%s (or 'off')", e);
+	if (c->admin.kind != ADDR_TCP)
+		return why_set(why, whylen, "'%s': expected ADDR:PORT or "
+			       "tcp://ADDR:PORT", value);
+	return 0;
+}
+
+static int parse_cpus(void *base, const char *value, char *why, size_t whylen)
+{
+	struct conf *c = base;
+	int n = rt_parse_cpus(value, c->cpus, CONF_MAX_CPUS, why, whylen);
+	if (n < 0)
+		return -1;
+	c->ncpus = n;
+	return 0;
+}
+
+static int parse_sched(void *base, const char *value, char *why, size_t whylen)
+{
+	struct conf *c = base;
+	if (strcmp(value, "fifo") && strcmp(value, "other"))
+		return why_set(why, whylen, "'%s' is not a policy (fifo or "
+			       "other)", value);
+	c->sched_other = strcmp(value, "other") == 0;
+	return 0;
 }
 
 int conf_set(struct conf *c, const char *key, const char *value,
 	     enum conf_origin origin, char *err, size_t errlen)
 {
-	const struct key *k = NULL;
-	int idx = 0;
-	for (; idx < NKEYS; idx++)
-		if (strcmp(keys[idx].name, key) == 0) {
-			k = &keys[idx];
-			break;
-		}
-	if (!k)
+	const struct opt *o = find_key(key);
+	if (!o)
 		return why_set(err, errlen, "unknown key '%s'", key);
-	if (k->type != K_LISTEN && k->type != K_UPSTREAM && origin == CONF_FILE &&
+	int idx = (int)(o - conf_opts);
+	enum key_kind kind = K_KIND(o->tag);
+	if (kind != K_LISTEN && kind != K_UPSTREAM && origin == CONF_FILE &&
 	    (c->set_mask & (1ull << idx)))
 		return why_set(err, errlen, "%s: set twice", key);
-
-	char *field = (char *)c + k->off;
 	char why[256];
-	switch (k->type) {
-	case K_INT: {
-		char *end;
-		errno = 0;
-		long v = strtol(value, &end, 10);
-		if (!*value || *end || errno)
-			return why_set(err, errlen, "%s: '%s' is not an integer",
-				    key, value);
-		if (v < k->min || v > k->max)
-			return why_set(err, errlen, "%s: %ld out of range %ld..%ld",
-				    key, v, k->min, k->max);
-		*(int *)field = (int)v;
-		break;
-	}
-	case K_BOOL:
-		if (parse_bool(value, (bool *)field) < 0)
-			return why_set(err, errlen, "%s: '%s' is not a boolean "
-				    "(true/false, yes/no, on/off, 1/0)", key,
-				    value);
-		break;
-	case K_SCHED:
-		if (strcmp(value, "fifo") && strcmp(value, "other"))
-			return why_set(err, errlen, "%s: '%s' is not a policy "
-				    "(fifo or other)", key, value);
-		*(bool *)field = strcmp(value, "other") == 0;
-		break;
-	case K_LISTEN: {
-		struct addr a;
-		if (addr_parse(&a, value, c->addr_flags, why, sizeof(why)) < 0)
-			return why_set(err, errlen, "listen: %s", why);
-		if (c->listen_origin != (int)origin) {
-			c->nlisten = 0;
-			c->listen_origin = (int)origin;
-		}
-		for (int i = 0; i < c->nlisten; i++) {
-			if (addr_equal(&c->listen[i], &a))
-				return why_set(err, errlen, "listen: '%s' given "
-					    "twice", value);
-			/* SO_REUSEPORT would let both bind and split the
-			 * connections between them. */
-			if (addr_same_socket(&c->listen[i], &a)) {
-				char other[ADDR_TEXT_MAX];
-				addr_format(&c->listen[i], other, sizeof(other));
-				return why_set(err, errlen, "listen: '%s' is on "
-					    "the port of '%s'; one port takes "
-					    "one of tcp:// and tls://", value,
-					    other);
-			}
-		}
-		if (c->nlisten == CONF_MAX_LISTEN)
-			return why_set(err, errlen, "listen: more than %d "
-				    "listeners", CONF_MAX_LISTEN);
-		c->listen[c->nlisten++] = a;
-		break;
-	}
-	case K_UPSTREAM: {
-		/* One for datagrams (udp://, echo) and one for streams
-		 * (tcp://, tls://), so both kinds of listener can be mixed. */
-		struct addr a;
-		if (addr_parse(&a, value, ADDR_ALLOW_ECHO | c->addr_flags, why,
-			       sizeof(why)) < 0)
-			return why_set(err, errlen, "upstream: %s", why);
-		bool stream = a.kind == ADDR_TCP || a.kind == ADDR_TLS;
-		bool *has = stream ? &c->has_tcp_upstream : &c->has_upstream;
-		if (origin == CONF_FILE && *has)
-			return why_set(err, errlen, "upstream: a %s upstream set "
-				    "twice", stream ? "tcp/tls" : "udp");
-		if (!stream) {
-			c->upstream = a;
-		} else {
-			const char *h = strstr(value, "://") + 3;
-			size_t n = *h == '[' ? strcspn(++h, "]") :
-				   (size_t)(strrchr(h, ':') - h);
-			if (n >= sizeof(c->tcp_upstream_host))
-				return why_set(err, errlen, "upstream: '%s': host "
-					    "name too long", value);
-			memcpy(c->tcp_upstream_host, h, n);
-			c->tcp_upstream_host[n] = 0;
-			c->tcp_upstream = a;
-		}
-		*has = true;
-		break;
-	}
-	case K_ADMIN:
-		c->admin_off = strcmp(value, "off") == 0;
-		if (c->admin_off)
-			break;
-		if (addr_parse(&c->admin, value, ADDR_NO_SCHEME_TCP |
-			       ADDR_ALLOW_PORT0 | c->addr_flags, why,
-			       sizeof(why)) < 0)
-			return why_set(err, errlen, "admin: %s (or 'off')", why);
-		if (c->admin.kind != ADDR_TCP)
-			return why_set(err, errlen, "admin: '%s': expected "
-				    "ADDR:PORT or tcp://ADDR:PORT", value);
-		break;
-	case K_CPUS: {
-		int n = rt_parse_cpus(value, c->cpus, CONF_MAX_CPUS, why,
-				      sizeof(why));
-		if (n < 0)
-			return why_set(err, errlen, "cpus: %s", why);
-		c->ncpus = n;
-		break;
-	}
-	case K_PATH:
-		if (strlen(value) >= CONF_PATH_MAX)
-			return why_set(err, errlen, "%s: path longer than %d bytes",
-				    key, CONF_PATH_MAX - 1);
-		strcpy(field, value);
-		break;
-	}
+	c->origin = (int)origin;
+	if (opt_parse(o, c, value, why, sizeof(why)) < 0)
+		return why_set(err, errlen, "%s: %s", key, why);
 	c->set_mask |= 1ull << idx;
 	return 0;
 }
@@ -446,11 +467,11 @@ int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 	return 0;
 }
 
-/* The bytes of struct conf that hold key k's value (K_CPUS and K_ADMIN have
- * a companion field: ncpus, admin_off). */
-static size_t key_size(const struct key *k)
+/* The bytes of struct conf that hold key o's value (K_CPUS and K_ADMIN
+ * have a companion field: ncpus, admin_off). */
+static size_t key_size(const struct opt *o)
 {
-	switch (k->type) {
+	switch (K_KIND(o->tag)) {
 	case K_INT:
 		return sizeof(int);
 	case K_BOOL:
@@ -465,11 +486,11 @@ static size_t key_size(const struct key *k)
 	}
 }
 
-static bool same_value(const struct key *k, const struct conf *a,
+static bool same_value(const struct opt *o, const struct conf *a,
 		       const struct conf *b)
 {
-	const char *fa = (const char *)a + k->off, *fb = (const char *)b + k->off;
-	switch (k->type) {
+	const char *fa = (const char *)a + o->off, *fb = (const char *)b + o->off;
+	switch (K_KIND(o->tag)) {
 	case K_PATH:
 		return strcmp(fa, fb) == 0;
 	case K_CPUS:
@@ -479,7 +500,7 @@ static bool same_value(const struct key *k, const struct conf *a,
 		return a->admin_off == b->admin_off &&
 		       (a->admin_off || addr_equal(&a->admin, &b->admin));
 	default:
-		return memcmp(fa, fb, key_size(k)) == 0;
+		return memcmp(fa, fb, key_size(o)) == 0;
 	}
 }
 
@@ -489,15 +510,15 @@ void conf_keep_fixed(struct conf *next, const struct conf *running,
 	size_t used = 0;
 	if (len)
 		changed[0] = 0;
-	for (int i = 0; i < NKEYS; i++) {
-		const struct key *k = &keys[i];
-		if (k->change == RELOAD || same_value(k, next, running))
+	for (int i = 0; i < conf_nopts; i++) {
+		const struct opt *o = &conf_opts[i];
+		if (!(o->tag & RESTART) || same_value(o, next, running))
 			continue;
 		if (used < len)
 			used += (size_t)snprintf(changed + used, len - used, "%s%s",
-						 used ? ", " : "", k->name);
-		memcpy((char *)next + k->off, (const char *)running + k->off,
-		       key_size(k));
+						 used ? ", " : "", o->name);
+		memcpy((char *)next + o->off, (const char *)running + o->off,
+		       key_size(o));
 		next->ncpus = running->ncpus;
 		next->admin_off = running->admin_off;
 	}

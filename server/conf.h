@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "addr.h"
+#include "opt.h"
 
 #define CONF_MAX_LISTEN	16
 #define CONF_MAX_CPUS	64
@@ -74,6 +75,7 @@ struct conf {
 	 * next "listen" from this origin replaces the list. */
 	uint64_t set_mask;
 	int listen_origin;
+	int origin;			/* of the value being set */
 };
 
 /* Where a setting came from; flags override the file. */
@@ -117,5 +119,9 @@ uint64_t conf_descriptors(const struct conf *c);
 
 /* 1 when key is a key conf_set knows. */
 int conf_known_key(const char *key);
+
+/* Every key, in the order of relay --help (lib/opt.h). */
+extern const struct opt conf_opts[];
+extern const int conf_nopts;
 
 #endif
