@@ -328,7 +328,8 @@ step of the grid met it. A step that lost a datagram or missed its rate is not m
 {figs}
 <h2 id="run">What was run</h2>
 <dl>{dl}</dl>
-<p class="muted">Generated {html_text(generated)} by report/capacity from the result files in this directory.</p>
+<p class="muted">Generated {html_text(generated)} by report/capacity from the result files in this
+directory.</p>
 </main></body></html>
 """
 

@@ -70,7 +70,8 @@ def _table(view):
     for title, rows in view.sections:
         out.append(f'<tr class="section"><td colspan="{len(view.columns) + 1}">{html_text(title)}</td></tr>')
         for label, cells in rows:
-            out.append(f"<tr><td>{html_text(label)}</td>" + "".join(f"<td>{html_text(x)}</td>" for x in cells) + "</tr>")
+            out.append(f"<tr><td>{html_text(label)}</td>"
+                       + "".join(f"<td>{html_text(x)}</td>" for x in cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
@@ -102,7 +103,8 @@ def _cost(view, plots):
     where = view.cost.get("version", "?")
     return ("<h2 id='cost'>The cost side</h2>"
             f"<p>Measured by the kernel harness (<code>make kernel-selftests</code>, linux "
-            f"{html_text(where)}, {html_text(view.cost.get('emulation', ''))}, {html_text(view.cost.get('vcpus', '?'))} vCPUs, "
+            f"{html_text(where)}, {html_text(view.cost.get('emulation', ''))}, "
+            f"{html_text(view.cost.get('vcpus', '?'))} vCPUs, "
             "host clock: the vCPUs run in parallel there, as the rwlock's readers need). "
             "Medians of every round; the interval is a 95 % bootstrap interval of the change, "
             "and a change whose interval includes none is <b>inconclusive</b>.</p>"
@@ -141,7 +143,8 @@ def render(view, plots, generated):
 <style>{CSS}</style></head>
 <body><main>
 <h1>{html_text(view.title)}</h1>
-<div class="verdict" style="background:{colour}"><b>{html_text(view.verdict.upper())}</b>{html_text(view.headline)}</div>
+<div class="verdict" style="background:{colour}"><b>{html_text(view.verdict.upper())}</b>\
+{html_text(view.headline)}</div>
 <h2 id="latency">{HEADINGS.get(view.kind, "Latency and stalls")}</h2>
 {_table(view)}
 <p class="muted">Latencies in milliseconds. p99.99 and max come from few samples: read them as the
@@ -154,6 +157,7 @@ size of the worst events, not as a rate.</p>
 <dl>{facts}</dl>
 <h2 id="caveats">Caveats</h2>
 <ul>{caveats}</ul>
-<p class="muted">Generated {html_text(generated)} by report/render from the result files in this directory.</p>
+<p class="muted">Generated {html_text(generated)} by report/render from the result files in this
+directory.</p>
 </main></body></html>
 """
