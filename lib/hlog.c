@@ -391,6 +391,11 @@ int hlog_write_interval(FILE *out, const char *tag, double start_s,
 	return n < 0 ? -1 : 0;
 }
 
+int hlog_write_interrupted(FILE *out, const char *why)
+{
+	return fprintf(out, "%s%s]\n", HLOG_INTERRUPTED, why) < 0 ? -1 : 0;
+}
+
 void hlog_reader_init(struct hlog_reader *r, FILE *in)
 {
 	memset(r, 0, sizeof(*r));
@@ -420,6 +425,18 @@ static char *interval_fields(char *s, struct hlog_line *l)
 	return s;
 }
 
+/* A comment line: the run's note that it was cut short is kept. */
+static void comment(struct hlog_reader *r, const char *s)
+{
+	size_t k = strlen(HLOG_INTERRUPTED), n = strlen(s);
+	if (r->interrupted_line || strncmp(s, HLOG_INTERRUPTED, k) != 0)
+		return;
+	r->interrupted_line = r->line;
+	n -= k + (s[n - 1] == ']');
+	snprintf(r->interrupted, sizeof(r->interrupted), "%.*s", (int)n,
+		 s + k);
+}
+
 int hlog_read_line(struct hlog_reader *r, struct hlog_line *l, char *why,
 		   size_t whylen)
 {
@@ -434,6 +451,8 @@ int hlog_read_line(struct hlog_reader *r, struct hlog_line *l, char *why,
 				       r->line);
 		while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
 			s[--n] = 0;
+		if (n && s[0] == '#')
+			comment(r, s);
 		if (!n || s[0] == '#' || s[0] == '"')
 			continue;
 		if (strncmp(s, "Tag=", 4) == 0) {

@@ -56,10 +56,21 @@ int hlog_write_header(FILE *out, const char *comment, double start_unix_s);
 int hlog_write_interval(FILE *out, const char *tag, double start_s,
 			double length_s, const struct hist *h, double max_scale);
 
+/* The comment a log carries when its run was stopped before the end it
+ * was given: "#[Interrupted: WHY]". Readers of the format skip "#" lines;
+ * hlog_read_line notes it. */
+#define HLOG_INTERRUPTED "#[Interrupted: "
+
+/* Write the interrupted comment with why (e.g. "stopped after 1.5 of
+ * 10.0 s"), after the header. Returns 0, or -1 (errno). */
+int hlog_write_interrupted(FILE *out, const char *why);
+
 /* Reading a log one interval at a time. */
 struct hlog_reader {
 	FILE *in;
 	int line;		/* of the last line read */
+	int interrupted_line;	/* of the interrupted comment; 0: none yet */
+	char interrupted[128];	/* its WHY */
 	char *buf;
 	size_t cap;
 };

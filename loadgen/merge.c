@@ -30,6 +30,7 @@ struct input {
 	int intervals;
 	bool has[NSTREAMS];
 	json_t *latency;		/* its percentiles per stream */
+	char interrupted[128];		/* its log's note; "" when whole */
 	const char *same_as;		/* an earlier input it repeats */
 	struct stat st;
 	unsigned char digest[SHA256_DIGEST_LENGTH];
@@ -44,6 +45,7 @@ struct reference {
 };
 
 struct merge {
+	bool partial_ok;		/* --partial */
 	struct reference ref;		/* path NULL until the first interval */
 	struct hist cur[NSTREAMS];	/* the input being read */
 	struct hist sum[NSTREAMS];	/* every input read so far */
@@ -53,22 +55,27 @@ struct merge {
 static void usage(FILE *out)
 {
 	fputs(
-"usage: loadgen merge --json OUT [--hgrm OUT] FILE.hlog...\n"
+"usage: loadgen merge --json OUT [--hgrm OUT] [--partial] FILE.hlog...\n"
 "\n"
 "Adds the histograms of HdrHistogram interval logs (loadgen --hlog, or any\n"
 "tool's, untagged intervals as corrected latency, Tag=uncorrected as\n"
 "uncorrected) and writes the percentiles of the sum, with the same\n"
 "latency_us fields as a run's JSON, and each input's beside them.\n"
 "Inputs must share their histogram settings (lowest, highest, digits).\n"
+"The log of a run that was stopped before its end says so and is refused\n"
+"unless --partial is given.\n"
 "\n"
 "  --json FILE           the merged result (required)\n"
 "  --hgrm FILE           the merged corrected distribution (HdrHistogram\n"
 "                        percentile format, ms) and FILE.uncorrected.hgrm\n"
+"  --partial             merge logs of interrupted runs too; the result\n"
+"                        says \"partial\": true\n"
 "  -h, --help            this text\n"
 "\n"
 "exit: 0 done, 64 bad usage, 65 an input is corrupt, cut short, empty,\n"
-"recorded with other settings or its counts add up past 2^63-1, 66 an\n"
-"input cannot be read, 73 an output cannot be written.\n", out);
+"recorded with other settings, of an interrupted run or its counts add\n"
+"up past 2^63-1, 66 an input cannot be read, 73 an output cannot be\n"
+"written.\n", out);
 }
 
 /* The file's identity and a digest of its bytes, to tell a file given
@@ -217,6 +224,17 @@ static int read_log(struct merge *m, struct input *in, FILE *f)
 			"log, or empty)\n", in->path, r.line);
 		status = EX_DATAERR;
 	}
+	if (!status && r.interrupted_line) {
+		snprintf(in->interrupted, sizeof(in->interrupted), "%s",
+			 r.interrupted);
+		if (!m->partial_ok) {
+			fprintf(stderr, "loadgen merge: %s line %d: the run "
+				"was interrupted (%s): its log holds part of "
+				"the run; --partial merges it anyway\n",
+				in->path, r.interrupted_line, r.interrupted);
+			status = EX_DATAERR;
+		}
+	}
 	hlog_reader_free(&r);
 	return status;
 }
@@ -272,9 +290,12 @@ static void table(const struct input *in, int n, json_t *merged)
 
 static json_t *input_json(const struct input *in)
 {
-	return json_pack("{s:s, s:i, s:O, s:o}",
+	return json_pack("{s:s, s:i, s:O, s:b, s:o, s:o}",
 		"path", in->path, "intervals", in->intervals,
 		"latency_us", in->latency,
+		"interrupted", in->interrupted[0] != 0,
+		"interrupted_why", in->interrupted[0]
+			? json_string(in->interrupted) : json_null(),
 		"same_as", in->same_as ? json_string(in->same_as)
 				       : json_null());
 }
@@ -284,16 +305,20 @@ static int write_outputs(const char *json, const char *hgrm,
 {
 	char err[4200];
 	int status = 0;
+	bool partial = false;
 	json_t *inputs = json_array();
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		json_array_append_new(inputs, input_json(&in[i]));
+		partial = partial || in[i].interrupted[0];
+	}
 	json_t *latency = latency_json(m->sum, m->every);
 	table(in, n, latency);
 	const struct reference *ref = &m->ref;
-	json_t *j = json_pack("{s:s, s:I, s:O, s:o, s:{s:I, s:I, s:i}}",
+	json_t *j = json_pack("{s:s, s:I, s:O, s:b, s:o, s:{s:I, s:I, s:i}}",
 		"tool", "loadgen merge",
 		"count", (json_int_t)hist_count(&m->sum[CORRECTED]),
 		"latency_us", latency,
+		"partial", partial,
 		"inputs", inputs,
 		"histogram", "lowest", (json_int_t)ref->lowest,
 		"highest", (json_int_t)ref->highest,
@@ -321,6 +346,7 @@ int merge_main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, 'j' },
 		{ "hgrm", required_argument, NULL, 'g' },
+		{ "partial", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -333,6 +359,7 @@ int merge_main(int argc, char **argv)
 		switch (c) {
 		case 'j': json = optarg; break;
 		case 'g': hgrm = optarg; break;
+		case 'p': m.partial_ok = true; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "loadgen merge: option '%s' needs a "

@@ -216,6 +216,13 @@ static int put_hlog(FILE *f, const void *arg)
 		 "ms", o->target_text, r->target_rate, r->duration_s,
 		 o->threads);
 	int rc = hlog_write_header(f, text, r->start_unix_s);
+	/* A run stopped early still writes what it saw; the log itself
+	 * says so, for whoever adds it up without the JSON beside it. */
+	if (!rc && r->interrupted) {
+		snprintf(text, sizeof(text), "stopped after %.3f of %.3f s",
+			 r->send_span_s, r->duration_s);
+		rc = hlog_write_interrupted(f, text);
+	}
 	/* One interval: the whole run, send span and drain. */
 	if (!rc)
 		rc = hlog_write_interval(f, NULL, 0.0, r->elapsed_s,

@@ -5,8 +5,9 @@
 # missing are refused naming the file, with their own exit status, and
 # write no result. Crafted logs cost time in proportion to their bytes and
 # are refused: a histogram too large, a zero run or counts that overflow.
-# A file given twice is added with a warning. Then two real runs merge to
-# the sum of their counts.
+# A file given twice is added with a warning. Then real runs: two merge to
+# the sum of their counts; one stopped by SIGTERM says so in its log and is
+# refused, unless --partial, which marks the result partial.
 # timeout: 120
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
@@ -95,4 +96,27 @@ c2=$(jget "$TEST_TMP/run2.json" "j['latency_us']['corrected']['count']")
 m=$(jget "$TEST_TMP/run1.json" "max(j['latency_us']['corrected']['max'], json.load(open('$TEST_TMP/run2.json'))['latency_us']['corrected']['max'])")
 check_py "$out" "j['count'] == $c1 + $c2" "merged count of two runs"
 check_py "$out" "j['latency_us']['corrected']['max'] == $m" "merged max of two runs"
-pass "merge: exact sums, settings, damage and crafted logs refused, repeats warned"
+check_py "$out" "j['partial'] is False and not any(i['interrupted'] for i in j['inputs'])" \
+	"whole runs merged as partial"
+grep -q '^#\[Interrupted' "$TEST_TMP/run1.hlog" && fail "a whole run's log says it was interrupted"
+
+# A run stopped by SIGTERM at 1.5 s of 10: its log says so.
+"$LOADGEN" --target "udp://127.0.0.1:$ECHO_PORT" --rate 1000 --duration 10 \
+	--no-progress --json "$TEST_TMP/cut.json" --hlog "$TEST_TMP/cut.hlog" >/dev/null 2>&1 &
+lg=$!
+sleep 1.5
+kill -TERM "$lg"
+status=0
+wait "$lg" || status=$?
+[ "$status" = 130 ] || fail "exit $status after SIGTERM, expected 130"
+check_py "$TEST_TMP/cut.json" "j['interrupted']" "the JSON of the stopped run"
+grep -Eq '^#\[Interrupted: stopped after [0-9.]+ of 10\.000 s\]$' "$TEST_TMP/cut.hlog" ||
+	fail "the stopped run's log does not say so: $(head -n 3 "$TEST_TMP/cut.hlog")"
+refuse 65 "$TEST_TMP/cut.hlog line 6: the run was interrupted (stopped after" \
+	"$TEST_TMP/run1.hlog" "$TEST_TMP/cut.hlog"
+grep -qF -- "--partial merges it anyway" "$TEST_TMP/err" || fail "the refusal does not name --partial"
+"$LOADGEN" merge --partial --json "$out" "$TEST_TMP/run1.hlog" "$TEST_TMP/cut.hlog" >/dev/null ||
+	fail "merge --partial exited $?"
+check_py "$out" "j['partial'] is True and [i['interrupted'] for i in j['inputs']] == [False, True]" \
+	"merge --partial: the result is not marked partial"
+pass "merge: exact sums, settings, damage, crafted and interrupted logs refused, repeats warned"

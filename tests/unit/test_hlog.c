@@ -294,6 +294,40 @@ static void test_decode_add(void)
 	hist_free(&h);
 }
 
+/* A log whose run was stopped says so in a comment the reader notes; a
+ * whole one has none. */
+static void test_interrupted(void)
+{
+	for (int stopped = 0; stopped < 2; stopped++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct hist h;
+		CHECK(hist_init_us(&h) == 0);
+		hist_record(&h, 100);
+		CHECK_EQ_INT(hlog_write_header(f, "a run", 1700000000.0), 0);
+		if (stopped)
+			CHECK_EQ_INT(hlog_write_interrupted(f, "stopped after "
+					"1.500 of 10.000 s"), 0);
+		CHECK_EQ_INT(hlog_write_interval(f, NULL, 0, 1.5, &h, 1000.0), 0);
+		fclose(f);
+		f = fmemopen(buf, len, "r");
+		struct hlog_reader r;
+		struct hlog_line l;
+		char why[256] = "";
+		hlog_reader_init(&r, f);
+		CHECK_EQ_INT(hlog_read_line(&r, &l, why, sizeof(why)), 1);
+		CHECK_EQ_INT(hlog_read_line(&r, &l, why, sizeof(why)), 0);
+		CHECK_EQ_INT(r.interrupted_line, stopped ? 6 : 0);
+		CHECK(strcmp(r.interrupted, stopped ? "stopped after 1.500 of "
+			     "10.000 s" : "") == 0);
+		hlog_reader_free(&r);
+		fclose(f);
+		free(buf);
+		hist_free(&h);
+	}
+}
+
 int main(void)
 {
 	test_roundtrip();
@@ -302,5 +336,6 @@ int main(void)
 	test_overflow();
 	test_bounds();
 	test_decode_add();
+	test_interrupted();
 	return check_done();
 }
