@@ -341,21 +341,22 @@ static int write_outputs(const char *json, const char *hgrm,
 	return status;
 }
 
+const struct option merge_longopts[] = {
+	{ "json", required_argument, NULL, 'j' },
+	{ "hgrm", required_argument, NULL, 'g' },
+	{ "partial", no_argument, NULL, 'p' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 int merge_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", required_argument, NULL, 'j' },
-		{ "hgrm", required_argument, NULL, 'g' },
-		{ "partial", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *json = NULL, *hgrm = NULL;
 	struct merge m = { .every = { true, true } };
 	int c;
 	optind = 0;	/* start over (see opts_parse) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", merge_longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = optarg; break;
 		case 'g': hgrm = optarg; break;

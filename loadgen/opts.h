@@ -64,6 +64,21 @@ struct opts {
 	int addr_flags;		/* addr_parse's: ADDR_NUMERIC never resolves */
 };
 
+/* One flag as the table in opts.c gives it, for --help, defaults and the
+ * check of loadgen(1). */
+enum opts_kind { OPTS_INT, OPTS_MS, OPTS_TEXT, OPTS_OWN };
+struct opts_flag {
+	const char *name;	/* without "--" */
+	const char *arg;	/* the value's name; NULL: takes none */
+	enum opts_kind kind;
+	size_t offset;		/* of its field in struct opts */
+	int lo, hi;		/* OPTS_INT's range, OPTS_MS's least */
+	const char *dflt;	/* as given on the command line; NULL: none */
+	const char *help;
+};
+extern const struct opts_flag opts_flags[];
+extern const int opts_nflags;
+
 /* Every default, before opts_parse (which only sets what argv says). */
 void opts_defaults(struct opts *o);
 
