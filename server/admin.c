@@ -8,9 +8,18 @@
  * instead of timing out. When even the reserve is gone, accepting pauses
  * for ADMIN_PAUSE_MS.
  *
- * At most ADMIN_MAX_CONNS connections are open at once; at the cap the
- * listener stops accepting and the kernel's backlog holds the rest, as
- * haproxy does at maxconn. evhttp (libevent 2.1) has no cap nor a hook
+ * A connection must deliver a whole request, and take its answer, within
+ * ADMIN_DEADLINE_TICKS sweeps (5 s) of its accept or of its previous
+ * answer, or it is shut down: evhttp's own timeout is per read, so a
+ * client sending a header byte every few seconds would hold a connection
+ * for hours. At most ADMIN_MAX_CONNS connections are open at once; at the
+ * cap the oldest one past ADMIN_GRACE_TICKS (a client that has not sent a
+ * request that long is no health check) makes room for the next, else
+ * the listener stops accepting and the kernel's backlog holds the rest
+ * until a sweep finds one old enough: slow clients, however many, cannot
+ * keep /healthz waiting more than a few grace periods. Age is counted in
+ * sweeps, not read from a clock, so that the same events give the same
+ * closes. evhttp (libevent 2.1) has no cap nor a hook
  * when a connection closes, so each connection's bufferevent is made here
  * (evhttp_set_bevcb) and kept with a reference of ours. When evhttp is done
  * with a connection it shuts down its sending side and frees the
@@ -27,6 +36,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>	/* the request's version: no getter in 2.1 */
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <fcntl.h>
@@ -43,23 +53,30 @@
 
 #define ADMIN_PAUSE_MS	100
 /* A request line and headers beyond this are refused (our requests are a
- * line and a Host:), and a connection that has not sent a whole request,
- * or sits idle, this long is closed: without them one client holding a
- * header open grows our (locked) memory without bound. */
+ * line and a Host:): without it one client holding a header open grows
+ * our (locked) memory without bound. */
 #define ADMIN_MAX_HEADERS	8192
-#define ADMIN_TIMEOUT_S		5
 /* Within CONF_FD_MAIN, the main thread's share of the descriptor budget. */
 #define ADMIN_MAX_CONNS		16
 #define ADMIN_SWEEP_MS		100
+#define ADMIN_DEADLINE_TICKS	50	/* 5 s of sweeps */
+#define ADMIN_GRACE_TICKS	5	/* 500 ms: a request's first segment is
+					 * long there, even over a WAN */
+
+struct admin_conn {
+	struct bufferevent *bev;
+	uint64_t since;		/* the tick of its accept or last answer */
+};
 
 struct admin {
 	struct evhttp *http;
 	struct evhttp_bound_socket *sock;
 	struct evconnlistener *listener;
-	struct bufferevent *conns[ADMIN_MAX_CONNS];
+	struct admin_conn conns[ADMIN_MAX_CONNS];
 	int nconns;
 	bool capped;		/* accepting stopped at the cap */
 	struct event *sweeper;
+	uint64_t ticks;		/* sweeps by the timer */
 	const struct admin_view *v;
 	struct stats_snapshot snap;
 	struct admin_counts counts;
@@ -110,34 +127,69 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
+/* Shut connection i down and let it go. evhttp's next read or write on
+ * it fails, and it frees the connection then, so the descriptor outlives
+ * the slot by one round of the loop. */
+static void drop(struct admin *ad, int i)
+{
+	struct bufferevent *bev = ad->conns[i].bev;
+	shutdown(bufferevent_getfd(bev), SHUT_RDWR);
+	bufferevent_decref(bev);
+	ad->conns[i] = ad->conns[--ad->nconns];
+}
+
+/* At the cap, the oldest connection past its grace makes room. */
+static void make_room(struct admin *ad)
+{
+	if (ad->nconns < ADMIN_MAX_CONNS)
+		return;
+	int old = 0;
+	for (int i = 1; i < ad->nconns; i++)
+		if (ad->conns[i].since < ad->conns[old].since)
+			old = i;
+	if (ad->ticks - ad->conns[old].since >= ADMIN_GRACE_TICKS) {
+		drop(ad, old);
+		ad->counts.evicted++;
+	}
+}
+
 /* Drop our reference to every connection evhttp has freed (closing its
- * descriptor), and accept again when below the cap. */
+ * descriptor) and shut down those past their deadline, make room at the
+ * cap, and accept again when below it. */
 static void sweep(struct admin *ad)
 {
 	int kept = 0;
 	for (int i = 0; i < ad->nconns; i++) {
 		bufferevent_event_cb in_use;
-		bufferevent_getcb(ad->conns[i], NULL, NULL, &in_use, NULL);
+		bufferevent_getcb(ad->conns[i].bev, NULL, NULL, &in_use, NULL);
+		if (in_use && ad->ticks - ad->conns[i].since >= ADMIN_DEADLINE_TICKS) {
+			shutdown(bufferevent_getfd(ad->conns[i].bev), SHUT_RDWR);
+			ad->counts.timed_out++;
+			in_use = NULL;
+		}
 		if (!in_use)
-			bufferevent_decref(ad->conns[i]);
+			bufferevent_decref(ad->conns[i].bev);
 		else
 			ad->conns[kept++] = ad->conns[i];
 	}
 	ad->nconns = kept;
-	ad->counts.conns = (uint64_t)kept;
-	if (ad->capped && kept < ADMIN_MAX_CONNS) {
+	make_room(ad);
+	ad->counts.conns = (uint64_t)ad->nconns;
+	if (ad->capped && ad->nconns < ADMIN_MAX_CONNS) {
 		ad->capped = false;
 		evconnlistener_enable(ad->listener);
 	}
-	if (kept == 0)
+	if (ad->nconns == 0)
 		event_del(ad->sweeper);
 }
 
 static void on_sweep(evutil_socket_t fd, short what, void *arg)
 {
+	struct admin *ad = arg;
 	(void)fd;
 	(void)what;
-	sweep(arg);
+	ad->ticks++;
+	sweep(ad);
 }
 
 /* evhttp accepted a connection: its bufferevent, counted. evhttp sets its
@@ -151,12 +203,13 @@ static struct bufferevent *new_conn(struct event_base *base, void *arg)
 	if (!bev || ad->nconns == ADMIN_MAX_CONNS)
 		return bev;	/* not counted: evhttp copes, or it was the last */
 	bufferevent_incref(bev);
-	ad->conns[ad->nconns++] = bev;
-	ad->counts.conns = (uint64_t)ad->nconns;
+	ad->conns[ad->nconns++] = (struct admin_conn){ bev, ad->ticks };
 	if (ad->nconns == 1) {
 		struct timeval tv = { 0, ADMIN_SWEEP_MS * 1000 };
 		event_add(ad->sweeper, &tv);
 	}
+	make_room(ad);
+	ad->counts.conns = (uint64_t)ad->nconns;
 	if (ad->nconns == ADMIN_MAX_CONNS) {
 		ad->capped = true;
 		ad->counts.capped++;
@@ -221,14 +274,63 @@ static void reply(struct evhttp_request *req, int code, const char *type,
 	}
 	evhttp_add_header(headers, "Content-Type", type);
 	evhttp_send_reply(req, code, code == 200 ? "OK" : code == 404 ?
-			  "Not Found" : "Unavailable", out);
+			  "Not Found" : code == 400 ? "Bad Request" :
+			  code == 505 ? "HTTP Version Not Supported" :
+			  "Unavailable", out);
 	evbuffer_free(out);
+}
+
+/* Refuse a request evhttp let through, and close the connection, so that
+ * nothing after it is read as a request. */
+static void refuse(struct evhttp_request *req, int code, const char *why)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Connection",
+			  "close");
+	reply(req, code, "text/plain; charset=utf-8", why, strlen(why));
+}
+
+/* What evhttp lets through that a proxy in front of us would read another
+ * way: 0 if none (the request is answered), else the refusal sent. */
+static int refused(struct evhttp_request *req)
+{
+	/* evhttp answers in whatever version the request names ("HTTP/1.9
+	 * 200 OK"), which no client can rely on. */
+	if (req->major != 1 || (req->minor != 0 && req->minor != 1)) {
+		req->major = 1;
+		req->minor = 1;
+		refuse(req, 505, "only HTTP/1.0 and HTTP/1.1 here\n");
+		return 1;
+	}
+	/* evhttp refuses a GET's body (413) but does not read HEAD's, so the
+	 * body would be taken for the next request: answered, it smuggles a
+	 * response past a proxy that knew the body for a body. */
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	const char *length = evhttp_find_header(in, "Content-Length");
+	if (evhttp_find_header(in, "Transfer-Encoding") ||
+	    (length && strcmp(length, "0") != 0)) {
+		refuse(req, 400, "no request body on GET or HEAD\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* A request was read: the connection's next deadline counts from now. */
+static void answered(struct admin *ad, struct evhttp_request *req)
+{
+	struct bufferevent *bev = evhttp_connection_get_bufferevent(
+		evhttp_request_get_connection(req));
+	for (int i = 0; i < ad->nconns; i++)
+		if (ad->conns[i].bev == bev)
+			ad->conns[i].since = ad->ticks;
 }
 
 static void handle(struct evhttp_request *req, void *arg)
 {
 	struct admin *ad = arg;
 	const struct admin_view *v = ad->v;
+	answered(ad, req);
+	if (refused(req))
+		return;
 	const char *uri = evhttp_request_get_uri(req);
 	struct evhttp_uri *parsed = evhttp_uri_parse(uri);
 	const char *path = parsed ? evhttp_uri_get_path(parsed) : NULL;
@@ -330,7 +432,8 @@ struct admin *admin_serve(struct event_base *base, int fd,
 	evhttp_set_allowed_methods(ad->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 	evhttp_set_max_headers_size(ad->http, ADMIN_MAX_HEADERS);
 	evhttp_set_max_body_size(ad->http, 0);
-	evhttp_set_timeout(ad->http, ADMIN_TIMEOUT_S);
+	/* Per read: for a connection past the cap, which no sweep sees. */
+	evhttp_set_timeout(ad->http, ADMIN_DEADLINE_TICKS * ADMIN_SWEEP_MS / 1000);
 	return ad;
 }
 
@@ -378,7 +481,7 @@ void admin_close(struct admin *ad)
 		evhttp_free(ad->http);
 	/* evhttp_free closed every connection: only our references are left. */
 	for (int i = 0; i < ad->nconns; i++)
-		bufferevent_decref(ad->conns[i]);
+		bufferevent_decref(ad->conns[i].bev);
 	if (ad->sweeper)
 		event_free(ad->sweeper);
 	if (reserve_fd >= 0)

@@ -62,6 +62,8 @@ struct admin_counts {
 	uint64_t no_fd;		/* accepting failed: out of descriptors */
 	uint64_t conns;		/* connections open now */
 	uint64_t capped;	/* times accepting stopped at the connection cap */
+	uint64_t timed_out;	/* connections shut past their deadline */
+	uint64_t evicted;	/* connections shut to make room at the cap */
 };
 
 /* Bind a (port 0: any free port) and serve on base. Returns the handle, or

@@ -90,6 +90,8 @@ void conf_defaults(struct conf *c)
 	c->connect_timeout_ms = 5000;
 	c->tcp_idle_ms = 60000;
 	c->tcp_kernel_stamps = true;
+	c->first_byte_timeout_ms = 10000;
+	c->max_conns_per_source = 1024;
 }
 
 int conf_known_key(const char *key)

@@ -1,7 +1,8 @@
 /*
- * relay: a real-time UDP relay on raw epoll. This file is the command
- * line: flags become (key, value) pairs that conf_set checks like the
- * file's (and a reload applies again); service.h runs what they say.
+ * relay: a real-time UDP, TCP and TLS relay on raw epoll. This file is
+ * the command line: flags become (key, value) pairs that conf_set checks
+ * like the file's (and a reload applies again); service.h runs what they
+ * say.
  */
 #include <getopt.h>
 #include <sched.h>
@@ -78,9 +79,9 @@ static const char usage[] =
 "  --connect-timeout-ms N    upstream connect (and TLS) deadline (5000)\n"
 "  --tcp-idle-ms N      close a connection idle this long (60000)\n"
 "  --first-byte-timeout-ms N  close a client silent this long after its\n"
-"                       accept (0: never, the default)\n"
+"                       accept (10000; 0: never)\n"
 "  --max-conns-per-source N  connections one address (IPv6: /64) may hold\n"
-"                       per loop; more are reset (0: any, the default)\n"
+"                       per loop; more are reset (1024; 0: any)\n"
 "  --tcp-kernel-stamps yes|no  time TCP bytes from their kernel receive time\n"
 "                       (yes: includes the wait for the loop; stamps every\n"
 "                       packet on the host) or from relay's read (no)\n"

@@ -292,6 +292,12 @@ static const struct family families[] = {
 	{ ADMIN, "relay_admin_capped_total", "counter",
 	  "Times the admin endpoint stopped accepting at its connection cap",
 	  admin_count, offsetof(struct admin_counts, capped) },
+	{ ADMIN, "relay_admin_timed_out_total", "counter",
+	  "Admin connections closed without a request answered within 5 s",
+	  admin_count, offsetof(struct admin_counts, timed_out) },
+	{ ADMIN, "relay_admin_evicted_total", "counter",
+	  "Admin connections closed at the cap to make room for a new one",
+	  admin_count, offsetof(struct admin_counts, evicted) },
 };
 
 /* Sum what the per-listener and per-upstream families show. */

@@ -1,4 +1,4 @@
-# server/: relay, the real-time UDP relay.
+# server/: relay, the real-time UDP, TCP and TLS relay.
 $(eval $(call program,relay,server))
 
 # The unit tests of relay's modules include their headers.

@@ -18,19 +18,23 @@
  * The oracle, for each connection once its client is done with it:
  *  - what the client received is a sequence of well-formed HTTP responses
  *    (status line, headers, a body framed by Content-Length or the close,
- *    none for HEAD) with a status admin can send: 200, 404, 503 from
- *    admin; 400, 413, 417, 501 (and the 100 before a chunked body) from
- *    evhttp's refusals;
+ *    none for HEAD) with a status admin can send: 200, 404, 503 and the
+ *    refusals 400 and 505 from admin; 400, 413, 417, 501 (and the 100
+ *    before a chunked body) from evhttp's refusals;
  *  - where the client's bytes are requests of a plain grammar (model()
  *    below), the statuses are exactly the expected ones, in order: 200 for
  *    each page (/healthz: 503 when the view says draining or stalled), 404
  *    for any other path, 400 for a request line and headers over 8 KiB,
- *    413 for a body, 501 for a method other than GET and HEAD; and
+ *    413 for a body, 501 for a method other than GET and HEAD, 505 for a
+ *    version other than HTTP/1.0 and 1.1 (below HTTP/2), 400 for a HEAD
+ *    with a length (its body would be the next request); and
  *    nothing more after a response that closes the connection. A client
  *    that closed or half-closed early may miss answers, never get others;
  *  - past what the model knows, nothing is answered for bytes that hold
  *    no complete line and stay within the limit, and no more answers come
- *    than there are ends of header blocks, plus one refusal;
+ *    than there are ends of header blocks, plus one refusal; a connection
+ *    that lived through its grace in sweeps (ADMIN_GRACE_TICKS) may have
+ *    been closed to make room or past its deadline: it may miss answers;
  *  - at most ADMIN_MAX_CONNS connections are open at once, and once every
  *    client is gone and a sweep ran the count is back to zero, accepting
  *    on again.
@@ -59,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct client {
 	int fd;			/* -1: not connected */
 	unsigned id;		/* its abstract address: which connection */
+	uint64_t born;		/* admin's tick at its connect */
 	char *sent, *got;
 	size_t nsent, ngot, capsent, capgot;
 	bool fin;		/* it half-closed */
@@ -147,6 +152,7 @@ static void client_connect(struct client *c)
 		abort();	/* the backlog (64) holds every client */
 	c->nsent = c->ngot = 0;
 	c->fin = c->eof = false;
+	c->born = ad->ticks;
 }
 
 static void client_send(struct client *c, const void *p, size_t len)
@@ -209,7 +215,7 @@ static bool accepted(unsigned id)
 		struct sockaddr_un peer;
 		socklen_t len = sizeof(peer);
 		unsigned got;
-		int fd = (int)bufferevent_getfd(ad->conns[i]);
+		int fd = (int)bufferevent_getfd(ad->conns[i].bev);
 		if (fd >= 0 &&
 		    getpeername(fd, (struct sockaddr *)&peer, &len) == 0 &&
 		    len > offsetof(struct sockaddr_un, sun_path) + 1 &&
@@ -268,10 +274,11 @@ static int page_status(const char *path, size_t len)
 	return 404;
 }
 
-/* "METHOD /path[?query] HTTP/1.x"; 0: not of the grammar. body: the
- * method is one evhttp reads a body for. */
+/* "METHOD /path[?query] HTTP/0.d" or "HTTP/1.d"; 0: not of the grammar
+ * (HTTP/2 and up evhttp refuses 400 from its request line alone). body:
+ * the method is one evhttp reads a body for. */
 static int request_line(const char *p, size_t len, bool *get, bool *head,
-			bool *body, int *minor, int *status)
+			bool *body, int *major, int *minor, int *status)
 {
 	size_t m = 0, i;
 	while (m < len && m < 16 && p[m] >= 'A' && p[m] <= 'Z')
@@ -285,8 +292,9 @@ static int request_line(const char *p, size_t len, bool *get, bool *head,
 	if (i < len && p[i] == '?')
 		for (i++; i < len && is_query(p[i]); i++)
 			;
-	if (len - i != 9 || memcmp(p + i, " HTTP/1.", 8) != 0 ||
-	    (p[i + 8] != '0' && p[i + 8] != '1'))
+	if (len - i != 9 || memcmp(p + i, " HTTP/", 6) != 0 ||
+	    p[i + 6] < '0' || p[i + 6] > '1' || p[i + 7] != '.' ||
+	    p[i + 8] < '0' || p[i + 8] > '9')
 		return 0;
 	/* Methods evhttp knows (others it refuses 400 or 501 by their
 	 * length), and whether it reads a body for them. */
@@ -304,6 +312,7 @@ static int request_line(const char *p, size_t len, bool *get, bool *head,
 	*get = k == 0;
 	*head = k == 6;
 	*body = methods[k].body;
+	*major = p[i + 6] - '0';
 	*minor = p[i + 8] - '0';
 	*status = page_status(p + m + 1, path_end - m - 1);
 	return 1;
@@ -360,7 +369,7 @@ static void model(const char *sent, size_t n, struct expect *e)
 	memset(e, 0, sizeof(*e));
 	while (e->n < MAX_EXPECT) {
 		size_t sum = 0, p = at;	/* line lengths, without EOLs */
-		int lines = 0, conn = 0, minor = 0, status = 0;
+		int lines = 0, conn = 0, major = 0, minor = 0, status = 0;
 		long length = -1;
 		bool get = false, head = false, body = false, ended = false;
 		while (p < n && !ended) {
@@ -374,7 +383,7 @@ static void model(const char *sent, size_t n, struct expect *e)
 			sum += len;
 			if (lines == 0 ?
 			    !request_line(sent + p, len, &get, &head, &body,
-					  &minor, &status) :
+					  &major, &minor, &status) :
 			    len != 0 && !header(sent + p, len, &conn, &length))
 				goto unknown;
 			ended = lines > 0 && len == 0;
@@ -400,14 +409,22 @@ static void model(const char *sent, size_t n, struct expect *e)
 			return;
 		}
 		/* A body (max_body_size 0) before the method: then only GET
-		 * and HEAD, then the path. A body evhttp does not read is
-		 * the next request. */
+		 * and HEAD (evhttp's refusals), then admin's: the version,
+		 * a length on HEAD (whose body evhttp does not read), the
+		 * path. */
 		bool closes = minor == 0 ? conn != 2 : conn == 1;
+		bool admin = false;
 		if (length > 0 && body)
 			status = 413, closes = true;
 		else if (!get && !head)
 			status = 501, closes = true;
-		e->head[e->n] = head && status < 413;	/* admin's answer */
+		else if (major == 0 || minor > 1)
+			status = 505, closes = admin = true;
+		else if (length > 0)
+			status = 400, closes = admin = true;
+		else
+			admin = true;
+		e->head[e->n] = head && admin;	/* admin's answer: no body */
 		e->status[e->n++] = status;
 		at = p;
 		if (closes || at == n) {
@@ -489,7 +506,7 @@ static bool allowed(int status)
 {
 	return status == 200 || status == 404 || status == 503 ||
 	       status == 100 || status == 400 || status == 413 ||
-	       status == 417 || status == 501;
+	       status == 417 || status == 501 || status == 505;
 }
 
 /* Ends of header blocks: an empty line, or one that starts with a NUL
@@ -575,6 +592,13 @@ static void check(const struct client *c, bool early, bool waiting)
 		fail(c, "more answers than requests");
 }
 
+/* Whether admin may have closed c's connection at the cap or its
+ * deadline, answered or not. */
+static bool old(const struct client *c)
+{
+	return ad->ticks - c->born >= ADMIN_GRACE_TICKS;
+}
+
 /* Every byte is freed with the connection: an input that leaves the heap
  * as it found it spares libFuzzer a leak check after each run. */
 static void client_free(struct client *c)
@@ -592,7 +616,7 @@ static void client_close(struct client *c, bool early)
 	if (c->fd < 0)
 		return;
 	client_read(c);
-	check(c, early || c->fin, false);
+	check(c, early || c->fin || old(c), false);
 	client_free(c);
 }
 
@@ -614,7 +638,7 @@ static const char *const pieces[] = {
 	"Content-Length: 4\r\n",
 	"\r\n",
 	"GET /hgrm/tick_lateness HTTP/1.0\r\n",
-	"GET /hgrm/wake_latency HTTP/1.1\r\n",
+	"GET /healthz HTTP/1.9\r\n",
 	"X-Pad: ",
 	NULL,			/* 1 KiB header line */
 };
@@ -682,7 +706,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			client_close(c, true);
 			break;
 		case 6:		/* ADMIN_SWEEP_MS passes */
-			sweep(ad);
+			on_sweep(-1, EV_TIMEOUT, ad);
 			break;
 		case 7:
 			if (c->fd < 0)
@@ -702,7 +726,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		bool waiting = !c->ngot && !c->eof && !accepted(c->id);
 		client_read(c);
-		check(c, c->fin, waiting);
+		check(c, c->fin || old(c), waiting);
 		client_free(c);
 	}
 	/* ... then go, and every connection is let go. */
