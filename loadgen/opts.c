@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt.h"
 #include "rt.h"
 #include "why.h"
 #include "wire.h"
@@ -164,7 +165,8 @@ static int rate_range(const char *flag, const char *v, double rate,
 }
 
 /*
- * Every flag, once: X(ID, NAME, ARG, KIND, FIELD, LO, HI, DEFAULT, HELP).
+ * Every flag, once: X(ID, NAME, ARG, KIND, FIELD, LO, HI, DEFAULT, HELP),
+ * made into lib/opt's descriptors (opts_table).
  *   ARG      the value's name in --help and loadgen(1); NULL: no value
  *   KIND     OPTS_INT: a whole number LO..HI into the int FIELD;
  *            OPTS_MS: milliseconds LO..MAX_MS (or with a unit) into the
@@ -173,61 +175,61 @@ static int rate_range(const char *flag, const char *v, double rate,
  *   DEFAULT  the value opts_defaults applies, as it is given on the command
  *            line; NULL: none (the flag is off, or its field's zero
  *            means "not given")
- * --help prints the rows; test_loadgen_flags checks them against
- * loadgen(1).
+ *   HELP     --help's text, '\n' between its lines
+ * test_loadgen_flags checks the rows against loadgen(1).
  */
 #define LOADGEN_FLAGS(X) \
 X(TARGET, "target", "URL", OWN, target, 0, 0, NULL, "where to send " \
-  "(udp://1.2.3.4:5, udp://[::1]:5, or tcp://...: fixed-size messages on " \
-  "connections); the target must echo what it gets back") \
+  "(udp://1.2.3.4:5, udp://[::1]:5, or\ntcp://...: fixed-size messages on " \
+  "connections);\nthe target must echo what it gets back") \
 X(RATE, "rate", "PPS", OWN, rate, 0, 0, NULL, "packets per second, all " \
-  "threads (20000, 20k, 1.5M; 0.001 to 512M)") \
+  "threads (20000, 20k, 1.5M;\n0.001 to 512M)") \
 X(DURATION, "duration", "SECONDS", OWN, duration_s, 0, 0, "10", \
   "how long to send (30, 30s, 500ms, 2m)") \
 X(THREADS, "threads", "N", INT, threads, 1, OPTS_MAX_THREADS, "1", \
-  "sender threads, one event loop each") \
+  "sender threads, one event loop each, 1 to 256") \
 X(FLOWS, "flows", "N", INT, flows, 1, 4096, NULL, "UDP sockets or TCP " \
-  "connections, spread over the threads; one per thread if not given") \
+  "connections, spread over the\nthreads; one per thread if not given") \
 X(SIZE, "size", "BYTES", INT, size, WIRE_HDR_LEN, WIRE_MAX_LEN, "64", \
-  "datagram payload") \
+  "datagram payload, 40 to 65507") \
 X(CPUS, "cpus", "LIST", OWN, cpus, 0, 0, NULL, "pin the threads to these " \
   "CPUs (0, 0-3, 0,2)") \
 X(QUOTA, "cpu-quota", "PERCENT", OWN, quota_pct, 0, 0, NULL, "run under " \
-  "a CPU bandwidth quota (20% of one CPU; 200% = two CPUs) in a cgroup " \
+  "a CPU bandwidth quota (20% of one CPU;\n200% = two CPUs) in a cgroup " \
   "made for the run") \
 X(PERIOD_US, "quota-period-us", "N", OWN, period_us, 0, 0, "100000", \
   "the quota's period in us, 1000 to 1000000") \
 X(PERIOD, "quota-period", "TIME", OWN, period_us, 0, 0, NULL, "the same " \
   "as a time (100ms)") \
 X(CGROUP, "cgroup", "PATH|SLICE", TEXT, cgroup, 0, 0, NULL, "use this " \
-  "existing cgroup (or a new child of this systemd slice) instead of " \
+  "existing cgroup (or a new child of this\nsystemd slice) instead of " \
   "making one") \
 X(SCOPE, "quota-scope", "SCOPE", OWN, quota_threads, 0, 0, "process", \
-  "process or threads: only the sender threads go under the quota") \
+  "process or threads: only the sender threads\ngo under the quota") \
 X(TIMEOUT, "timeout", "MS", MS, timeout_ms, 1, 0, "2000", "a reply later " \
-  "than this is late; after the last send, wait this long for replies") \
+  "than this is late; after the last\nsend, wait this long for replies") \
 X(NO_PROBE, "no-probe", NULL, OWN, probe, 0, 0, NULL, "do not check the " \
   "target answers before the run") \
 X(TIMER, "timer", "MODE", OWN, epoll_timer, 0, 0, "timerfd", "timerfd " \
-  "(microsecond pacing) or epoll (1 ms epoll_wait timeouts; no timerfd in " \
-  "loadgen's own epoll set, see loadgen(1) on RT kernels)") \
+  "(microsecond pacing) or epoll (1 ms\nepoll_wait timeouts; no timerfd " \
+  "in loadgen's own\nepoll set, see loadgen(1) on RT kernels)") \
 X(SPIN, "spin-us", "N", INT, spin_us, 0, OPTS_MAX_SPIN_US, "0", "wake N " \
-  "us before each send and busy-wait the rest of the way: a more precise " \
-  "schedule for CPU time (0: off; see loadgen(1) before using it with " \
-  "--cpu-quota)") \
+  "us before each send and busy-wait the rest\nof the way: a more precise " \
+  "schedule for CPU time\n(0: off, at most 10000; see loadgen(1) before " \
+  "using\nit with --cpu-quota)") \
 X(RT_PRIO, "rt-priority", "N", INT, rt_prio, 1, 98, NULL, "run the " \
-  "sender threads SCHED_FIFO at N: RT clients of the target") \
+  "sender threads SCHED_FIFO at N (1-98): RT\nclients of the target") \
 X(WATCH_CG, "watch-cgroup", "PATH", TEXT, watch_cgroup, 0, 0, NULL, \
-  "also report the CPU throttling this other cgroup (a co-tenant's) got " \
+  "also report the CPU throttling this other cgroup\n(a co-tenant's) got " \
   "during the run") \
 X(JSON, "json", "FILE", TEXT, json, 0, 0, NULL, "write every counter and " \
   "percentile as JSON") \
 X(HGRM, "hgrm", "FILE", TEXT, hgrm, 0, 0, NULL, "write the corrected " \
-  "latency distribution (HdrHistogram percentile format, ms) and " \
+  "latency distribution\n(HdrHistogram percentile format, ms) and\n" \
   "FILE.uncorrected.hgrm") \
 X(HLOG, "hlog", "FILE", TEXT, hlog, 0, 0, NULL, "write both histograms " \
-  "as an HdrHistogram interval log (corrected untagged, Tag=uncorrected): " \
-  "the input of loadgen merge and HdrHistogram's tools") \
+  "as an HdrHistogram interval\nlog (corrected untagged, Tag=uncorrected): " \
+  "the\ninput of loadgen merge and HdrHistogram's tools") \
 X(TIMESERIES, "timeseries", "FILE", TEXT, timeseries, 0, 0, NULL, "write " \
   "count, p50, p99, max per window as CSV") \
 X(WINDOW, "window", "MS", MS, window_ms, 1, 0, "100", "the time series " \
@@ -238,10 +240,10 @@ X(FROM, "from", "R1|Q1%", OWN, from, 0, 0, NULL, "sweep: the first " \
   "step's rate, or quota with --quota") \
 X(TO, "to", "R2|Q2%", OWN, to, 0, 0, NULL, "sweep: the last step's") \
 X(STEPS, "steps", "N", INT, steps, 1, 1000, NULL, "sweep: steps from " \
-  "--from to --to") \
+  "--from to --to, 1 to 1000") \
 X(SLO, "slo", "LIST", OWN, slo, 0, 0, NULL, "sweep: what every step must " \
-  "meet: p50 p90 p99 p99.9 p99.99 max = VALUE[us|ms|s], comma separated " \
-  "(p99=1ms,max=20ms); the flag may be given more than once") \
+  "meet: p50 p90 p99\np99.9 p99.99 max = VALUE[us|ms|s], comma separated\n" \
+  "(p99=1ms,max=20ms); the flag may be given more\nthan once") \
 X(QUOTA_SWEEP, "quota", NULL, OWN, sweep, 0, 0, NULL, "sweep quota " \
   "percentages at a fixed --rate") \
 X(CSV, "csv", "FILE", TEXT, csv, 0, 0, NULL, "sweep: write a row per run " \
@@ -249,8 +251,8 @@ X(CSV, "csv", "FILE", TEXT, csv, 0, 0, NULL, "sweep: write a row per run " \
 X(PAUSE, "pause", "MS", MS, pause_ms, 0, 0, "500", "sweep: idle time " \
   "between steps") \
 X(REPEAT, "repeat", "N", INT, repeat, 0, 10, "2", "sweep: runs again, N " \
-  "times, the steps of a sweep that is not monotonic (a step failed below " \
-  "one that met) to measure the noise (0: no repeats)") \
+  "times (0 to 10), the steps of\na sweep that is not monotonic (a step " \
+  "failed below\none that met) to measure the noise (0: no repeats)") \
 X(LISTEN, "listen", "URL", OWN, listen, 0, 0, NULL, "echo: where to " \
   "serve (udp://ADDR:PORT)") \
 X(HELP, "help", NULL, OWN, mode, 0, 0, NULL, "this text (also -h)")
@@ -259,24 +261,32 @@ enum {
 #define X(id, ...) O_##id,
 	LOADGEN_FLAGS(X)
 #undef X
+	O_COUNT
 };
 
-const struct opts_flag opts_flags[] = {
-#define X(id, name, arg, kind, field, lo, hi, dflt, help) \
-	{ name, arg, OPTS_##kind, offsetof(struct opts, field), lo, hi, dflt, \
-	  help },
+static int apply(struct opts *o, int c, const char *v, char *err,
+		 size_t errlen);
+
+/* lib/opt hands a value to its row's parse(): one per row, each naming
+ * its row for apply. */
+#define X(id, ...) \
+static int parse_##id(void *o, const char *v, char *err, size_t errlen) \
+{ \
+	return apply(o, O_##id, v, err, errlen); \
+}
+LOADGEN_FLAGS(X)
+#undef X
+
+const struct opt opts_table[] = {
+#define X(id, key, value, kind, field, lo, hi, dflt, text) \
+	{ .name = key, .type = OPT_FUNC, .off = offsetof(struct opts, field), \
+	  .min = lo, .max = hi, .def = dflt, .arg = value, \
+	  .bare = value ? NULL : "", .help = text, .parse = parse_##id, \
+	  .tag = OPTS_##kind },
 	LOADGEN_FLAGS(X)
 #undef X
 };
-const int opts_nflags = sizeof(opts_flags) / sizeof(opts_flags[0]);
-
-static const struct option longopts[] = {
-#define X(id, name, arg, ...) \
-	{ name, arg ? required_argument : no_argument, NULL, 256 + O_##id },
-	LOADGEN_FLAGS(X)
-#undef X
-	{ NULL, 0, NULL, 0 },
-};
+const int opts_ntable = O_COUNT;
 
 /* A flag of OPTS_OWN: its value v into o. Returns 0 or -1 with err filled. */
 static int apply_own(struct opts *o, int c, const char *v, const char *flag,
@@ -390,29 +400,32 @@ static int apply_own(struct opts *o, int c, const char *v, const char *flag,
 	}
 }
 
-/* Flag c's value v into o, by its row. Returns 0 or -1 with err filled. */
-static int apply(struct opts *o, int c, const char *v, const char *flag,
-		 char *err, size_t errlen)
+/* Flag c's value v into o, by its row. Returns 0 or -1 with err filled,
+ * naming the flag. */
+static int apply(struct opts *o, int c, const char *v, char *err,
+		 size_t errlen)
 {
-	const struct opts_flag *f = &opts_flags[c];
-	void *field = (char *)o + f->offset;
-	switch (f->kind) {
+	const struct opt *f = &opts_table[c];
+	void *field = (char *)o + f->off;
+	char flag[64];
+	snprintf(flag, sizeof(flag), "--%s", f->name);
+	switch ((enum opts_kind)f->tag) {
 	case OPTS_INT: {
 		char *end;
 		errno = 0;
 		long x = strtol(v, &end, 10);
-		if (end == v || *end || errno || x < f->lo || x > f->hi)
+		if (end == v || *end || errno || x < f->min || x > f->max)
 			return why_set(err, errlen, "%s '%s' is not a number "
-				       "from %d to %d", flag, v, f->lo, f->hi);
+				       "from %ld to %ld", flag, v, f->min, f->max);
 		*(int *)field = (int)x;
 		return 0;
 	}
 	case OPTS_MS: {
 		int64_t ms;
-		if (millis(v, &ms) < 0 || ms < f->lo)
+		if (millis(v, &ms) < 0 || ms < f->min)
 			return why_set(err, errlen, "%s '%s' is not a time in ms "
-				   "from %d to %d (or with a unit: 2s, 500ms)",
-				   flag, v, f->lo, MAX_MS);
+				   "from %ld to %d (or with a unit: 2s, 500ms)",
+				   flag, v, f->min, MAX_MS);
 		*(int64_t *)field = ms;
 		return 0;
 	}
@@ -434,14 +447,9 @@ void opts_defaults(struct opts *o)
 	o->probe = true;
 	o->progress = -1;
 	char err[256];
-	for (int i = 0; i < opts_nflags; i++) {
-		char flag[64];
-		snprintf(flag, sizeof(flag), "--%s", opts_flags[i].name);
-		/* the table's own values: a failure is a bug in it */
-		if (opts_flags[i].dflt && apply(o, i, opts_flags[i].dflt, flag,
-						err, sizeof(err)) < 0)
-			abort();
-	}
+	/* the table's own values: a failure is a bug in it */
+	if (opt_defaults(opts_table, opts_ntable, o, err, sizeof(err)) < 0)
+		abort();
 }
 
 /* Checks across flags, once all are known. */
@@ -509,26 +517,6 @@ static int check(struct opts *o, char *err, size_t errlen)
 	return 0;
 }
 
-/* Write text wrapped at 79 columns, continuation lines indented by
- * indent, the first line starting at column col. */
-static void wrap(FILE *out, const char *text, int col, int indent)
-{
-	for (const char *p = text; *p;) {
-		size_t n = strcspn(p, " ");
-		if (col > indent && col + 1 + (int)n > 79) {
-			fprintf(out, "\n%*s", indent, "");
-			col = indent;
-		} else if (col > indent) {
-			fputc(' ', out);
-			col++;
-		}
-		fprintf(out, "%.*s", (int)n, p);
-		col += (int)n;
-		p += n + (p[n] == ' ');
-	}
-	fputc('\n', out);
-}
-
 void opts_usage(FILE *out)
 {
 	fputs(
@@ -542,29 +530,9 @@ void opts_usage(FILE *out)
 "Open-loop load: every datagram (or TCP message) has an intended send time\n"
 "on a fixed schedule; latency is measured from it (corrected for\n"
 "coordinated omission) and from the actual send time (uncorrected).\n"
+"Defaults in parentheses.\n"
 "\n", out);
-	for (int i = 0; i < opts_nflags; i++) {
-		const struct opts_flag *f = &opts_flags[i];
-		char head[64], text[512];
-		int n = snprintf(head, sizeof(head), "  --%s%s%s", f->name,
-				 f->arg ? " " : "", f->arg ? f->arg : "");
-		int k = snprintf(text, sizeof(text), "%s", f->help);
-		if (f->kind == OPTS_INT)
-			k += snprintf(text + k, sizeof(text) - (size_t)k,
-				      " (%d to %d%s", f->lo, f->hi,
-				      f->dflt ? ";" : ")");
-		if (f->dflt)
-			snprintf(text + k, sizeof(text) - (size_t)k,
-				 "%sdefault %s)", f->kind == OPTS_INT ? " "
-				 : " (", f->dflt);
-		fputs(head, out);
-		if (n >= 23) {
-			fputc('\n', out);
-			n = 0;
-		}
-		fprintf(out, "%*s", 24 - n, "");
-		wrap(out, text, 24, 24);
-	}
+	opt_usage(out, opts_table, opts_ntable);
 	fputs(
 "\n"
 "sweep: one run per step from --from to --to (rates, or with --quota\n"
@@ -594,26 +562,28 @@ int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
 		argc--;
 		argv++;
 	}
+	static struct option longopts[O_COUNT + 1];
+	static char names[1024];
+	if (!longopts[0].name &&
+	    opt_longopts(opts_table, opts_ntable, longopts, names,
+			 sizeof(names), 256) < 0)
+		abort();	/* names[] too small for the table */
 	optind = 0;
 	opterr = 0;
 	int c, li = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
-		char flag[64];
-		if (c >= 256)
-			snprintf(flag, sizeof(flag), "--%s", longopts[li].name);
-		else
-			snprintf(flag, sizeof(flag), "%s", argv[optind - 1]);
-		if (c == 'h' || c == 256 + O_HELP) {
+		if (c == 'h' || (c == 256 && li == O_HELP)) {
 			o->mode = OPTS_HELP;
 			return 0;
 		}
 		if (c == '?')
 			return why_set(err, errlen, "unknown option '%s' (see "
-				   "loadgen --help)", flag);
+				   "loadgen --help)", argv[optind - 1]);
 		if (c == ':')
 			return why_set(err, errlen, "option '%s' needs a value",
-				   flag);
-		if (apply(o, c - 256, optarg, flag, err, errlen) < 0)
+				   argv[optind - 1]);
+		if (opt_parse(&opts_table[li], o, optarg ? optarg
+			      : opts_table[li].bare, err, errlen) < 0)
 			return -1;
 	}
 	if (optind < argc)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "addr.h"
+#include "opt.h"
 
 #define OPTS_MAX_CPUS	256
 #define OPTS_MAX_SLO	8
@@ -64,20 +65,11 @@ struct opts {
 	int addr_flags;		/* addr_parse's: ADDR_NUMERIC never resolves */
 };
 
-/* One flag as the table in opts.c gives it, for --help, defaults and the
- * check of loadgen(1). */
+/* Every flag as lib/opt's descriptors (opts.c's table), for --help, the
+ * defaults and the check of loadgen(1); the tag is the kind of value. */
 enum opts_kind { OPTS_INT, OPTS_MS, OPTS_TEXT, OPTS_OWN };
-struct opts_flag {
-	const char *name;	/* without "--" */
-	const char *arg;	/* the value's name; NULL: takes none */
-	enum opts_kind kind;
-	size_t offset;		/* of its field in struct opts */
-	int lo, hi;		/* OPTS_INT's range, OPTS_MS's least */
-	const char *dflt;	/* as given on the command line; NULL: none */
-	const char *help;
-};
-extern const struct opts_flag opts_flags[];
-extern const int opts_nflags;
+extern const struct opt opts_table[];
+extern const int opts_ntable;
 
 /* Every default, before opts_parse (which only sets what argv says). */
 void opts_defaults(struct opts *o);

@@ -76,9 +76,9 @@ static bool says_default(const char *s, const char *d)
 
 static bool known(const char *name, size_t n)
 {
-	for (int i = 0; i < opts_nflags; i++)
-		if (strlen(opts_flags[i].name) == n &&
-		    !strncmp(opts_flags[i].name, name, n))
+	for (int i = 0; i < opts_ntable; i++)
+		if (strlen(opts_table[i].name) == n &&
+		    !strncmp(opts_table[i].name, name, n))
 			return true;
 	for (const struct option *o = merge_longopts; o->name; o++)
 		if (strlen(o->name) == n && !strncmp(o->name, name, n))
@@ -107,8 +107,8 @@ static void check_flag(const char *name, const char *dflt)
 
 static void test_table_in_man(void)
 {
-	for (int i = 0; i < opts_nflags; i++)
-		check_flag(opts_flags[i].name, opts_flags[i].dflt);
+	for (int i = 0; i < opts_ntable; i++)
+		check_flag(opts_table[i].name, opts_table[i].def);
 	for (const struct option *o = merge_longopts; o->name; o++)
 		check_flag(o->name, NULL);
 }
