@@ -8,7 +8,7 @@
 # A file given twice is added with a warning. Then real runs: two merge to
 # the sum of their counts; one stopped by SIGTERM says so in its log and is
 # refused, unless --partial, which marks the result partial.
-# timeout: 120
+# timeout: 240
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 hl=$FIXTURES/hlog
