@@ -128,6 +128,19 @@ static char *calibration(void)
 	return buf;
 }
 
+/* The inputs and the output go with the process. */
+static void cleanup(void)
+{
+	char path[4200];
+	for (int i = 0; i < MAX_FILES; i++) {
+		snprintf(path, sizeof(path), "%s/in%d.hlog", dir, i);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -136,6 +149,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(dir, sizeof(dir), "%s/fuzz_merge.XXXXXX", tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
 		abort();
+	atexit(cleanup);
 	/* merge prints a table per merge */
 	if (!freopen("/dev/null", "w", stdout))
 		abort();
