@@ -25,7 +25,8 @@ static int ilog2_floor(uint64_t v)
 	return 63 - __builtin_clzll(v);
 }
 
-int hist_init(struct hist *h, int64_t lowest, int64_t highest, int sigfigs)
+/* Everything of h but its counts array. */
+static int layout(struct hist *h, int64_t lowest, int64_t highest, int sigfigs)
 {
 	memset(h, 0, sizeof(*h));
 	/* highest / 2: lowest may be near INT64_MAX (a decoded log) */
@@ -67,6 +68,19 @@ int hist_init(struct hist *h, int64_t lowest, int64_t highest, int sigfigs)
 	}
 	h->bucket_count = buckets;
 	h->counts_len = (buckets + 1) * h->sub_bucket_half_count;
+	return 0;
+}
+
+int32_t hist_slots(int64_t lowest, int64_t highest, int sigfigs)
+{
+	struct hist h;
+	return layout(&h, lowest, highest, sigfigs) < 0 ? -1 : h.counts_len;
+}
+
+int hist_init(struct hist *h, int64_t lowest, int64_t highest, int sigfigs)
+{
+	if (layout(h, lowest, highest, sigfigs) < 0)
+		return -1;
 	h->counts = calloc((size_t)h->counts_len, sizeof(*h->counts));
 	if (!h->counts) {
 		errno = ENOMEM;

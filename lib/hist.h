@@ -40,6 +40,10 @@ struct hist {
  * Returns 0, or -1 with errno EINVAL (bad range) or ENOMEM. */
 int hist_init(struct hist *h, int64_t lowest, int64_t highest, int sigfigs);
 
+/* The length of the counts array hist_init would allocate for these
+ * settings, without allocating it; -1 (errno EINVAL) for a bad range. */
+int32_t hist_slots(int64_t lowest, int64_t highest, int sigfigs);
+
 /* The shape relay, loadgen and the model share: 1 us .. 10 s, 3 digits. */
 int hist_init_us(struct hist *h);
 

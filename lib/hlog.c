@@ -173,7 +173,9 @@ static int inflate_exactly(z_stream *z, uint8_t *out, size_t want, bool last)
 		    : (rc == Z_OK || rc == Z_STREAM_END ? 0 : -1);
 }
 
-/* The counts words of the payload into h. */
+/* The counts words of the payload into h. Every count lands in h's slots
+ * and h's total stays within what the format can carry (an int64 per
+ * count): a count past it would come out negative in any reader. */
 static int decode_counts(struct hist *h, const uint8_t *p, const uint8_t *end,
 			 char *why, size_t whylen)
 {
@@ -185,7 +187,9 @@ static int decode_counts(struct hist *h, const uint8_t *p, const uint8_t *end,
 			return why_set(why, whylen, "a count is cut short");
 		p += used;
 		if (v < 0) {
-			if (v == INT64_MIN || index - v > h->counts_len)
+			/* -v, not index - v: a run near INT64_MIN would
+			 * overflow the sum and land the index anywhere */
+			if (v == INT64_MIN || -v > h->counts_len - index)
 				return why_set(why, whylen, "a run of %lld zero "
 					       "counts goes past the histogram's "
 					       "%d slots", -(long long)v,
@@ -196,6 +200,11 @@ static int decode_counts(struct hist *h, const uint8_t *p, const uint8_t *end,
 		if (index >= h->counts_len)
 			return why_set(why, whylen, "more counts than the "
 				       "histogram's %d slots", h->counts_len);
+		if ((uint64_t)v > INT64_MAX - h->total)
+			return why_set(why, whylen, "a count of %lld takes the "
+				       "histogram's total of %llu past 2^63-1",
+				       (long long)v,
+				       (unsigned long long)h->total);
 		if (v)
 			hist_add_at(h, (int32_t)index, (uint64_t)v);
 		index++;
@@ -203,11 +212,23 @@ static int decode_counts(struct hist *h, const uint8_t *p, const uint8_t *end,
 	return 0;
 }
 
-int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
-		size_t whylen)
+/* A histogram's encoding taken apart: its settings and the counts words. */
+struct packed {
+	int64_t lowest, highest, sigfigs;
+	uint8_t *plain;		/* the payload, payload bytes */
+	uint64_t payload;
+};
+
+/* Undo base64 and zlib and read the V2 header. Every size is checked
+ * against the bytes given before it is allocated: the payload's against
+ * DEFLATE's own limit (zlib: at most 1032 bytes out per byte in, 258 at a
+ * time), so a short line cannot make a large allocation. Returns 0, or -1
+ * with why filled; p->plain is to be freed either way. */
+static int unpack(const char *text, size_t n, struct packed *p, char *why,
+		  size_t whylen)
 {
-	memset(h, 0, sizeof(*h));
-	uint8_t *bin = from_base64(text, &n), *plain = NULL;
+	memset(p, 0, sizeof(*p));
+	uint8_t *bin = from_base64(text, &n);
 	if (!bin)
 		return why_set(why, whylen, "the histogram is not base64 text");
 	int rc = -1;
@@ -244,42 +265,98 @@ int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
 	 * write the counts in value order whatever it is (and
 	 * hdr-histogram-js writes 1 there for every histogram). The ratio at
 	 * head + 32 only scales a DoubleHistogram's values. */
-	uint64_t payload = get_be(head + 4, 4);
-	int64_t sigfigs = (int32_t)get_be(head + 12, 4);
-	int64_t lowest = (int64_t)get_be(head + 16, 8);
-	int64_t highest = (int64_t)get_be(head + 24, 8);
-	if (sigfigs < 1 || sigfigs > 5 ||
-	    hist_init(h, lowest, highest, (int)sigfigs) < 0) {
-		why_set(why, whylen, "unsupported histogram settings: "
-			"lowest %lld, highest %lld, %lld significant digits",
-			(long long)lowest, (long long)highest,
-			(long long)sigfigs);
+	p->payload = get_be(head + 4, 4);
+	p->sigfigs = (int32_t)get_be(head + 12, 4);
+	p->lowest = (int64_t)get_be(head + 16, 8);
+	p->highest = (int64_t)get_be(head + 24, 8);
+	if (p->payload + HEADER_LEN > zlen * 1032 + 258) {
+		why_set(why, whylen, "a payload of %llu bytes cannot come out "
+			"of %llu compressed bytes",
+			(unsigned long long)p->payload,
+			(unsigned long long)zlen);
 		goto out;
 	}
-	if (payload > (uint64_t)h->counts_len * WORD_MAX) {
-		why_set(why, whylen, "a payload of %llu bytes cannot fit %d "
-			"slots", (unsigned long long)payload, h->counts_len);
-		goto out;
-	}
-	plain = malloc(payload + 1);
-	if (!plain) {
+	p->plain = malloc(p->payload + 1);
+	if (!p->plain) {
 		why_set(why, whylen, "out of memory");
 		goto out;
 	}
-	if (inflate_exactly(&z, plain, payload, true) < 0) {
+	if (inflate_exactly(&z, p->plain, p->payload, true) < 0) {
 		why_set(why, whylen, "the compressed histogram is corrupt or "
 			"cut short (%llu payload bytes promised)",
-			(unsigned long long)payload);
+			(unsigned long long)p->payload);
 		goto out;
 	}
-	rc = decode_counts(h, plain, plain + payload, why, whylen);
+	rc = 0;
 out:
 	if (zinit)
 		inflateEnd(&z);
+	free(bin);
+	return rc;
+}
+
+/* The counts of p into h, whose settings they were checked against. */
+static int add_packed(struct hist *h, const struct packed *p, char *why,
+		      size_t whylen)
+{
+	if (p->payload > (uint64_t)h->counts_len * WORD_MAX)
+		return why_set(why, whylen, "a payload of %llu bytes cannot "
+			       "fit %d slots", (unsigned long long)p->payload,
+			       h->counts_len);
+	return decode_counts(h, p->plain, p->plain + p->payload, why, whylen);
+}
+
+int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
+		size_t whylen)
+{
+	memset(h, 0, sizeof(*h));
+	struct packed p;
+	int rc = unpack(text, n, &p, why, whylen);
+	int32_t slots = rc || p.sigfigs < 1 || p.sigfigs > 5 ? -1
+			: hist_slots(p.lowest, p.highest, (int)p.sigfigs);
+	if (!rc && slots < 0)
+		rc = why_set(why, whylen, "unsupported histogram settings: "
+			     "lowest %lld, highest %lld, %lld significant "
+			     "digits", (long long)p.lowest,
+			     (long long)p.highest, (long long)p.sigfigs);
+	/* what a reader does with a histogram passes over every slot: the
+	 * slots a line may ask for are the work it may cause */
+	if (!rc && slots > HLOG_MAX_SLOTS)
+		rc = why_set(why, whylen, "a histogram of %d slots (lowest "
+			     "%lld, highest %lld, %lld significant digits) is "
+			     "larger than the %d read here", slots,
+			     (long long)p.lowest, (long long)p.highest,
+			     (long long)p.sigfigs, HLOG_MAX_SLOTS);
+	if (!rc && hist_init(h, p.lowest, p.highest, (int)p.sigfigs) < 0)
+		rc = why_set(why, whylen, "out of memory");
+	if (!rc)
+		rc = add_packed(h, &p, why, whylen);
 	if (rc < 0)
 		hist_free(h);
-	free(bin);
-	free(plain);
+	free(p.plain);
+	return rc;
+}
+
+int hlog_decode_add(const char *text, size_t n, struct hist *h, char *why,
+		    size_t whylen)
+{
+	struct packed p;
+	int rc = unpack(text, n, &p, why, whylen);
+	if (!rc && (p.lowest != h->lowest || p.highest != h->highest ||
+		    p.sigfigs != h->sigfigs)) {
+		rc = why_set(why, whylen, "histogram settings (lowest %lld, "
+			     "highest %lld, %lld digits) differ",
+			     (long long)p.lowest, (long long)p.highest,
+			     (long long)p.sigfigs);
+		free(p.plain);
+		errno = EDOM;
+		return rc;
+	}
+	if (!rc)
+		rc = add_packed(h, &p, why, whylen);
+	free(p.plain);
+	if (rc < 0)
+		errno = EINVAL;
 	return rc;
 }
 
@@ -314,6 +391,11 @@ int hlog_write_interval(FILE *out, const char *tag, double start_s,
 	return n < 0 ? -1 : 0;
 }
 
+int hlog_write_interrupted(FILE *out, const char *why)
+{
+	return fprintf(out, "%s%s]\n", HLOG_INTERRUPTED, why) < 0 ? -1 : 0;
+}
+
 void hlog_reader_init(struct hlog_reader *r, FILE *in)
 {
 	memset(r, 0, sizeof(*r));
@@ -327,7 +409,7 @@ void hlog_reader_free(struct hlog_reader *r)
 }
 
 /* "START,LENGTH,MAX," then the histogram; returns where it starts. */
-static char *interval_fields(char *s, struct hlog_interval *iv)
+static char *interval_fields(char *s, struct hlog_line *l)
 {
 	double v[3];
 	for (int i = 0; i < 3; i++) {
@@ -338,15 +420,27 @@ static char *interval_fields(char *s, struct hlog_interval *iv)
 			return NULL;
 		s = end + 1;
 	}
-	iv->start_s = v[0];
-	iv->length_s = v[1];
+	l->start_s = v[0];
+	l->length_s = v[1];
 	return s;
 }
 
-int hlog_read(struct hlog_reader *r, struct hlog_interval *iv, char *why,
-	      size_t whylen)
+/* A comment line: the run's note that it was cut short is kept. */
+static void comment(struct hlog_reader *r, const char *s)
 {
-	memset(iv, 0, sizeof(*iv));
+	size_t k = strlen(HLOG_INTERRUPTED), n = strlen(s);
+	if (r->interrupted_line || strncmp(s, HLOG_INTERRUPTED, k) != 0)
+		return;
+	r->interrupted_line = r->line;
+	n -= k + (s[n - 1] == ']');
+	snprintf(r->interrupted, sizeof(r->interrupted), "%.*s", (int)n,
+		 s + k);
+}
+
+int hlog_read_line(struct hlog_reader *r, struct hlog_line *l, char *why,
+		   size_t whylen)
+{
+	memset(l, 0, sizeof(*l));
 	ssize_t n;
 	while ((n = getline(&r->buf, &r->cap, r->in)) >= 0) {
 		r->line++;
@@ -357,30 +451,40 @@ int hlog_read(struct hlog_reader *r, struct hlog_interval *iv, char *why,
 				       r->line);
 		while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
 			s[--n] = 0;
+		if (n && s[0] == '#')
+			comment(r, s);
 		if (!n || s[0] == '#' || s[0] == '"')
 			continue;
 		if (strncmp(s, "Tag=", 4) == 0) {
 			char *comma = strchr(s + 4, ',');
 			size_t len = comma ? (size_t)(comma - s - 4) : 0;
-			if (!comma || len >= sizeof(iv->tag))
+			if (!comma || len >= sizeof(l->tag))
 				return why_set(why, whylen, "line %d: a tag "
 					       "without its interval", r->line);
-			memcpy(iv->tag, s + 4, len);
+			memcpy(l->tag, s + 4, len);
 			s = comma + 1;
 		}
-		char *text = interval_fields(s, iv);
-		if (!text)
+		l->text = interval_fields(s, l);
+		if (!l->text)
 			return why_set(why, whylen, "line %d: not an interval "
 				       "(START,LENGTH,MAX,HISTOGRAM)", r->line);
-		char inner[256];
-		if (hlog_decode(text, strlen(text), &iv->h, inner,
-				sizeof(inner)) < 0)
-			return why_set(why, whylen, "line %d: %s", r->line,
-				       inner);
+		l->len = strlen(l->text);
 		return 1;
 	}
 	if (ferror(r->in))
 		return why_set(why, whylen, "line %d: %s", r->line + 1,
 			       strerror(errno));
 	return 0;
+}
+
+int hlog_read(struct hlog_reader *r, struct hlog_interval *iv, char *why,
+	      size_t whylen)
+{
+	memset(&iv->h, 0, sizeof(iv->h));
+	int got = hlog_read_line(r, &iv->line, why, whylen);
+	char inner[256];
+	if (got == 1 && hlog_decode(iv->line.text, iv->line.len, &iv->h, inner,
+				    sizeof(inner)) < 0)
+		return why_set(why, whylen, "line %d: %s", r->line, inner);
+	return got;
 }

@@ -22,11 +22,28 @@
  * string to free(), or NULL (errno ENOMEM). */
 char *hlog_encode(const struct hist *h);
 
+/* The largest histogram a log may bring: 2^20 slots (8 MB of counts),
+ * room for any range at up to 4 significant digits and for 5 digits up
+ * to 2^24 times lowest. What a reader does with a histogram (add it, find
+ * its percentiles) passes over every slot, so the slots a line may ask
+ * for are the work it may cause. */
+#define HLOG_MAX_SLOTS (1 << 20)
+
 /* Decode the base64 text of n bytes into h, initialised here with the
- * settings the encoding carries (hist_free it). Returns 0, or -1 with why
- * filled and h left with no counts array. */
+ * settings the encoding carries (hist_free it); more than HLOG_MAX_SLOTS
+ * slots are refused. Returns 0, or -1 with why filled and h left with no
+ * counts array. */
 int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
 		size_t whylen);
+
+/* Add the counts the base64 text of n bytes encodes into h, which must
+ * have the settings the encoding carries. Allocates at most what the text
+ * can inflate to and works in proportion to it, whatever h's size: the
+ * way to add up many intervals. Returns 0, or -1 with why filled and
+ * errno EDOM (other settings: why says which) or EINVAL (damage, or a
+ * total past 2^63-1); some counts may then have been added to h. */
+int hlog_decode_add(const char *text, size_t n, struct hist *h, char *why,
+		    size_t whylen);
 
 /* Write the log's header: comment (NULL: none) as a "#[...]" line, the
  * format version, StartTime and BaseTime (both start_unix_s: the intervals'
@@ -39,18 +56,37 @@ int hlog_write_header(FILE *out, const char *comment, double start_unix_s);
 int hlog_write_interval(FILE *out, const char *tag, double start_s,
 			double length_s, const struct hist *h, double max_scale);
 
+/* The comment a log carries when its run was stopped before the end it
+ * was given: "#[Interrupted: WHY]". Readers of the format skip "#" lines;
+ * hlog_read_line notes it. */
+#define HLOG_INTERRUPTED "#[Interrupted: "
+
+/* Write the interrupted comment with why (e.g. "stopped after 1.5 of
+ * 10.0 s"), after the header. Returns 0, or -1 (errno). */
+int hlog_write_interrupted(FILE *out, const char *why);
+
 /* Reading a log one interval at a time. */
 struct hlog_reader {
 	FILE *in;
 	int line;		/* of the last line read */
+	int interrupted_line;	/* of the interrupted comment; 0: none yet */
+	char interrupted[128];	/* its WHY */
 	char *buf;
 	size_t cap;
 };
 
-/* One interval as read: its tag ("" when untagged) and histogram. */
-struct hlog_interval {
+/* One interval line: its tag ("" when untagged), times and histogram text
+ * (base64, len bytes, in the reader's buffer until the next read). */
+struct hlog_line {
 	char tag[64];
 	double start_s, length_s;
+	const char *text;
+	size_t len;
+};
+
+/* One interval as read, its histogram decoded. */
+struct hlog_interval {
+	struct hlog_line line;
 	struct hist h;
 };
 
@@ -58,10 +94,15 @@ struct hlog_interval {
 void hlog_reader_init(struct hlog_reader *r, FILE *in);
 void hlog_reader_free(struct hlog_reader *r);
 
-/* The next interval into iv (hist_free iv->h after use): returns 1, 0 at
- * the end of the log, or -1 with why filled ("line N: ..."): a line that
- * is not an interval, a histogram that does not decode, or a last line
- * without its newline (a file cut short). */
+/* The next interval line into l, its histogram not decoded: returns 1, 0
+ * at the end of the log, or -1 with why filled ("line N: ..."): a line
+ * that is not an interval or a last line without its newline (a file cut
+ * short). */
+int hlog_read_line(struct hlog_reader *r, struct hlog_line *l, char *why,
+		   size_t whylen);
+
+/* The next interval into iv, decoded (hist_free iv->h after use): as
+ * hlog_read_line, and -1 too for a histogram that does not decode. */
 int hlog_read(struct hlog_reader *r, struct hlog_interval *iv, char *why,
 	      size_t whylen);
 

@@ -1,9 +1,10 @@
 /* results: docs/formats.md percentile objects, .hgrm files, series rows. */
 #include "results.h"
 
-#include <errno.h>
 #include <math.h>
 #include <string.h>
+
+#include "newfile.h"
 
 json_t *results_percentiles(const struct hist *h)
 {
@@ -24,23 +25,15 @@ int results_hgrm(const struct hist *h, FILE *f)
 	return hist_write_hgrm(h, f, 1000.0, 5);
 }
 
+static int put_hgrm(FILE *f, const void *h)
+{
+	return results_hgrm(h, f);
+}
+
 int results_write_hgrm(const struct hist *h, const char *path, char *err,
 		       size_t errlen)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", path,
-			 strerror(errno));
-		return -1;
-	}
-	errno = 0;
-	int bad = results_hgrm(h, f) < 0;
-	if (fclose(f) != 0 || bad) {
-		snprintf(err, errlen, "cannot write %s: %s", path,
-			 errno ? strerror(errno) : "write error");
-		return -1;
-	}
-	return 0;
+	return newfile_write(path, put_hgrm, h, err, errlen);
 }
 
 void results_window_of(struct results_window *w, const struct hist *h)

@@ -22,8 +22,9 @@ json_t *results_percentiles(const struct hist *h);
 /* Write h to f in the docs/formats.md .hgrm format. Returns 0 or -1. */
 int results_hgrm(const struct hist *h, FILE *f);
 
-/* Write h to path as a docs/formats.md .hgrm file (ms, 5 ticks). Returns 0,
- * or -1 with err filled ("cannot write PATH: reason"). */
+/* Write h to path as a docs/formats.md .hgrm file (ms, 5 ticks), by newfile
+ * (a symlink at path is replaced, never followed). Returns 0, or -1 with err
+ * filled ("PATH: reason"). */
 int results_write_hgrm(const struct hist *h, const char *path, char *err,
 		       size_t errlen);
 

@@ -7,6 +7,11 @@
 #ifndef LOADGEN_MERGE_H
 #define LOADGEN_MERGE_H
 
+#include <getopt.h>
+
+/* merge's flags (loadgen(1) documents them with the run's). */
+extern const struct option merge_longopts[];
+
 /* Run "merge FLAGS FILE.hlog..." (argv[0] is "merge"). Returns the exit
  * status: 0, 64 usage, 66 an input cannot be read, 65 an input is corrupt,
  * cut short, empty or recorded with other histogram settings (each named

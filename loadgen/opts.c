@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt.h"
 #include "rt.h"
 #include "why.h"
 #include "wire.h"
@@ -25,82 +27,6 @@
 #define MAX_PACKETS	1e11
 /* Timeouts, windows and pauses end up in poll(2)'s int milliseconds. */
 #define MAX_MS		86400000
-
-void opts_usage(FILE *out)
-{
-	fputs(
-"usage: loadgen --target udp://ADDR:PORT|tcp://ADDR:PORT --rate PPS [options]\n"
-"       loadgen sweep --target URL --from R1 --to R2 --steps N\n"
-"                     --slo p99=1ms [options]\n"
-"       loadgen sweep --quota --rate PPS --from Q1% --to Q2% --steps N --slo ...\n"
-"       loadgen echo --listen udp://ADDR:PORT\n"
-"       loadgen merge --json OUT [--hgrm OUT] FILE.hlog...\n"
-"\n"
-"Open-loop load: every datagram (or TCP message) has an intended send time\n"
-"on a fixed schedule; latency is measured from it (corrected for\n"
-"coordinated omission) and from the actual send time (uncorrected).\n"
-"\n"
-"  --target URL          where to send (udp://1.2.3.4:5, udp://[::1]:5, or\n"
-"                        tcp://...: fixed-size messages on connections);\n"
-"                        the target must echo what it gets back\n"
-"  --rate PPS            packets per second, all threads (20000, 20k, 1.5M;\n"
-"                        0.001 to 512M)\n"
-"  --duration SECONDS    how long to send (30, 30s, 500ms; default 10)\n"
-"  --threads N           sender threads, one event loop each (default 1)\n"
-"  --flows N             UDP sockets or TCP connections, spread over the\n"
-"                        threads (default: one per thread)\n"
-"  --size BYTES          datagram payload, 40..65507 (default 64)\n"
-"  --cpus LIST           pin the threads to these CPUs (0, 0-3, 0,2)\n"
-"  --cpu-quota PERCENT   run under a CPU bandwidth quota (20% of one CPU;\n"
-"                        200% = two CPUs) in a cgroup made for the run\n"
-"  --quota-period-us N   the quota's period (default 100000)\n"
-"  --quota-period TIME   the same as a time (100ms)\n"
-"  --cgroup PATH|SLICE   use this existing cgroup (or a new child of this\n"
-"                        systemd slice) instead of making one\n"
-"  --quota-scope SCOPE   process (default) or threads: only the sender\n"
-"                        threads go under the quota\n"
-"  --timeout MS          a reply later than this is late; after the last\n"
-"                        send, wait this long for replies (default 2000)\n"
-"  --no-probe            do not check the target answers before the run\n"
-"  --timer MODE          timerfd (default: microsecond pacing) or epoll\n"
-"                        (1 ms epoll_wait timeouts; no timerfd in loadgen's\n"
-"                        own epoll set, see loadgen(1) on RT kernels)\n"
-"  --spin-us N           wake N us before each send and busy-wait the rest\n"
-"                        of the way: a more precise schedule for CPU time\n"
-"                        (default 0: off; see loadgen(1) before using it\n"
-"                        with --cpu-quota)\n"
-"  --rt-priority N       run the sender threads SCHED_FIFO at N (1-98): RT\n"
-"                        clients of the target\n"
-"  --watch-cgroup PATH   also report the CPU throttling this other cgroup\n"
-"                        (a co-tenant's) got during the run\n"
-"  --json FILE           write every counter and percentile as JSON\n"
-"  --hgrm FILE           write the corrected latency distribution (HdrHistogram\n"
-"                        percentile format, ms) and FILE.uncorrected.hgrm\n"
-"  --hlog FILE           write both histograms as an HdrHistogram interval\n"
-"                        log (corrected untagged, Tag=uncorrected): the\n"
-"                        input of loadgen merge and HdrHistogram's tools\n"
-"  --timeseries FILE     write count, p50, p99, max per window as CSV\n"
-"  --window MS           the time series window (default 100)\n"
-"  --no-progress         no live progress line (shown only on a terminal)\n"
-"  -h, --help            this text\n"
-"\n"
-"sweep: one run per step from --from to --to (rates, or with --quota\n"
-"quota percentages at a fixed --rate); prints each step and the capacity:\n"
-"the highest rate (lowest quota) up to which every step met every --slo\n"
-"(p50 p90 p99 p99.9 p99.99 max = VALUE[us|ms|s], comma separated; the flag\n"
-"may be given more than once). Writes --json and --csv FILE, and with\n"
-"--hgrm FILE one distribution per step (FILE-<step>.hgrm).\n"
-"  --pause MS            idle time between steps (default 500)\n"
-"  --repeat N            runs again, N times, the steps of a sweep that is\n"
-"                        not monotonic (a step failed below one that met)\n"
-"                        to measure the noise (default 2; 0: no repeats)\n"
-"\n"
-"echo: a small UDP echo server for tests and benchmarks.\n"
-"\n"
-"exit: 0 done, 64 bad usage, 69 target or resource unavailable, 70 internal\n"
-"failure, 71 the system refused (cgroup permission), 130 interrupted\n"
-"(results so far are printed and written).\n", out);
-}
 
 /* A finite number followed by an optional suffix from the list. */
 static int number(const char *s, double *v, const char **suffix)
@@ -219,22 +145,6 @@ int opts_parse_slo(const char *s, struct opts_slo *slo, int max)
 	return n ? n : -1;
 }
 
-/* flag's value v, a whole number from lo to hi, into *n; else an error
- * naming what it counts ("number of us") and the range, in unit. */
-static int count(const char *flag, const char *v, int lo, int hi,
-		 const char *what, const char *unit, int *n, char *err,
-		 size_t errlen)
-{
-	char *end;
-	errno = 0;
-	long x = strtol(v, &end, 10);
-	if (end == v || *end || errno || x < lo || x > hi)
-		return why_set(err, errlen, "%s '%s' is not a %s from %d to %d%s",
-			       flag, v, what, lo, hi, unit);
-	*n = (int)x;
-	return 0;
-}
-
 static int percent(const char *s, double *v)
 {
 	const char *suf;
@@ -254,71 +164,133 @@ static int rate_range(const char *flag, const char *v, double rate,
 		   MIN_RATE, MAX_RATE, MAX_PPS_PER_THREAD, OPTS_MAX_THREADS);
 }
 
+/*
+ * Every flag, once: X(ID, NAME, ARG, KIND, FIELD, LO, HI, DEFAULT, HELP),
+ * made into lib/opt's descriptors (opts_table).
+ *   ARG      the value's name in --help and loadgen(1); NULL: no value
+ *   KIND     OPTS_INT: a whole number LO..HI into the int FIELD;
+ *            OPTS_MS: milliseconds LO..MAX_MS (or with a unit) into the
+ *            int64_t FIELD; OPTS_TEXT: the string into FIELD;
+ *            OPTS_OWN: its own parsing, in apply_own
+ *   DEFAULT  the value opts_defaults applies, as it is given on the command
+ *            line; NULL: none (the flag is off, or its field's zero
+ *            means "not given")
+ *   HELP     --help's text, '\n' between its lines
+ * test_loadgen_flags checks the rows against loadgen(1).
+ */
+#define LOADGEN_FLAGS(X) \
+X(TARGET, "target", "URL", OWN, target, 0, 0, NULL, "where to send " \
+  "(udp://1.2.3.4:5, udp://[::1]:5, or\ntcp://...: fixed-size messages on " \
+  "connections);\nthe target must echo what it gets back") \
+X(RATE, "rate", "PPS", OWN, rate, 0, 0, NULL, "packets per second, all " \
+  "threads (20000, 20k, 1.5M;\n0.001 to 512M)") \
+X(DURATION, "duration", "SECONDS", OWN, duration_s, 0, 0, "10", \
+  "how long to send (30, 30s, 500ms, 2m)") \
+X(THREADS, "threads", "N", INT, threads, 1, OPTS_MAX_THREADS, "1", \
+  "sender threads, one event loop each, 1 to 256") \
+X(FLOWS, "flows", "N", INT, flows, 1, 4096, NULL, "UDP sockets or TCP " \
+  "connections, spread over the\nthreads; one per thread if not given") \
+X(SIZE, "size", "BYTES", INT, size, WIRE_HDR_LEN, WIRE_MAX_LEN, "64", \
+  "datagram payload, 40 to 65507") \
+X(CPUS, "cpus", "LIST", OWN, cpus, 0, 0, NULL, "pin the threads to these " \
+  "CPUs (0, 0-3, 0,2)") \
+X(QUOTA, "cpu-quota", "PERCENT", OWN, quota_pct, 0, 0, NULL, "run under " \
+  "a CPU bandwidth quota (20% of one CPU;\n200% = two CPUs) in a cgroup " \
+  "made for the run") \
+X(PERIOD_US, "quota-period-us", "N", OWN, period_us, 0, 0, "100000", \
+  "the quota's period in us, 1000 to 1000000") \
+X(PERIOD, "quota-period", "TIME", OWN, period_us, 0, 0, NULL, "the same " \
+  "as a time (100ms)") \
+X(CGROUP, "cgroup", "PATH|SLICE", TEXT, cgroup, 0, 0, NULL, "use this " \
+  "existing cgroup (or a new child of this\nsystemd slice) instead of " \
+  "making one") \
+X(SCOPE, "quota-scope", "SCOPE", OWN, quota_threads, 0, 0, "process", \
+  "process or threads: only the sender threads\ngo under the quota") \
+X(TIMEOUT, "timeout", "MS", MS, timeout_ms, 1, 0, "2000", "a reply later " \
+  "than this is late; after the last\nsend, wait this long for replies") \
+X(NO_PROBE, "no-probe", NULL, OWN, probe, 0, 0, NULL, "do not check the " \
+  "target answers before the run") \
+X(TIMER, "timer", "MODE", OWN, epoll_timer, 0, 0, "timerfd", "timerfd " \
+  "(microsecond pacing) or epoll (1 ms\nepoll_wait timeouts; no timerfd " \
+  "in loadgen's own\nepoll set, see loadgen(1) on RT kernels)") \
+X(SPIN, "spin-us", "N", INT, spin_us, 0, OPTS_MAX_SPIN_US, "0", "wake N " \
+  "us before each send and busy-wait the rest\nof the way: a more precise " \
+  "schedule for CPU time\n(0: off, at most 10000; see loadgen(1) before " \
+  "using\nit with --cpu-quota)") \
+X(RT_PRIO, "rt-priority", "N", INT, rt_prio, 1, 98, NULL, "run the " \
+  "sender threads SCHED_FIFO at N (1-98): RT\nclients of the target") \
+X(WATCH_CG, "watch-cgroup", "PATH", TEXT, watch_cgroup, 0, 0, NULL, \
+  "also report the CPU throttling this other cgroup\n(a co-tenant's) got " \
+  "during the run") \
+X(JSON, "json", "FILE", TEXT, json, 0, 0, NULL, "write every counter and " \
+  "percentile as JSON") \
+X(HGRM, "hgrm", "FILE", TEXT, hgrm, 0, 0, NULL, "write the corrected " \
+  "latency distribution\n(HdrHistogram percentile format, ms) and\n" \
+  "FILE.uncorrected.hgrm") \
+X(HLOG, "hlog", "FILE", TEXT, hlog, 0, 0, NULL, "write both histograms " \
+  "as an HdrHistogram interval\nlog (corrected untagged, Tag=uncorrected): " \
+  "the\ninput of loadgen merge and HdrHistogram's tools") \
+X(TIMESERIES, "timeseries", "FILE", TEXT, timeseries, 0, 0, NULL, "write " \
+  "count, p50, p99, max per window as CSV") \
+X(WINDOW, "window", "MS", MS, window_ms, 1, 0, "100", "the time series " \
+  "window") \
+X(NO_PROGRESS, "no-progress", NULL, OWN, progress, 0, 0, NULL, "no live " \
+  "progress line (shown only on a terminal)") \
+X(FROM, "from", "R1|Q1%", OWN, from, 0, 0, NULL, "sweep: the first " \
+  "step's rate, or quota with --quota") \
+X(TO, "to", "R2|Q2%", OWN, to, 0, 0, NULL, "sweep: the last step's") \
+X(STEPS, "steps", "N", INT, steps, 1, 1000, NULL, "sweep: steps from " \
+  "--from to --to, 1 to 1000") \
+X(SLO, "slo", "LIST", OWN, slo, 0, 0, NULL, "sweep: what every step must " \
+  "meet: p50 p90 p99\np99.9 p99.99 max = VALUE[us|ms|s], comma separated\n" \
+  "(p99=1ms,max=20ms); the flag may be given more\nthan once") \
+X(QUOTA_SWEEP, "quota", NULL, OWN, sweep, 0, 0, NULL, "sweep quota " \
+  "percentages at a fixed --rate") \
+X(CSV, "csv", "FILE", TEXT, csv, 0, 0, NULL, "sweep: write a row per run " \
+  "as CSV") \
+X(PAUSE, "pause", "MS", MS, pause_ms, 0, 0, "500", "sweep: idle time " \
+  "between steps") \
+X(REPEAT, "repeat", "N", INT, repeat, 0, 10, "2", "sweep: runs again, N " \
+  "times (0 to 10), the steps of\na sweep that is not monotonic (a step " \
+  "failed below\none that met) to measure the noise (0: no repeats)") \
+X(LISTEN, "listen", "URL", OWN, listen, 0, 0, NULL, "echo: where to " \
+  "serve (udp://ADDR:PORT)") \
+X(HELP, "help", NULL, OWN, mode, 0, 0, NULL, "this text (also -h)")
+
 enum {
-	O_TARGET = 256, O_RATE, O_DURATION, O_THREADS, O_FLOWS, O_SIZE, O_CPUS,
-	O_QUOTA, O_PERIOD_US, O_PERIOD, O_CGROUP, O_SCOPE, O_TIMEOUT,
-	O_NOPROBE, O_JSON, O_HGRM, O_TS, O_WINDOW, O_NOPROGRESS, O_FROM,
-	O_TO, O_STEPS, O_SLO, O_QUOTA_SWEEP, O_CSV, O_PAUSE, O_LISTEN, O_TIMER,
-	O_SPIN, O_RT_PRIO, O_WATCH_CG, O_REPEAT, O_HLOG,
+#define X(id, ...) O_##id,
+	LOADGEN_FLAGS(X)
+#undef X
+	O_COUNT
 };
 
-static const struct option longopts[] = {
-	{ "target", required_argument, NULL, O_TARGET },
-	{ "rate", required_argument, NULL, O_RATE },
-	{ "duration", required_argument, NULL, O_DURATION },
-	{ "threads", required_argument, NULL, O_THREADS },
-	{ "flows", required_argument, NULL, O_FLOWS },
-	{ "size", required_argument, NULL, O_SIZE },
-	{ "cpus", required_argument, NULL, O_CPUS },
-	{ "cpu-quota", required_argument, NULL, O_QUOTA },
-	{ "quota-period-us", required_argument, NULL, O_PERIOD_US },
-	{ "quota-period", required_argument, NULL, O_PERIOD },
-	{ "cgroup", required_argument, NULL, O_CGROUP },
-	{ "quota-scope", required_argument, NULL, O_SCOPE },
-	{ "timeout", required_argument, NULL, O_TIMEOUT },
-	{ "no-probe", no_argument, NULL, O_NOPROBE },
-	{ "json", required_argument, NULL, O_JSON },
-	{ "hgrm", required_argument, NULL, O_HGRM },
-	{ "hlog", required_argument, NULL, O_HLOG },
-	{ "timeseries", required_argument, NULL, O_TS },
-	{ "window", required_argument, NULL, O_WINDOW },
-	{ "no-progress", no_argument, NULL, O_NOPROGRESS },
-	{ "from", required_argument, NULL, O_FROM },
-	{ "to", required_argument, NULL, O_TO },
-	{ "steps", required_argument, NULL, O_STEPS },
-	{ "slo", required_argument, NULL, O_SLO },
-	{ "quota", no_argument, NULL, O_QUOTA_SWEEP },
-	{ "csv", required_argument, NULL, O_CSV },
-	{ "pause", required_argument, NULL, O_PAUSE },
-	{ "listen", required_argument, NULL, O_LISTEN },
-	{ "timer", required_argument, NULL, O_TIMER },
-	{ "spin-us", required_argument, NULL, O_SPIN },
-	{ "rt-priority", required_argument, NULL, O_RT_PRIO },
-	{ "watch-cgroup", required_argument, NULL, O_WATCH_CG },
-	{ "repeat", required_argument, NULL, O_REPEAT },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
+static int apply(struct opts *o, int c, const char *v, char *err,
+		 size_t errlen);
 
-void opts_defaults(struct opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->duration_s = 10;
-	o->threads = 1;
-	o->size = 64;
-	o->quota_pct = -1;
-	o->period_us = 100000;
-	o->window_ms = 100;
-	o->timeout_ms = 2000;
-	o->probe = true;
-	o->progress = -1;
-	o->pause_ms = 500;
-	o->repeat = 2;
+/* lib/opt hands a value to its row's parse(): one per row, each naming
+ * its row for apply. */
+#define X(id, ...) \
+static int parse_##id(void *o, const char *v, char *err, size_t errlen) \
+{ \
+	return apply(o, O_##id, v, err, errlen); \
 }
+LOADGEN_FLAGS(X)
+#undef X
 
-/* One flag's value into o. Returns 0 or -1 with err filled. */
-static int apply(struct opts *o, int c, const char *v, const char *flag,
-		 char *err, size_t errlen)
+const struct opt opts_table[] = {
+#define X(id, key, value, kind, field, lo, hi, dflt, text) \
+	{ .name = key, .type = OPT_FUNC, .off = offsetof(struct opts, field), \
+	  .min = lo, .max = hi, .def = dflt, .arg = value, \
+	  .bare = value ? NULL : "", .help = text, .parse = parse_##id, \
+	  .tag = OPTS_##kind },
+	LOADGEN_FLAGS(X)
+#undef X
+};
+const int opts_ntable = O_COUNT;
+
+/* A flag of OPTS_OWN: its value v into o. Returns 0 or -1 with err filled. */
+static int apply_own(struct opts *o, int c, const char *v, const char *flag,
+		     char *err, size_t errlen)
 {
 	int64_t us;
 	char why[256];
@@ -351,15 +323,6 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 				   "duration of at least 1 ms (30, 30s, 500ms)", v);
 		o->duration_s = (double)us / 1e6;
 		return 0;
-	case O_THREADS:
-		return count(flag, v, 1, OPTS_MAX_THREADS, "number", "",
-			     &o->threads, err, errlen);
-	case O_FLOWS:
-		return count(flag, v, 1, 4096, "number", "", &o->flows, err,
-			     errlen);
-	case O_SIZE:
-		return count(flag, v, WIRE_HDR_LEN, WIRE_MAX_LEN, "payload size",
-			     " bytes", &o->size, err, errlen);
 	case O_CPUS:
 		o->ncpus = rt_parse_cpus(v, o->cpus, OPTS_MAX_CPUS, why,
 					 sizeof(why));
@@ -382,68 +345,29 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 				   "1000 us to 1 s", flag, v);
 		o->period_us = us;
 		return 0;
-	case O_CGROUP:
-		o->cgroup = v;
-		return 0;
 	case O_SCOPE:
 		if (strcmp(v, "process") && strcmp(v, "threads"))
 			return why_set(err, errlen, "--quota-scope '%s': say "
 				   "process or threads", v);
 		o->quota_threads = strcmp(v, "threads") == 0;
 		return 0;
-	case O_TIMEOUT:
-	case O_WINDOW:
-	case O_PAUSE: {
-		int64_t ms;
-		if (millis(v, &ms) < 0 || (c != O_PAUSE && ms < 1))
-			return why_set(err, errlen, "%s '%s' is not a time in ms "
-				   "from %d to %d (or with a unit: 2s, 500ms)",
-				   flag, v, c != O_PAUSE, MAX_MS);
-		*(c == O_TIMEOUT ? &o->timeout_ms
-		  : c == O_WINDOW ? &o->window_ms : &o->pause_ms) = ms;
-		return 0;
-	}
 	case O_TIMER:
 		if (strcmp(v, "timerfd") && strcmp(v, "epoll"))
 			return why_set(err, errlen, "--timer '%s': say timerfd or "
 				   "epoll", v);
 		o->epoll_timer = strcmp(v, "epoll") == 0;
 		return 0;
-	case O_SPIN:
-		return count(flag, v, 0, OPTS_MAX_SPIN_US, "number of us", "",
-			     &o->spin_us, err, errlen);
-	case O_RT_PRIO:
-		return count(flag, v, 1, 98, "SCHED_FIFO priority", "",
-			     &o->rt_prio, err, errlen);
-	case O_REPEAT:
-		return count(flag, v, 0, 10, "number", "", &o->repeat, err,
-			     errlen);
-	case O_WATCH_CG:
-		o->watch_cgroup = v;
-		return 0;
-	case O_NOPROBE:
+	case O_NO_PROBE:
 		o->probe = false;
 		return 0;
-	case O_NOPROGRESS:
+	case O_NO_PROGRESS:
 		o->progress = 0;
-		return 0;
-	case O_JSON:
-		o->json = v;
-		return 0;
-	case O_HGRM:
-		o->hgrm = v;
-		return 0;
-	case O_HLOG:
-		o->hlog = v;
-		return 0;
-	case O_TS:
-		o->timeseries = v;
-		return 0;
-	case O_CSV:
-		o->csv = v;
 		return 0;
 	case O_QUOTA_SWEEP:
 		o->sweep = OPTS_SWEEP_QUOTA;
+		return 0;
+	case O_HELP:
+		o->mode = OPTS_HELP;
 		return 0;
 	case O_FROM:
 	case O_TO: {
@@ -453,9 +377,6 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 				   "quota percentage", flag, v);
 		return 0;
 	}
-	case O_STEPS:
-		return count(flag, v, 1, 1000, "number", "", &o->steps, err,
-			     errlen);
 	case O_SLO: {
 		/* several --slo add up: --slo p99.9=1ms --slo p99=500us */
 		int n = opts_parse_slo(v, o->slo + o->nslo,
@@ -477,6 +398,58 @@ static int apply(struct opts *o, int c, const char *v, const char *flag,
 	default:
 		return why_set(err, errlen, "unknown option %s", flag);
 	}
+}
+
+/* Flag c's value v into o, by its row. Returns 0 or -1 with err filled,
+ * naming the flag. */
+static int apply(struct opts *o, int c, const char *v, char *err,
+		 size_t errlen)
+{
+	const struct opt *f = &opts_table[c];
+	void *field = (char *)o + f->off;
+	char flag[64];
+	snprintf(flag, sizeof(flag), "--%s", f->name);
+	switch ((enum opts_kind)f->tag) {
+	case OPTS_INT: {
+		char *end;
+		errno = 0;
+		long x = strtol(v, &end, 10);
+		if (end == v || *end || errno || x < f->min || x > f->max)
+			return why_set(err, errlen, "%s '%s' is not a number "
+				       "from %ld to %ld", flag, v, f->min, f->max);
+		*(int *)field = (int)x;
+		return 0;
+	}
+	case OPTS_MS: {
+		int64_t ms;
+		if (millis(v, &ms) < 0 || ms < f->min)
+			return why_set(err, errlen, "%s '%s' is not a time in ms "
+				   "from %ld to %d (or with a unit: 2s, 500ms)",
+				   flag, v, f->min, MAX_MS);
+		*(int64_t *)field = ms;
+		return 0;
+	}
+	case OPTS_TEXT:
+		*(const char **)field = v;
+		return 0;
+	case OPTS_OWN:
+		break;
+	}
+	return apply_own(o, c, v, flag, err, errlen);
+}
+
+void opts_defaults(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	/* the states no flag's value gives: no quota, probing, progress on
+	 * a terminal */
+	o->quota_pct = -1;
+	o->probe = true;
+	o->progress = -1;
+	char err[256];
+	/* the table's own values: a failure is a bug in it */
+	if (opt_defaults(opts_table, opts_ntable, o, err, sizeof(err)) < 0)
+		abort();
 }
 
 /* Checks across flags, once all are known. */
@@ -544,6 +517,37 @@ static int check(struct opts *o, char *err, size_t errlen)
 	return 0;
 }
 
+void opts_usage(FILE *out)
+{
+	fputs(
+"usage: loadgen --target udp://ADDR:PORT|tcp://ADDR:PORT --rate PPS [options]\n"
+"       loadgen sweep --target URL --from R1 --to R2 --steps N\n"
+"                     --slo p99=1ms [options]\n"
+"       loadgen sweep --quota --rate PPS --from Q1% --to Q2% --steps N --slo ...\n"
+"       loadgen echo --listen udp://ADDR:PORT\n"
+"       loadgen merge --json OUT [--hgrm OUT] [--partial] FILE.hlog...\n"
+"\n"
+"Open-loop load: every datagram (or TCP message) has an intended send time\n"
+"on a fixed schedule; latency is measured from it (corrected for\n"
+"coordinated omission) and from the actual send time (uncorrected).\n"
+"Defaults in parentheses.\n"
+"\n", out);
+	opt_usage(out, opts_table, opts_ntable);
+	fputs(
+"\n"
+"sweep: one run per step from --from to --to (rates, or with --quota\n"
+"quota percentages at a fixed --rate); prints each step and the capacity:\n"
+"the highest rate (lowest quota) up to which every step met every --slo.\n"
+"Writes --json and --csv FILE, and with --hgrm FILE one distribution per\n"
+"step (FILE-<step>.hgrm).\n"
+"\n"
+"echo: a small UDP echo server for tests and benchmarks.\n"
+"\n"
+"exit: 0 done, 64 bad usage, 69 target or resource unavailable, 70 internal\n"
+"failure, 71 the system refused (cgroup permission), 130 interrupted\n"
+"(results so far are printed and written).\n", out);
+}
+
 int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
 {
 	if (argc > 1 && strcmp(argv[1], "sweep") == 0)
@@ -558,26 +562,28 @@ int opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
 		argc--;
 		argv++;
 	}
+	static struct option longopts[O_COUNT + 1];
+	static char names[1024];
+	if (!longopts[0].name &&
+	    opt_longopts(opts_table, opts_ntable, longopts, names,
+			 sizeof(names), 256) < 0)
+		abort();	/* names[] too small for the table */
 	optind = 0;
 	opterr = 0;
 	int c, li = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
-		char flag[64];
-		if (c >= O_TARGET)
-			snprintf(flag, sizeof(flag), "--%s", longopts[li].name);
-		else
-			snprintf(flag, sizeof(flag), "%s", argv[optind - 1]);
-		if (c == 'h') {
+		if (c == 'h' || (c == 256 && li == O_HELP)) {
 			o->mode = OPTS_HELP;
 			return 0;
 		}
 		if (c == '?')
 			return why_set(err, errlen, "unknown option '%s' (see "
-				   "loadgen --help)", flag);
+				   "loadgen --help)", argv[optind - 1]);
 		if (c == ':')
 			return why_set(err, errlen, "option '%s' needs a value",
-				   flag);
-		if (apply(o, c, optarg, flag, err, errlen) < 0)
+				   argv[optind - 1]);
+		if (opt_parse(&opts_table[li], o, optarg ? optarg
+			      : opts_table[li].bare, err, errlen) < 0)
 			return -1;
 	}
 	if (optind < argc)

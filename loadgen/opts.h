@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "addr.h"
+#include "opt.h"
 
 #define OPTS_MAX_CPUS	256
 #define OPTS_MAX_SLO	8
@@ -63,6 +64,12 @@ struct opts {
 	struct addr listen;
 	int addr_flags;		/* addr_parse's: ADDR_NUMERIC never resolves */
 };
+
+/* Every flag as lib/opt's descriptors (opts.c's table), for --help, the
+ * defaults and the check of loadgen(1); the tag is the kind of value. */
+enum opts_kind { OPTS_INT, OPTS_MS, OPTS_TEXT, OPTS_OWN };
+extern const struct opt opts_table[];
+extern const int opts_ntable;
 
 /* Every default, before opts_parse (which only sets what argv says). */
 void opts_defaults(struct opts *o);

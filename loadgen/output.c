@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hlog.h"
+#include "newfile.h"
 #include "results.h"
 
 const double output_pcts[6] = { 50, 90, 99, 99.9, 99.99, 100 };
@@ -149,41 +150,21 @@ json_t *output_json(const struct opts *o, const struct run_result *r)
 	return j;
 }
 
-int output_write_json(const char *path, json_t *j, char *err, size_t errlen)
+static int put_json(FILE *f, const void *j)
 {
 	/* 10 digits: seconds keep microseconds up to 9999 s, and a mean of
 	 * 45.9 prints as 45.9, not 45.899999999999999. */
-	if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS |
-			   JSON_REAL_PRECISION(10)) < 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path,
-			 strerror(errno));
+	if (json_dumpf(j, f, JSON_INDENT(2) | JSON_SORT_KEYS |
+		       JSON_REAL_PRECISION(10)) < 0)
 		return -1;
-	}
-	FILE *f = fopen(path, "a");
-	if (f) {
-		fputc('\n', f);
-		fclose(f);
-	}
-	return 0;
+	return fputc('\n', f) == EOF ? -1 : 0;
 }
 
-static FILE *create(const char *path, char *err, size_t errlen)
+/* Every result file is written by newfile: loadgen runs as root for
+ * --cpu-quota, in directories others may write, so no name is opened. */
+int output_write_json(const char *path, json_t *j, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
-		snprintf(err, errlen, "cannot write %s: %s", path,
-			 strerror(errno));
-	return f;
-}
-
-static int finish(FILE *f, int rc, const char *path, char *err, size_t errlen)
-{
-	if (fclose(f) != 0 || rc < 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path,
-			 strerror(errno));
-		return -1;
-	}
-	return 0;
+	return newfile_write(path, put_json, j, err, errlen);
 }
 
 void output_uncorrected_path(const char *path, char *out, size_t len)
@@ -195,6 +176,18 @@ void output_uncorrected_path(const char *path, char *out, size_t len)
 		snprintf(out, len, "%s.uncorrected", path);
 }
 
+struct series_file {
+	const struct series *series;
+	const char *header;
+	int64_t end_ns;
+};
+
+static int put_series(FILE *f, const void *arg)
+{
+	const struct series_file *sf = arg;
+	return series_write_csv(sf->series, f, sf->header, sf->end_ns);
+}
+
 int output_write_series(const char *path, const struct opts *o,
 			const struct run_result *r, char *err, size_t errlen)
 {
@@ -204,34 +197,47 @@ int output_write_series(const char *path, const struct opts *o,
 		 "target %s, rate %.0f pps, duration %.3f s, threads %d",
 		 (long long)o->window_ms, o->target_text, r->target_rate,
 		 r->duration_s, o->threads);
-	FILE *f = create(path, err, errlen);
-	if (!f)
-		return -1;
-	return finish(f, series_write_csv(&r->series, f, header,
-					  r->series_end_ns),
-		      path, err, errlen);
+	struct series_file sf = { &r->series, header, r->series_end_ns };
+	return newfile_write(path, put_series, &sf, err, errlen);
 }
 
-int output_write_hlog(const char *path, const struct opts *o,
-		      const struct run_result *r, char *err, size_t errlen)
+struct hlog_file {
+	const struct opts *o;
+	const struct run_result *r;
+};
+
+static int put_hlog(FILE *f, const void *arg)
 {
-	char comment[512];
-	snprintf(comment, sizeof(comment), "loadgen: latency in us, target %s, "
+	const struct opts *o = ((const struct hlog_file *)arg)->o;
+	const struct run_result *r = ((const struct hlog_file *)arg)->r;
+	char text[512];
+	snprintf(text, sizeof(text), "loadgen: latency in us, target %s, "
 		 "rate %.0f pps, duration %.3f s, threads %d; Interval_Max in "
 		 "ms", o->target_text, r->target_rate, r->duration_s,
 		 o->threads);
-	FILE *f = create(path, err, errlen);
-	if (!f)
-		return -1;
+	int rc = hlog_write_header(f, text, r->start_unix_s);
+	/* A run stopped early still writes what it saw; the log itself
+	 * says so, for whoever adds it up without the JSON beside it. */
+	if (!rc && r->interrupted) {
+		snprintf(text, sizeof(text), "stopped after %.3f of %.3f s",
+			 r->send_span_s, r->duration_s);
+		rc = hlog_write_interrupted(f, text);
+	}
 	/* One interval: the whole run, send span and drain. */
-	int rc = hlog_write_header(f, comment, r->start_unix_s);
 	if (!rc)
 		rc = hlog_write_interval(f, NULL, 0.0, r->elapsed_s,
 					 &r->corrected, 1000.0);
 	if (!rc)
 		rc = hlog_write_interval(f, "uncorrected", 0.0, r->elapsed_s,
 					 &r->uncorrected, 1000.0);
-	return finish(f, rc, path, err, errlen);
+	return rc;
+}
+
+int output_write_hlog(const char *path, const struct opts *o,
+		      const struct run_result *r, char *err, size_t errlen)
+{
+	struct hlog_file hf = { o, r };
+	return newfile_write(path, put_hlog, &hf, err, errlen);
 }
 
 int output_files(const struct opts *o, const struct run_result *r, char *err,

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "newfile.h"
 #include "output.h"
 #include "results.h"
 
@@ -200,7 +201,8 @@ struct sweep {
 	struct sweep_run *runs;
 	json_t *steps;
 	int n, cap;
-	FILE *csv;
+	FILE *csv;		/* --csv's temporary file, by newfile */
+	struct newfile csv_file;
 	double t0;
 	int planned;		/* runs the plan holds so far */
 };
@@ -387,10 +389,9 @@ int sweep_run(const struct opts *o, char *err, size_t errlen)
 		json_object_set_new(slo, o->slo[i].name,
 				    json_integer(o->slo[i].us));
 	if (o->csv) {
-		w.csv = fopen(o->csv, "w");
+		if (newfile_open(&w.csv_file, o->csv, err, errlen) == 0)
+			w.csv = newfile_stream(&w.csv_file, err, errlen);
 		if (!w.csv) {
-			snprintf(err, errlen, "cannot write %s: %s", o->csv,
-				 strerror(errno));
 			json_decref(w.steps);
 			json_decref(slo);
 			return EX_CANTCREAT;
@@ -428,8 +429,9 @@ int sweep_run(const struct opts *o, char *err, size_t errlen)
 			status = one(&w, p, pass, err, errlen);
 		}
 	if (status && status != 130) {
+		/* the rows of the runs done are kept, as on SIGINT */
 		if (w.csv)
-			fclose(w.csv);
+			newfile_commit(&w.csv_file, w.csv, err, 0);
 		json_decref(w.steps);
 		json_decref(slo);
 		free(w.runs);
@@ -451,10 +453,9 @@ int sweep_run(const struct opts *o, char *err, size_t errlen)
 		json_decref(k);
 	}
 	printf("%s\n", text);
-	if (w.csv && fclose(w.csv) != 0 && !status) {
-		snprintf(err, errlen, "cannot write %s", o->csv);
+	if (w.csv && newfile_commit(&w.csv_file, w.csv, err,
+				    status ? 0 : errlen) < 0 && !status)
 		status = EX_CANTCREAT;
-	}
 	json_t *capacity = json_null();
 	if (v.capacity >= 0) {
 		capacity = value_json(&w, v.capacity);

@@ -72,7 +72,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(O)/tests/fuzz/%,$(wildcard tests/fuz
 SERVER_FUZZ := $(addprefix $(O)/tests/fuzz/fuzz_,admin conf flow tcp tls)
 $(SERVER_FUZZ): $(O)/server/librelay.a
 $(SERVER_FUZZ): CPPFLAGS += -Iserver
-$(O)/tests/fuzz/fuzz_opts $(O)/tests/fuzz/fuzz_wire: $(O)/loadgen/libloadgen.a
+$(O)/tests/fuzz/fuzz_merge $(O)/tests/fuzz/fuzz_opts $(O)/tests/fuzz/fuzz_wire: $(O)/loadgen/libloadgen.a
 
 $(O)/tests/fuzz/%: tests/fuzz/%.c $(LIB_A)
 	@mkdir -p $(@D)

@@ -3,9 +3,12 @@
 # exactly, the max is the largest input's, the percentiles are those of the
 # sum; inputs recorded with other settings, cut short, corrupt, empty or
 # missing are refused naming the file, with their own exit status, and
-# write no result. Then two real runs merge to the sum of their counts.
-# timeout: 120
-# check: fast
+# write no result. Crafted logs cost time in proportion to their bytes and
+# are refused: a histogram too large, a zero run or counts that overflow.
+# A file given twice is added with a warning. Then real runs: two merge to
+# the sum of their counts; one stopped by SIGTERM says so in its log and is
+# refused, unless --partial, which marks the result partial.
+# timeout: 240
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 hl=$FIXTURES/hlog
@@ -33,7 +36,7 @@ refuse_args() {
 	local want=$1 text=$2 status=0
 	shift 2
 	rm -f "$out"
-	"$LOADGEN" merge "$@" >/dev/null 2>"$TEST_TMP/err" || status=$?
+	timeout 60 "$LOADGEN" merge "$@" >/dev/null 2>"$TEST_TMP/err" || status=$?
 	[ "$status" = "$want" ] || fail "merge $* exited $status, not $want: $(cat "$TEST_TMP/err")"
 	grep -qF -- "$text" "$TEST_TMP/err" || fail "merge $* did not say '$text': $(cat "$TEST_TMP/err")"
 	[ ! -e "$out" ] || fail "merge $* wrote $out though it refused"
@@ -47,10 +50,38 @@ head -n 4 "$hl/host-a.hlog" >"$TEST_TMP/header-only.hlog"
 refuse 65 "$TEST_TMP/header-only.hlog: no untagged interval histogram" "$TEST_TMP/header-only.hlog"
 refuse 65 "$FIXTURES/hist_1to10000.hgrm: line 1: not an interval" "$FIXTURES/hist_1to10000.hgrm"
 refuse 66 "cannot read $TEST_TMP/nothing.hlog" "$hl/host-a.hlog" "$TEST_TMP/nothing.hlog"
+# crafted: 200 lines of 6 million slots each (old: 47 s and every line
+# allocated); a layout that changes within a file; a zero run of 2^63-1
+# (an overflowing index); counts whose sum passes 2^63-1
+refuse 65 "$hl/wide.hlog: line 4: a histogram of 6160384 slots (lowest 1, highest 4611686018427387904, 5 significant digits) is larger than the 1048576 read here" \
+	"$hl/wide.hlog" "$hl/host-a.hlog"
+refuse 65 "$hl/mixed.hlog line 5: histogram settings (lowest 1, highest 4611686018427387904, 3 digits) differ from those of $hl/mixed.hlog line 4" \
+	"$hl/mixed.hlog"
+refuse 65 "$hl/zero-run-overflow.hlog: line 4: a run of 9223372036854775807 zero counts goes past the histogram's 15360 slots" \
+	"$hl/host-b.hlog" "$hl/zero-run-overflow.hlog"
+refuse 65 "$hl/count-max-b.hlog: its 9223372036854775807 corrected values and the 9223372036854775807 of the inputs before it add up past 2^63-1" \
+	"$hl/count-max-a.hlog" "$hl/count-max-b.hlog"
 refuse_args 64 "--json OUT is required" --hgrm "$TEST_TMP/x.hgrm" "$hl/host-a.hlog"
 refuse_args 64 "no input FILE.hlog given" --json "$out"
 refuse_args 64 "unknown option '--jsno'" --jsno "$out" "$hl/host-a.hlog"
 refuse_args 64 "option '--json' needs a value" "$hl/host-a.hlog" --json
+
+# The largest histograms read, 200 lines of them: every line is added
+# where it belongs, none is allocated.
+timeout 60 "$LOADGEN" merge --json "$out" "$hl/largest.hlog" >/dev/null ||
+	fail "merge of largest.hlog exited $?"
+check_py "$out" "j['count'] == 200 and j['latency_us']['corrected']['max'] == 200" "largest.hlog's 200 values"
+
+# The same log twice, by one name and as a copy: added, with a warning.
+cp "$hl/host-b.hlog" "$TEST_TMP/copy.hlog"
+"$LOADGEN" merge --json "$out" "$hl/host-a.hlog" "$hl/host-b.hlog" "$hl/host-a.hlog" \
+	"$TEST_TMP/copy.hlog" >/dev/null 2>"$TEST_TMP/err" || fail "merge of repeated inputs exited $?"
+grep -qF "warning: $hl/host-a.hlog is the same file as $hl/host-a.hlog: its counts are added twice" \
+	"$TEST_TMP/err" || fail "no warning for a file given twice: $(cat "$TEST_TMP/err")"
+grep -qF "warning: $TEST_TMP/copy.hlog has the same content as $hl/host-b.hlog" \
+	"$TEST_TMP/err" || fail "no warning for a copy: $(cat "$TEST_TMP/err")"
+check_py "$out" "j['count'] == 2 * 1511 and [i['same_as'] for i in j['inputs']] ==
+	[None, None, '$hl/host-a.hlog', '$hl/host-b.hlog']" "repeated inputs"
 
 # Two runs of loadgen itself.
 start_echo
@@ -65,4 +96,27 @@ c2=$(jget "$TEST_TMP/run2.json" "j['latency_us']['corrected']['count']")
 m=$(jget "$TEST_TMP/run1.json" "max(j['latency_us']['corrected']['max'], json.load(open('$TEST_TMP/run2.json'))['latency_us']['corrected']['max'])")
 check_py "$out" "j['count'] == $c1 + $c2" "merged count of two runs"
 check_py "$out" "j['latency_us']['corrected']['max'] == $m" "merged max of two runs"
-pass "merge: exact sums, settings, damage and missing files refused"
+check_py "$out" "j['partial'] is False and not any(i['interrupted'] for i in j['inputs'])" \
+	"whole runs merged as partial"
+grep -q '^#\[Interrupted' "$TEST_TMP/run1.hlog" && fail "a whole run's log says it was interrupted"
+
+# A run stopped by SIGTERM at 1.5 s of 10: its log says so.
+"$LOADGEN" --target "udp://127.0.0.1:$ECHO_PORT" --rate 1000 --duration 10 \
+	--no-progress --json "$TEST_TMP/cut.json" --hlog "$TEST_TMP/cut.hlog" >/dev/null 2>&1 &
+lg=$!
+sleep 1.5
+kill -TERM "$lg"
+status=0
+wait "$lg" || status=$?
+[ "$status" = 130 ] || fail "exit $status after SIGTERM, expected 130"
+check_py "$TEST_TMP/cut.json" "j['interrupted']" "the JSON of the stopped run"
+grep -Eq '^#\[Interrupted: stopped after [0-9.]+ of 10\.000 s\]$' "$TEST_TMP/cut.hlog" ||
+	fail "the stopped run's log does not say so: $(head -n 3 "$TEST_TMP/cut.hlog")"
+refuse 65 "$TEST_TMP/cut.hlog line 6: the run was interrupted (stopped after" \
+	"$TEST_TMP/run1.hlog" "$TEST_TMP/cut.hlog"
+grep -qF -- "--partial merges it anyway" "$TEST_TMP/err" || fail "the refusal does not name --partial"
+"$LOADGEN" merge --partial --json "$out" "$TEST_TMP/run1.hlog" "$TEST_TMP/cut.hlog" >/dev/null ||
+	fail "merge --partial exited $?"
+check_py "$out" "j['partial'] is True and [i['interrupted'] for i in j['inputs']] == [False, True]" \
+	"merge --partial: the result is not marked partial"
+pass "merge: exact sums, settings, damage, crafted and interrupted logs refused, repeats warned"

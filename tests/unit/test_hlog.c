@@ -5,8 +5,13 @@
 #include "check.h"
 #include "hlog.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/evp.h>
+#include <zlib.h>
 
 static int same_counts(const struct hist *a, const struct hist *b)
 {
@@ -81,8 +86,8 @@ static int read_log(const char *name, uint64_t *untagged, uint64_t *tagged,
 	*max = 0;
 	hlog_reader_init(&r, f);
 	while ((got = hlog_read(&r, &iv, why, whylen)) == 1) {
-		*(iv.tag[0] ? tagged : untagged) += hist_count(&iv.h);
-		if (!iv.tag[0] && hist_max(&iv.h) > *max)
+		*(iv.line.tag[0] ? tagged : untagged) += hist_count(&iv.h);
+		if (!iv.line.tag[0] && hist_max(&iv.h) > *max)
 			*max = hist_max(&iv.h);
 		hist_free(&iv.h);
 		n++;
@@ -150,10 +155,187 @@ static void test_damage(void)
 	hist_free(&h);
 }
 
+/* An encoding written by hand: the V2 header of the given settings, the
+ * counts array as the given words (ZigZag LEB128, runs of zeros negative),
+ * compressed and in base64, as a hostile log would carry it. payload < 0:
+ * the words' true length in the header. free() it. */
+static char *craft(int64_t lowest, int64_t highest, int sigfigs,
+		   const int64_t *words, int n, int64_t payload)
+{
+	uint8_t plain[40 + 16 * 9], *p = plain + 40;
+	for (int i = 0; i < n; i++) {
+		uint64_t v = ((uint64_t)words[i] << 1) ^
+			     (uint64_t)(words[i] >> 63);
+		for (int b = 0; b < 8 && v >= 0x80; b++, v >>= 7)
+			*p++ = (uint8_t)(v | 0x80);
+		*p++ = (uint8_t)v;
+	}
+	uint64_t head[] = { 0x1c849313, payload < 0 ? (uint64_t)(p - plain - 40)
+			    : (uint64_t)payload, 0, (uint64_t)sigfigs,
+			    (uint64_t)lowest, (uint64_t)highest,
+			    0x3ff0000000000000ULL /* 1.0 */ };
+	static const int width[] = { 4, 4, 4, 4, 8, 8, 8 };
+	uint8_t *q = plain;
+	for (int f = 0; f < 7; f++)
+		for (int b = width[f] - 1; b >= 0; b--)
+			*q++ = (uint8_t)(head[f] >> (8 * b));
+	uint8_t packed[8 + 512];
+	uLongf zlen = sizeof(packed) - 8;
+	CHECK(compress(packed + 8, &zlen, plain, (uLong)(p - plain)) == Z_OK);
+	const uint8_t cookie[8] = { 0x1c, 0x84, 0x93, 0x14, (uint8_t)(zlen >> 24),
+				    (uint8_t)(zlen >> 16), (uint8_t)(zlen >> 8),
+				    (uint8_t)zlen };
+	memcpy(packed, cookie, 8);
+	char *text = malloc(4 * ((8 + zlen + 2) / 3) + 1);
+	EVP_EncodeBlock((unsigned char *)text, packed, (int)(8 + zlen));
+	return text;
+}
+
+/* The words into a 1 us .. 10 s, 3 digits histogram with hlog_decode_add. */
+static int add_words(struct hist *h, const int64_t *words, int n, char *why,
+		     size_t whylen)
+{
+	char *text = craft(1, 10000000, 3, words, n, -1);
+	int rc = hlog_decode_add(text, strlen(text), h, why, whylen);
+	free(text);
+	return rc;
+}
+
+static void crafted_refused(const int64_t *words, int n, const char *reason)
+{
+	char *text = craft(1, 10000000, 3, words, n, -1);
+	refused(text, reason);
+	free(text);
+}
+
+static void test_overflow(void)
+{
+	/* a run of INT64_MAX zeros after one count: index - v overflows
+	 * into a negative index the next count lands at */
+	const int64_t run[] = { 1, -INT64_MAX, 5 };
+	crafted_refused(run, 3, "a run of 9223372036854775807 zero counts "
+			"goes past the histogram's");
+	const int64_t run_end[] = { 3, -(INT64_MAX - 1), 1 };
+	crafted_refused(run_end, 3, "goes past the histogram's");
+	/* counts no reader can hold: their sum past 2^63-1 */
+	const int64_t big[] = { INT64_MAX, 0, 1 };
+	crafted_refused(big, 3, "takes the histogram's total of "
+			"9223372036854775807 past 2^63-1");
+	const int64_t fine[] = { 1, -10, INT64_MAX - 1 };
+	char *text = craft(1, 10000000, 3, fine, 3, -1);
+	struct hist h;
+	char why[256] = "";
+	CHECK_EQ_INT(hlog_decode(text, strlen(text), &h, why, sizeof(why)), 0);
+	CHECK_EQ_INT(hist_count(&h), INT64_MAX);
+	CHECK_EQ_INT(h.counts[11], INT64_MAX - 1);
+	/* the same limit across lines added into one histogram */
+	const int64_t one[] = { 1 };
+	CHECK_EQ_INT(add_words(&h, one, 1, why, sizeof(why)), -1);
+	CHECK_EQ_INT(errno, EINVAL);
+	CHECK(strstr(why, "past 2^63-1") != NULL);
+	hist_free(&h);
+	free(text);
+}
+
+/* What a line may make the reader do is bounded by the line. */
+static void test_bounds(void)
+{
+	const int64_t one[] = { 1 };
+	/* the slots are known before any is allocated */
+	struct hist h;
+	CHECK(hist_init(&h, 1, (INT64_C(1) << 24) - 1, 5) == 0);
+	CHECK_EQ_INT(h.counts_len, HLOG_MAX_SLOTS);
+	CHECK_EQ_INT(hist_slots(1, (INT64_C(1) << 24) - 1, 5), HLOG_MAX_SLOTS);
+	hist_free(&h);
+	CHECK_EQ_INT(hist_slots(1, INT64_C(1) << 24, 5), HLOG_MAX_SLOTS + 131072);
+	CHECK_EQ_INT(hist_slots(0, 100, 3), -1);
+	/* 2^62 at 5 digits: 6 million slots, 48 MB, from 60 bytes */
+	char *text = craft(1, INT64_C(1) << 62, 5, one, 1, -1);
+	refused(text, "a histogram of 6160384 slots (lowest 1, highest "
+		"4611686018427387904, 5 significant digits) is larger than "
+		"the 1048576 read here");
+	free(text);
+	text = craft(1, INT64_C(1) << 62, 3, one, 1, -1);
+	char why[256] = "";
+	CHECK_EQ_INT(hlog_decode(text, strlen(text), &h, why, sizeof(why)), 0);
+	hist_free(&h);
+	free(text);
+	/* a payload no DEFLATE stream of this size can hold */
+	text = craft(1, 10000000, 3, one, 1, 1000000);
+	refused(text, "a payload of 1000000 bytes cannot come out of");
+	free(text);
+}
+
+static void test_decode_add(void)
+{
+	struct hist h, other;
+	char why[256] = "";
+	CHECK(hist_init_us(&h) == 0);
+	const int64_t a[] = { 0, 2, -3, 4 }, b[] = { 5, 1 };
+	CHECK_EQ_INT(add_words(&h, a, 4, why, sizeof(why)), 0);
+	CHECK_EQ_INT(add_words(&h, b, 2, why, sizeof(why)), 0);
+	CHECK_EQ_INT(hist_count(&h), 12);
+	CHECK_EQ_INT(h.counts[0], 5);
+	CHECK_EQ_INT(h.counts[1], 3);
+	CHECK_EQ_INT(h.counts[5], 4);
+	/* other settings: refused as such, nothing added */
+	CHECK(hist_init(&other, 1, 10000000, 2) == 0);
+	hist_record(&other, 7);
+	char *text = hlog_encode(&other);
+	errno = 0;
+	CHECK_EQ_INT(hlog_decode_add(text, strlen(text), &h, why, sizeof(why)),
+		     -1);
+	CHECK_EQ_INT(errno, EDOM);
+	CHECK(strstr(why, "histogram settings (lowest 1, highest 10000000, 2 "
+		     "digits) differ") != NULL);
+	CHECK_EQ_INT(hist_count(&h), 12);
+	free(text);
+	hist_free(&other);
+	hist_free(&h);
+}
+
+/* A log whose run was stopped says so in a comment the reader notes; a
+ * whole one has none. */
+static void test_interrupted(void)
+{
+	for (int stopped = 0; stopped < 2; stopped++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct hist h;
+		CHECK(hist_init_us(&h) == 0);
+		hist_record(&h, 100);
+		CHECK_EQ_INT(hlog_write_header(f, "a run", 1700000000.0), 0);
+		if (stopped)
+			CHECK_EQ_INT(hlog_write_interrupted(f, "stopped after "
+					"1.500 of 10.000 s"), 0);
+		CHECK_EQ_INT(hlog_write_interval(f, NULL, 0, 1.5, &h, 1000.0), 0);
+		fclose(f);
+		f = fmemopen(buf, len, "r");
+		struct hlog_reader r;
+		struct hlog_line l;
+		char why[256] = "";
+		hlog_reader_init(&r, f);
+		CHECK_EQ_INT(hlog_read_line(&r, &l, why, sizeof(why)), 1);
+		CHECK_EQ_INT(hlog_read_line(&r, &l, why, sizeof(why)), 0);
+		CHECK_EQ_INT(r.interrupted_line, stopped ? 6 : 0);
+		CHECK(strcmp(r.interrupted, stopped ? "stopped after 1.500 of "
+			     "10.000 s" : "") == 0);
+		hlog_reader_free(&r);
+		fclose(f);
+		free(buf);
+		hist_free(&h);
+	}
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_fixtures();
 	test_damage();
+	test_overflow();
+	test_bounds();
+	test_decode_add();
+	test_interrupted();
 	return check_done();
 }

@@ -99,8 +99,8 @@ static void test_hgrm(void)
 	err[0] = 0;
 	CHECK(results_write_hgrm(&h, "/nonexistent/dir/x.hgrm", err,
 				 sizeof(err)) == -1);
-	CHECK(strcmp(err, "cannot write /nonexistent/dir/x.hgrm: "
-		      "No such file or directory") == 0);
+	CHECK(strcmp(err, "/nonexistent/dir/x.hgrm: cannot create a file "
+		      "next to it: No such file or directory") == 0);
 	hist_free(&h);
 }
 
