@@ -69,3 +69,9 @@ dpkg-deb -x "$deb" "$TEST_TMP/x"
 grep -qx 'ExecStart=/usr/bin/relay --config /etc/relay/relay.conf' "$TEST_TMP/x$unitdir/relay.service" ||
 	fail "the packaged relay.service does not start /usr/bin/relay"
 pass "packaged units run /usr/bin/relay"
+# relay relays TCP and TLS too: what the package says of it must not call
+# it a UDP relay.
+for f in "$ctl/control" "$TEST_TMP/x$unitdir/relay.service" "$TEST_TMP/x/usr/lib/sysusers.d/relay.conf"; do
+	grep -Hn 'UDP relay' "$f" && fail "${f#"$TEST_TMP"/} calls relay a UDP relay"
+done
+pass "the package describes relay as a UDP, TCP and TLS relay"
