@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # make deb's package: what it installs (binaries, units, sysusers, default
 # config as conffiles, man pages, relay-preflight), what it depends on (the
-# libraries the binaries link, systemd, procps for ExecReload's kill), and
-# that its scripts create the user but enable and start nothing.
+# libraries the binaries link, systemd, procps for ExecReload's kill), that
+# it builds under a umask that keeps files private, and that its scripts
+# create the user but enable and start nothing.
 # timeout: 180
 # lane: side
 # variants: release
 . "$(dirname "$0")/../lib.sh"
 "$top/mk/deps" deploy >"$TEST_TMP/deps.log" 2>&1 ||
 	skip "cannot install dpkg-dev (mk/deps deploy): $(tail -n 1 "$TEST_TMP/deps.log")"
-deb=$("$top/deploy/mkdeb" "$TEST_TMP/deb") || fail "deploy/mkdeb"
+# Under a umask that gives others nothing, as root's often is: the package
+# must come out the same.
+deb=$(umask 077 && "$top/deploy/mkdeb" "$TEST_TMP/deb") || fail "deploy/mkdeb under umask 077"
 [ -f "$deb" ] || fail "mkdeb printed '$deb', which is not a file"
+dpkg-deb -c "$deb" | awk '$1 !~ /^[-dl]r.xr.xr.x$/ && $1 !~ /^-r..r..r..$/' >"$TEST_TMP/private"
+[ -s "$TEST_TMP/private" ] && { cat "$TEST_TMP/private"; fail "files in the package others cannot read (built under umask 077)"; }
+pass "built under umask 077, every file readable"
 
 [ "$(dpkg-deb -f "$deb" Package)" = relay ] || fail "package name is not relay"
 depends=$(dpkg-deb -f "$deb" Depends)
