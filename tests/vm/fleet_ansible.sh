@@ -12,8 +12,9 @@
 # make test runs it without the kernel package: relay forwards both load
 # hosts' traffic across the private network, the results come back to
 # results/<id>-fleet/<host>/, the merged count is the sum of the hosts' and
-# its max the largest. A second run changes nothing, and --check --diff
-# says so; undo.yml leaves no relay installed or running. It runs alone,
+# its max the largest. A newer package, whose postinst does not restart
+# relay, leaves relay1 running the new binary all the same. A second run
+# changes nothing, and --check --diff says so; undo.yml leaves no relay installed or running. It runs alone,
 # after every other test (# lane: alone): on 2 cores its three emulated
 # hosts on the host's clock, beside the virtual-clock guests of
 # capacity_quick and demo_ab, held those past their wall-clock limits.
@@ -260,11 +261,38 @@ if [ "$full" = 1 ]; then
 		k=$(ssh_to "$port" uname -r) || fail "no uname -r from the host on port $port"
 		[ "$k" != "$krelease" ] || fail "the load host on port $port was given $krelease"
 	done
-	grep '^ok .*PREEMPT_RT: yes' "$dir/relay1/preflight.txt" &&
-		grep "^ok .*epoll ready-list fix: present; decided from the running kernel's BTF: struct eventpoll's lock is spinlock_t" "$dir/relay1/preflight.txt" ||
-		{ cat "$dir/relay1/preflight.txt"; fail "relay-preflight on relay1 does not see the patched PREEMPT_RT kernel"; }
+	if ! grep '^ok .*PREEMPT_RT: yes' "$dir/relay1/preflight.txt" ||
+		! grep "^ok .*epoll ready-list fix: present; decided from the running kernel's BTF: struct eventpoll's lock is spinlock_t" "$dir/relay1/preflight.txt"; then
+		cat "$dir/relay1/preflight.txt"; fail "relay-preflight on relay1 does not see the patched PREEMPT_RT kernel"
+	fi
 	say "relay1 installed and booted $krelease (kexec)"
 fi
+
+# A newer package over the running fleet, one whose postinst restarts
+# nothing, as every build before relay's postinst did: the playbook itself
+# must leave relay1 serving from the new binary, not the old process
+# running from a deleted file while dpkg names the new version.
+next=$TEST_TMP/relay-next.deb
+dpkg-deb -R "$deb" "$TEST_TMP/next" || fail "cannot unpack $deb"
+sed -i 's/^Version: .*/&+next/' "$TEST_TMP/next/DEBIAN/control"
+sed -i '/try-restart/,+1d' "$TEST_TMP/next/DEBIAN/postinst"
+grep -q restart "$TEST_TMP/next/DEBIAN/postinst" && fail "the newer package's postinst still restarts relay"
+dpkg-deb --root-owner-group -b "$TEST_TMP/next" "$next" >/dev/null || fail "cannot build $next"
+pid=$(ssh_to 2201 systemctl show -P MainPID relay.service) || fail "no relay process on relay1"
+deb=$next
+inventory "$TEST_TMP/fleet.yml"
+playbook "$TEST_TMP/fleet.yml" >"$TEST_TMP/upgrade.log" 2>&1 || { cat "$TEST_TMP/upgrade.log"; fail "the run with a newer package failed"; }
+sed -n '/PLAY RECAP/,$p' "$TEST_TMP/upgrade.log"
+# shellcheck disable=SC2016 # expanded on relay1
+new=$(ssh_to 2201 'pid=$(systemctl show -P MainPID relay.service); echo "$pid $(readlink /proc/$pid/exe) $(dpkg-query -W -f="\${Version}" relay)"') ||
+	fail "nothing from relay1 after the upgrade"
+echo "relay1: pid $pid before the newer package; pid, binary, version after it: $new"
+read -r npid nexe nver <<<"$new"
+[ "$nver" = "$(dpkg-deb -f "$next" Version)" ] || fail "relay1 has relay $nver installed, not the newer package"
+if [ "$npid" = "$pid" ] || [ "$nexe" != /usr/bin/relay ]; then
+	fail "relay1 still runs the relay of before the upgrade: pid $npid, $nexe"
+fi
+say "a newer package: relay1 restarted on it"
 
 playbook "$TEST_TMP/fleet.yml" >"$TEST_TMP/run2.log" 2>&1 || { cat "$TEST_TMP/run2.log"; fail "the second run failed"; }
 sed -n '/PLAY RECAP/,$p' "$TEST_TMP/run2.log"
