@@ -74,8 +74,8 @@ all:
         l1: {ansible_connection: local}
 EOF
 # fleet.yml's load play, as it is, and nothing else.
-sed -n '/^- name: run the load$/,/^$/p' "$top/deploy/ansible/fleet.yml" >"$TEST_TMP/load.yml"
-grep -q 'roles: \[loadgen\]' "$TEST_TMP/load.yml" || fail "fleet.yml has no play 'run the load' with the loadgen role"
+sed -n '/^- name: Run the load$/,/^$/p' "$top/deploy/ansible/fleet.yml" >"$TEST_TMP/load.yml"
+grep -q 'roles: \[loadgen\]' "$TEST_TMP/load.yml" || fail "fleet.yml has no play 'Run the load' with the loadgen role"
 
 # run NAME MODE: the load play with the unit playing MODE; its log in NAME.log.
 run() {
