@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# deploy/ansible's checks, without test hosts: both playbooks parse, and a
+# deploy/ansible's checks, without test hosts: both playbooks parse, a
 # bad inventory stops fleet.yml in its first play, with Ansible's message
-# naming what is wrong, before any host is touched. Each bad inventory is
+# naming what is wrong, before any host is touched, and relay.conf's
+# template listens on loopback unless the inventory names an address. Each bad inventory is
 # checked against a good one, where the same play must pass, so no refusal
 # passes by refusing everything. The hosts are this machine over ansible_connection
 # local, without become, in a network namespace of the test's own; the
@@ -64,12 +65,13 @@ run() {
 }
 # The first play of fleet.yml as it is, and nothing after it: the plays
 # after it would install packages on this machine.
-python3 - "$top/deploy/ansible/fleet.yml" "$TEST_TMP/preflight-only.yml" <<'PY' || fail "fleet.yml's first play is not the checks"
-import sys, yaml
-plays = yaml.safe_load(open(sys.argv[1]))
-assert plays[0]["roles"] == ["preflight"] and plays[0]["any_errors_fatal"], plays[0]
-yaml.safe_dump(plays[:1], open(sys.argv[2], "w"))
-PY
+fleet=$top/deploy/ansible/fleet.yml
+first=$(grep -m1 '^- name: ' "$fleet")
+sed -n "/^$first\$/,/^\$/p" "$fleet" >"$TEST_TMP/preflight-only.yml"
+if ! grep -qx '  roles: \[preflight\]' "$TEST_TMP/preflight-only.yml" ||
+	! grep -qx '  any_errors_fatal: true' "$TEST_TMP/preflight-only.yml"; then
+	cat "$TEST_TMP/preflight-only.yml"; fail "fleet.yml's first play ($first) is not the checks, stopping every host"
+fi
 refused() {	# NAME WHAT MESSAGE-REGEX
 	run "$1" && { cat "$TEST_TMP/$1.log"; fail "$2: the first play passed"; }
 	grep -Eq "$3" "$TEST_TMP/$1.log" || { cat "$TEST_TMP/$1.log"; fail "$2: no word of it"; }
@@ -80,19 +82,58 @@ accepted() {	# NAME WHAT
 	run "$1" || { cat "$TEST_TMP/$1.log"; fail "$2: refused"; }
 }
 
-inventory "$TEST_TMP/good.yml" "fleet_address: 10.0.0.1" \
-	"        r2: {fleet_address: 10.0.0.2, relay_kernel_deb: $kdeb, relay_kernel_boot: kexec}"
-accepted good "a relay host without a kernel, one with a kernel package booted with kexec"
+# A relay host as an inventory should give it: where load hosts send, where
+# relay listens, and an upstream that is not relay itself.
+r1="fleet_address: 10.0.0.1, relay_listen_address: 10.0.0.1, relay_upstream: 'udp://10.0.0.9:7400'"
+inventory "$TEST_TMP/good.yml" "$r1" \
+	"        r2: {fleet_address: 10.0.0.2, relay_listen_address: 0.0.0.0, relay_allow_open_echo: true, relay_kernel_deb: $kdeb, relay_kernel_boot: kexec}"
+accepted good "a relay host with an upstream; one answering itself where it is allowed to, with a kernel package booted with kexec"
 
-inventory "$TEST_TMP/no-address.yml" ""
+inventory "$TEST_TMP/no-address.yml" "relay_listen_address: 10.0.0.1, relay_upstream: 'udp://10.0.0.9:7400'"
 refused no-address "a relay host without fleet_address" "r1: fleet_address, the address load hosts send to, is not set"
-inventory "$TEST_TMP/bad-kernel.yml" "fleet_address: 10.0.0.1, relay_kernel_deb: $notdeb"
+inventory "$TEST_TMP/no-listen.yml" "fleet_address: 10.0.0.1, relay_upstream: 'udp://10.0.0.9:7400'"
+refused no-listen "a relay host without relay_listen_address" "r1: relay_listen_address is 127.0.0.1, loopback \(the default\): load hosts cannot reach relay there"
+inventory "$TEST_TMP/open-echo.yml" "fleet_address: 10.0.0.1, relay_listen_address: 0.0.0.0"
+refused open-echo "upstream echo on 0.0.0.0" "r1: relay_upstream echo on 0.0.0.0 would make relay an open UDP reflector"
+inventory "$TEST_TMP/bad-kernel.yml" "$r1, relay_kernel_deb: $notdeb"
 refused bad-kernel "relay_kernel_deb not a package" "r1: relay_kernel_deb: [^ ]*notes.txt is not a Debian package on this machine"
-inventory "$TEST_TMP/not-kernel.yml" "fleet_address: 10.0.0.1, relay_kernel_deb: $deb"
+inventory "$TEST_TMP/not-kernel.yml" "$r1, relay_kernel_deb: $deb"
 refused not-kernel "relay_kernel_deb not a kernel image" "r1: relay_kernel_deb: [^ ]*relay.deb is the package relay, not a kernel image \(linux-image-\*\)"
-inventory "$TEST_TMP/bad-boot.yml" "fleet_address: 10.0.0.1, relay_kernel_deb: $kdeb, relay_kernel_boot: grub"
+inventory "$TEST_TMP/bad-boot.yml" "$r1, relay_kernel_deb: $kdeb, relay_kernel_boot: grub"
 refused bad-boot "relay_kernel_boot grub" "r1: relay_kernel_boot is 'grub': reboot \(through the boot loader\) or kexec"
-inventory "$TEST_TMP/unreachable.yml" "fleet_address: 10.0.0.1" \
-	"        r2: {fleet_address: 10.0.0.2, ansible_connection: ssh, ansible_host: 127.0.0.1, ansible_port: 9}"
+inventory "$TEST_TMP/unreachable.yml" "$r1" \
+	"        r2: {fleet_address: 10.0.0.2, relay_listen_address: 10.0.0.2, relay_upstream: 'udp://10.0.0.9:7400', ansible_connection: ssh, ansible_host: 127.0.0.1, ansible_port: 9}"
 refused unreachable "a host that does not answer" "r2\]: UNREACHABLE! => [^}]*"
-pass "fleet.yml's first play refuses 5 bad inventories and passes a good one"
+pass "fleet.yml's first play refuses 7 bad inventories and passes a good one"
+
+# The relay.conf the relay role writes, rendered by Ansible from the
+# fleet's defaults alone, then with an inventory's address and upstream;
+# relay itself must accept each.
+cat >"$TEST_TMP/render.yml" <<EOF
+- name: Render relay.conf.j2
+  hosts: localhost
+  gather_facts: false
+  roles: [fleet]
+  tasks:
+    - name: The relay role's template
+      ansible.builtin.template:
+        src: $top/deploy/ansible/roles/relay/templates/relay.conf.j2
+        dest: "{{ out }}"
+        mode: "0644"
+EOF
+render() {	# NAME [-e VAR=VALUE]...: render NAME.conf, which relay must accept
+	local name=$1; shift
+	ansible-playbook -i localhost, -c local -e "out=$TEST_TMP/$name.conf" "$@" "$TEST_TMP/render.yml" \
+		>"$TEST_TMP/render-$name.log" 2>&1 || { cat "$TEST_TMP/render-$name.log"; fail "relay.conf.j2 does not render ($name)"; }
+	"$RELAY" --check-config --config "$TEST_TMP/$name.conf" >"$TEST_TMP/check-$name.log" 2>&1 ||
+		{ cat "$TEST_TMP/$name.conf" "$TEST_TMP/check-$name.log"; fail "relay refuses the $name relay.conf"; }
+}
+render defaults
+grep -qx 'listen = udp://127.0.0.1:7300' "$TEST_TMP/defaults.conf" ||
+	{ cat "$TEST_TMP/defaults.conf"; fail "by default the fleet's relay.conf does not listen on loopback only"; }
+render named -e relay_listen_address=10.0.0.1 -e relay_upstream=udp://10.0.0.9:7400
+if ! grep -qx 'listen = udp://10.0.0.1:7300' "$TEST_TMP/named.conf" ||
+	! grep -qx 'upstream = udp://10.0.0.9:7400' "$TEST_TMP/named.conf"; then
+	cat "$TEST_TMP/named.conf"; fail "relay.conf does not listen and forward where the inventory says"
+fi
+pass "relay.conf.j2 listens on loopback by default, where the inventory says otherwise; relay accepts both"

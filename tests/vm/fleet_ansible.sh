@@ -12,8 +12,9 @@
 # make test runs it without the kernel package: relay forwards both load
 # hosts' traffic across the private network, the results come back to
 # results/<id>-fleet/<host>/, the merged count is the sum of the hosts' and
-# its max the largest. A second run changes nothing, and --check --diff
-# says so; undo.yml leaves no relay installed or running. It runs alone,
+# its max the largest. A newer package, whose postinst does not restart
+# relay, leaves relay1 running the new binary all the same. A second run
+# changes nothing, and --check --diff says so; undo.yml leaves no relay installed or running. It runs alone,
 # after every other test (# lane: alone): on 2 cores its three emulated
 # hosts on the host's clock, beside the virtual-clock guests of
 # capacity_quick and demo_ab, held those past their wall-clock limits.
@@ -162,7 +163,9 @@ export ANSIBLE_HOME=$TEST_TMP/ansible ANSIBLE_LOCAL_TEMP=$TEST_TMP/ansible/tmp \
 	ANSIBLE_CONFIG=$top/deploy/ansible/ansible.cfg ANSIBLE_TIMEOUT=120 \
 	ANSIBLE_HOST_KEY_CHECKING=False
 results=$TEST_TMP/results
-# inventory FILE [EXTRA_LOAD_HOST_LINE] [RELAY_ADDRESS_LINE]
+# inventory FILE [EXTRA_LOAD_HOST_LINE] [RELAY_ADDRESS_LINE]: relay1 listens
+# on the private network only and answers itself there (echo), which
+# nothing but the guests can reach.
 inventory() {
 	cat >"$1" <<-EOF
 	all:
@@ -183,7 +186,7 @@ inventory() {
 	  children:
 	    relay_hosts:
 	      hosts:
-	        relay1: {ansible_port: 2201$relay1_kernel${3-, fleet_address: 10.77.0.11}}
+	        relay1: {ansible_port: 2201, relay_listen_address: 10.77.0.11, relay_allow_open_echo: true$relay1_kernel${3-, fleet_address: 10.77.0.11}}
 	    load_hosts:
 	      hosts:
 	        load1: {ansible_port: 2202}
@@ -227,28 +230,7 @@ for f in relay1/relay.json relay1/relay.conf load1/loadgen.json load1/loadgen.hl
 	load2/loadgen.hlog merged.json merged.hgrm; do
 	[ -s "$dir/$f" ] || fail "no $f in results/t1-fleet/"
 done
-python3 - "$dir" <<'PY' || fail "the merged result does not add up"
-import json, sys
-d = sys.argv[1]
-hosts = {h: json.load(open(f"{d}/{h}/loadgen.json")) for h in ("load1", "load2")}
-merged = json.load(open(f"{d}/merged.json"))
-relay = json.load(open(f"{d}/relay1/relay.json"))
-for h, j in hosts.items():
-    assert j["target"] == "udp://10.77.0.11:7300", (h, j["target"])
-    assert j["received"] > 0 and j["sent"] > 0, (h, j["sent"], j["received"])
-    print(f"{h}: sent {j['sent']}, received {j['received']}, corrected p99 "
-          f"{j['latency_us']['corrected']['p99']} us, max {j['latency_us']['corrected']['max']} us")
-counts = [j["latency_us"]["corrected"]["count"] for j in hosts.values()]
-maxes = [j["latency_us"]["corrected"]["max"] for j in hosts.values()]
-m = merged["latency_us"]["corrected"]
-assert merged["count"] == m["count"] == sum(counts), (merged["count"], counts)
-assert m["max"] == max(maxes), (m["max"], maxes)
-rx = relay["listeners"]["udp://0.0.0.0:7300"]["rx_packets"]
-sent = sum(j["sent"] for j in hosts.values())
-assert rx >= sent, ("relay received", rx, "of", sent)
-print(f"merged: count {merged['count']} = {' + '.join(map(str, counts))}, max {m['max']} us; "
-      f"relay received {rx} datagrams of the {sent} sent")
-PY
+python3 "$FIXTURES/fleet/merged.py" "$dir" udp://10.77.0.11:7300 || fail "the merged result does not add up"
 if [ "$full" = 1 ]; then
 	# relay1 was given the patched kernel package and runs it; the load hosts
 	# keep Debian's.
@@ -258,11 +240,39 @@ if [ "$full" = 1 ]; then
 		k=$(ssh_to "$port" uname -r) || fail "no uname -r from the host on port $port"
 		[ "$k" != "$krelease" ] || fail "the load host on port $port was given $krelease"
 	done
-	{ grep '^ok .*PREEMPT_RT: yes' "$dir/relay1/preflight.txt" &&
-		grep "^ok .*epoll ready-list fix: present; decided from the running kernel's BTF: struct eventpoll's lock is spinlock_t" "$dir/relay1/preflight.txt"; } ||
-		{ cat "$dir/relay1/preflight.txt"; fail "relay-preflight on relay1 does not see the patched PREEMPT_RT kernel"; }
+	if ! grep '^ok .*PREEMPT_RT: yes' "$dir/relay1/preflight.txt" ||
+		! grep "^ok .*epoll ready-list fix: present; decided from the running kernel's BTF: struct eventpoll's lock is spinlock_t" "$dir/relay1/preflight.txt"; then
+		cat "$dir/relay1/preflight.txt"; fail "relay-preflight on relay1 does not see the patched PREEMPT_RT kernel"
+	fi
 	say "relay1 installed and booted $krelease (kexec)"
 fi
+
+# A newer package over the running fleet, one whose postinst restarts
+# nothing, as every build before relay's postinst did: the playbook itself
+# must leave relay1 serving from the new binary, not the old process
+# running from a deleted file while dpkg names the new version.
+next=$TEST_TMP/relay-next.deb
+dpkg-deb -R "$deb" "$TEST_TMP/next" || fail "cannot unpack $deb"
+sed -i 's/^Version: .*/&+next/' "$TEST_TMP/next/DEBIAN/control"
+sed -i 's/systemctl try-restart relay.service/:/' "$TEST_TMP/next/DEBIAN/postinst"
+grep -q 'try-restart' "$TEST_TMP/next/DEBIAN/postinst" && fail "the newer package's postinst still restarts relay"
+sh -n "$TEST_TMP/next/DEBIAN/postinst" || fail "the newer package's postinst is not valid sh"
+dpkg-deb --root-owner-group -b "$TEST_TMP/next" "$next" >/dev/null || fail "cannot build $next"
+pid=$(ssh_to 2201 systemctl show -P MainPID relay.service) || fail "no relay process on relay1"
+deb=$next
+inventory "$TEST_TMP/fleet.yml"
+playbook "$TEST_TMP/fleet.yml" >"$TEST_TMP/upgrade.log" 2>&1 || { cat "$TEST_TMP/upgrade.log"; fail "the run with a newer package failed"; }
+sed -n '/PLAY RECAP/,$p' "$TEST_TMP/upgrade.log"
+# shellcheck disable=SC2016 # expanded on relay1
+new=$(ssh_to 2201 'pid=$(systemctl show -P MainPID relay.service); echo "$pid $(readlink /proc/$pid/exe) $(dpkg-query -W -f="\${Version}" relay)"') ||
+	fail "nothing from relay1 after the upgrade"
+echo "relay1: pid $pid before the newer package; pid, binary, version after it: $new"
+read -r npid nexe nver <<<"$new"
+[ "$nver" = "$(dpkg-deb -f "$next" Version)" ] || fail "relay1 has relay $nver installed, not the newer package"
+if [ "$npid" = "$pid" ] || [ "$nexe" != /usr/bin/relay ]; then
+	fail "relay1 still runs the relay of before the upgrade: pid $npid, $nexe"
+fi
+say "a newer package: relay1 restarted on it"
 
 playbook "$TEST_TMP/fleet.yml" >"$TEST_TMP/run2.log" 2>&1 || { cat "$TEST_TMP/run2.log"; fail "the second run failed"; }
 sed -n '/PLAY RECAP/,$p' "$TEST_TMP/run2.log"

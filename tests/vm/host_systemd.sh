@@ -5,7 +5,8 @@
 # kernel-debs as dpkg installed it (its vmlinuz, modules and the initramfs
 # its hook made), install relay's package there and run
 # deploy/hostimg/checks: relay-preflight names the kernel from its BTF,
-# start, SCHED_FIFO loops at the configured priority and CPU, reload keeping
+# start, a newer package restarting the running relay on its binary,
+# SCHED_FIFO loops at the configured priority and CPU, reload keeping
 # flows, the watchdog restarting a stopped relay, loadgen under the slice's
 # quota, and the failures an operator can cause (bad config, missing user,
 # no RT permission, malformed quota).
