@@ -30,11 +30,13 @@ owned() {
 	[ "$(cat "$victim")" = precious ] || fail "an output was written through a link ($*)"
 	[ "$(stat -c %h "$victim")" = 1 ] || fail "the hard link was written through ($*)"
 	for f in "$@"; do
-		[ ! -L "$d/$f" ] && [ -f "$d/$f" ] && [ -s "$d/$f" ] ||
+		if [ -L "$d/$f" ] || [ ! -f "$d/$f" ] || [ ! -s "$d/$f" ]; then
 			fail "$f is not a file of its own"
+		fi
 		[ "$(stat -c %a "$d/$f")" = 644 ] || fail "$f mode $(stat -c %a "$d/$f")"
 	done
-	[ "$(ls "$d" | wc -l)" = $# ] || fail "temporary files left: $(ls "$d")"
+	[ "$(find "$d" -mindepth 1 -maxdepth 1 | wc -l)" = $# ] ||
+		fail "temporary files left: $(find "$d" -mindepth 1 -maxdepth 1)"
 	rm -f "${@/#/$d/}"
 }
 
