@@ -4,7 +4,7 @@
 # listed, exit 0); one that failed alone too fails the patched kernel; so
 # does a run that reported fewer tests than it planned. The stock kernel's
 # failures are reported, never fatal.
-# timeout: 30
+# timeout: 120
 # check: fast
 # lane: side
 # variants: release

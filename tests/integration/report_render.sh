@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # report/summarize and report/render on fixture result directories (no VM):
 # a demo run with the effect, one whose stock guest hung, and a model run.
-# timeout: 120
+# timeout: 300
 # check: fast
 # lane: side
 # variants: release
