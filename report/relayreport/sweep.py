@@ -41,6 +41,14 @@ def load(path):
         raise DataError(f"{path}: not a loadgen sweep (mode, slo, steps)")
     for name, us in j["slo"].items():
         number(us, f"{path}: slo.{name}")
+    for name in ("capacity", "knee"):
+        point = j.get(name)
+        if point is None:
+            continue
+        if not isinstance(point, dict):
+            raise DataError(f"{path}: {name}: expected an object or null")
+        number(point.get("target_rate"), f"{path}: {name}.target_rate", optional=j["mode"] == "quota")
+        number(point.get("quota_pct"), f"{path}: {name}.quota_pct", optional=j["mode"] == "rate")
     for n, s in enumerate(j["steps"]):
         try:
             r = s["result"]

@@ -64,4 +64,23 @@ status=0
 [ -z "$(marks)" ] || fail "a capacity objective ran a command: $(marks)"
 [ $status = 65 ] || fail "a string objective exited $status, not 65: $(cat "$TEST_TMP/err")"
 grep -q 'sweep.json' "$TEST_TMP/err" || fail "the error does not name the file: $(cat "$TEST_TMP/err")"
+
+# 5. Wrong types and deep nesting in a sweep are bad data (65) naming the
+# file and the value, never a traceback (1, which report/capacity's
+# --check means as "the check failed").
+# refused SWEEP_JSON WHAT: report/sweep exits 65 on it, naming WHAT.
+refused() {
+	local status=0
+	"$report/sweep" "$1" >/dev/null 2>"$TEST_TMP/err" || status=$?
+	[ $status = 65 ] || fail "$2: report/sweep exited $status, not 65: $(cat "$TEST_TMP/err")"
+	grep -q "$2" "$TEST_TMP/err" || fail "the error does not name $2: $(cat "$TEST_TMP/err")"
+	! grep -q Traceback "$TEST_TMP/err" || fail "$2: a traceback"
+}
+sw=$TEST_TMP/sweep.json
+sed '0,/"target_rate": [0-9.]*/s//"target_rate": "fast"/' "$FIXTURES/report/sweep/sweep.json" >"$sw"
+refused "$sw" "target_rate"
+sed '0,/"p99": [0-9.]*/s//"p99": "fast"/' "$FIXTURES/report/sweep/sweep.json" >"$sw"
+refused "$sw" "latency_us.corrected.p99"
+{ printf '%.0s[' $(seq 100000); printf '%.0s]' $(seq 100000); } >"$sw"
+refused "$sw" "nested too deeply"
 pass "hostile names, kernel strings and paths are rendered as text"
