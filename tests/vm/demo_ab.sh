@@ -123,7 +123,7 @@ python3 "$TEST_TMP/rule.py" "$run" || fail "the A/B result is not what the fix p
 # stock results of this run with the stalls and the late RT datagrams removed.
 fake=$TEST_TMP/fake
 mkdir -p "$fake"
-cp -r "$run/run.json" "$run/stock" "$run/patched" "$fake/"
+cp -r "$run/run.json" "$run/spec.json" "$run/stock" "$run/patched" "$fake/"
 python3 - "$fake" <<'PY' || fail "could not doctor the copy"
 import json, os, sys
 d = sys.argv[1]
