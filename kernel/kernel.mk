@@ -2,6 +2,8 @@
 # epoll selftests and benchmarks that gate them. See kernel/README.md.
 #
 #   make kernels            build (or take from the cache) stock + patched 6.12
+#                           (KERNEL_LINE=6.1: the other line; kernel/build
+#                           --line L --print-images says where they are)
 #   make kernel-debs        the same two kernels as Debian packages that boot a
 #                           systemd host (KCONFIG=FILE: start from a host's
 #                           /boot/config-* instead of tinyconfig); prints the
@@ -20,7 +22,7 @@ $(eval $(call program,vm-clock,kernel/vm/clock))
 .PHONY: kernels kernel-debs kernel-6.1 kernel-selftests kernel-followup
 kernels:
 	@mk/deps kernel
-	@kernel/build --line 6.12
+	@kernel/build --line $(KERNEL_LINE)
 
 kernel-debs:
 	@mk/deps kernel deploy
