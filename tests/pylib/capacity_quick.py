@@ -1,0 +1,62 @@
+"""tests/vm/capacity_quick.sh's checks of a make capacity --quick run.
+
+  capacity_quick.py RUN      every assertion on the run directory RUN
+"""
+import json
+import os
+import sys
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def check(run):
+    """capacity.json carries the interface and the spec, and says the fix
+    buys capacity where the stock kernel stalled."""
+    c = read(os.path.join(run, "capacity.json"))
+    # The quota went from the spec to each cell and back by one name.
+    spec = read(os.path.join(run, "spec.json"))
+    assert spec["capacity"]["cpu_quota_pct"] == [10], spec
+    assert c["spec"] == spec, "capacity.json does not carry the spec it ran"
+    for k in ("stock", "patched"):
+        cell = read(os.path.join(run, k, "results/grid/q10-c30000/cell.json"))
+        assert cell == {"cpu_quota_pct": 10, "cotenant_rate_pps": 30000}, cell
+    assert c["slo"] and c["headline"].startswith("at quota "), c["headline"]
+    for k in ("stock", "patched"):
+        kern = c["kernels"][k]
+        assert kern["outcome"] == "ok", (k, kern["outcome"])
+        assert [q["cpu_quota_pct"] for q in kern["by_quota"]] == [10], kern["by_quota"]
+        for q in kern["by_quota"]:
+            assert not q["problems"], (k, q["cpu_quota_pct"], q["problems"])
+            steps = q["steps"]
+            assert steps, (k, q["cpu_quota_pct"])
+            for s in steps:
+                assert set(s["latency_us"]) >= {"p50", "p99", "p99_9", "max"}, s
+                assert s["lost"] is not None and s["throttled_periods"] is not None, s
+                assert os.path.getsize(os.path.join(run, s["hgrm"])) > 0, s["hgrm"]
+            # never a capacity above a failed step
+            cap = q["capacity_pps"]
+            if cap is not None:
+                assert all(s["meets_slo"] for s in steps if s["target_rate"] <= cap), (k, q)
+            else:
+                assert not all(s["meets_slo"] for s in steps if s["target_rate"] == steps[0]["target_rate"])
+        # the co-tenant was throttled under the 10 % quota
+        assert sum(s["throttled_periods"] for s in kern["by_quota"][0]["steps"]) > 0, k
+    # The headline's quota is where the patched kernel gains the most.
+    q = int(c["headline"].split()[2].rstrip("%,"))
+    cells = {k: next(x for x in c["kernels"][k]["by_quota"] if x["cpu_quota_pct"] == q)
+             for k in ("stock", "patched")}
+    st, pa = cells["stock"]["capacity_pps"], cells["patched"]["capacity_pps"]
+    print(f"quota {q} %: stock {st}, patched {pa}")
+    assert pa is not None and (st is None or pa > st), (q, st, pa)
+    # the stock kernel failed where the bug bites: a stall, not a hiccup
+    first = next(s for s in cells["stock"]["steps"] if not s["meets_slo"])
+    assert first["target_rate"] <= pa and first["latency_us"]["p99_9"] > 100000, first
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    check(sys.argv[1])
