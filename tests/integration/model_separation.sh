@@ -62,9 +62,13 @@ if mx["waits_over_50ms"] < 1:
     bad.append("mutex: no wait over 50 ms (the control should stall too)")
 if pi["wait_us"]["max"] > 20000:
     bad.append("pi_mutex: a wait over 20 ms")
-# A consumer ticking every 1 ms for 3 s that never waits long: ~3000 waits.
-if pi["waits"] < 2000:
-    bad.append("pi_mutex: the consumer got the lock fewer than 2000 times")
+# A consumer ticking every 1 ms for 3 s that never waits long: ~3000 waits
+# on a quiet host, fewer when the host's other work delays its timer (1973
+# beside make test's guests). Against the rwlock on the same host, which
+# loses ~90 ms a throttled period: at least twice as many.
+if pi["waits"] < 2 * rw["waits"]:
+    bad.append(f"pi_mutex: the consumer got the lock {pi['waits']} times, "
+               f"not twice the rwlock's {rw['waits']}")
 for b in bad:
     print("FAIL:", b, file=sys.stderr)
 sys.exit(1 if bad else 0)
