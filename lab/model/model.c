@@ -102,7 +102,8 @@ static void *producer(void *arg)
 	if (!run_arrive(run))
 		return NULL;
 
-	int64_t hold_ns = p->hold_us * NS_PER_US, gap_ns = p->gap_us * NS_PER_US;
+	int64_t hold_ns = (int64_t)p->hold_us * NS_PER_US,
+		gap_ns = (int64_t)p->gap_us * NS_PER_US;
 	while (!atomic_load_explicit(&run->stop, memory_order_relaxed)) {
 		int e = rlock_lock_shared(&run->lock);
 		if (e) {
@@ -128,7 +129,7 @@ static void *consumer(void *arg)
 	if (rt_pin(p->cpu, why, sizeof(why)) != 0)
 		run_fail(run, EX_OSERR, "cannot pin the consumer to CPU %d: %s",
 			 p->cpu, why);
-	else if (rt_set_fifo(p->prio, why, sizeof(why)) != 0)
+	else if (rt_set_fifo(p->consumer_prio, why, sizeof(why)) != 0)
 		run_fail(run, EX_OSERR, "the consumer cannot run SCHED_FIFO: %s",
 			 why);
 	else
@@ -139,7 +140,7 @@ static void *consumer(void *arg)
 	if (!run_arrive(run))
 		return NULL;
 
-	int64_t tick_ns = p->tick_us * NS_PER_US;
+	int64_t tick_ns = (int64_t)p->tick_us * NS_PER_US;
 	int64_t next = run->start_ns + tick_ns;
 	while (!atomic_load_explicit(&run->stop, memory_order_relaxed)) {
 		struct timespec ts = clock_ns_ts(next);
@@ -190,17 +191,15 @@ static int wait_end(const struct run *run, const sigset_t *sigs)
 void model_defaults(struct model_params *p)
 {
 	*p = (struct model_params){
-		.duration_ns = 3 * NS_PER_S,
-		.quota_us = 5000,
-		.period_us = 100000,
-		.producers = 2,
-		.cpu = 0,
-		.prio = 50,
-		.tick_us = 1000,
-		.hold_us = 20,
-		.gap_us = 2,
-		.window_us = 100000,
+#define MODEL_PARAM_DEFAULT(name, min, max, def, arg, help) .name = def,
+		MODEL_PARAMS(MODEL_PARAM_DEFAULT)
+#undef MODEL_PARAM_DEFAULT
 	};
+}
+
+int64_t model_quota_us(const struct model_params *p)
+{
+	return (int64_t)p->cpu_quota_pct * p->period_us / 100;
 }
 
 static void stat_delta(struct cg_stat *d, const struct cg_stat *a,
@@ -219,7 +218,7 @@ int model_run(const struct model_params *p, enum rlock_kind kind,
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
 	if (hist_init_us(&r->waits) != 0 ||
-	    mseries_init(&r->series, p->window_us, p->duration_ns,
+	    mseries_init(&r->series, p->window_us, p->duration_s * NS_PER_S,
 			 MODEL_STALL_US) != 0) {
 		snprintf(err, errlen, "no memory for the histograms");
 		return EX_SOFTWARE;
@@ -255,7 +254,7 @@ int model_run(const struct model_params *p, enum rlock_kind kind,
 		pthread_cond_wait(&run.cv, &run.mu);
 	r->cg_stat_ok = cg_read_stat(cg, &before) == 0;
 	run.start_ns = clock_ns(CLOCK_MONOTONIC);
-	run.end_ns = run.start_ns + p->duration_ns;
+	run.end_ns = run.start_ns + p->duration_s * NS_PER_S;
 	run.go = true;
 	pthread_cond_broadcast(&run.cv);
 	pthread_mutex_unlock(&run.mu);

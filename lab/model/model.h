@@ -26,17 +26,32 @@
  * quota wait, well above any scheduling noise of a loaded host. */
 #define MODEL_STALL_US 50000
 
+/*
+ * The model's parameters, each written once: epmodel's flags
+ * (--name-with-dashes), its usage and defaults (mflags.c) and the "params"
+ * of summary.json come from this table. The quota is a percentage of one
+ * CPU per period, like the demo's cpu_quota_pct (lab/README.md).
+ *
+ * X(name, min, max, default, arg, help)
+ */
+#define MODEL_PARAMS(X) \
+	X(duration_s, 1, 3600, 3, "S", "seconds per lock kind") \
+	X(cpu_quota_pct, 1, 99, 5, "PCT", \
+	  "the producers' cpu.max quota, % of one CPU per period") \
+	X(period_us, 1000, 1000000, 100000, "US", "the cpu.max period") \
+	X(producers, 1, 64, 2, "N", "producer threads") \
+	X(cpu, -1, 1023, -1, "N", \
+	  "the CPU everything runs on; -1: the last one allowed") \
+	X(consumer_prio, 1, 99, 50, "N", "the consumer's SCHED_FIFO priority") \
+	X(tick_us, 50, 1000000, 1000, "US", "the consumer takes the lock this often") \
+	X(hold_us, 0, 100000, 20, "US", "a producer's critical section") \
+	X(gap_us, 0, 100000, 2, "US", "a producer's work between sections") \
+	X(window_us, 1000, 10000000, 100000, "US", "the time series' window")
+
 struct model_params {
-	int64_t duration_ns;	/* per variant */
-	int64_t quota_us;	/* cpu.max of the producers' cgroup */
-	int64_t period_us;
-	int producers;
-	int cpu;		/* the one CPU producers and consumer share */
-	int prio;		/* the consumer's SCHED_FIFO priority */
-	int64_t tick_us;	/* the consumer takes the lock this often */
-	int64_t hold_us;	/* a producer's critical section */
-	int64_t gap_us;		/* a producer's work outside the lock */
-	int64_t window_us;	/* time series window */
+#define MODEL_PARAM_FIELD(name, min, max, def, arg, help) int name;
+	MODEL_PARAMS(MODEL_PARAM_FIELD)
+#undef MODEL_PARAM_FIELD
 };
 
 struct model_result {
@@ -50,10 +65,13 @@ struct model_result {
 	int signo;		/* the signal that ended the run early, or 0 */
 };
 
-/* The defaults the command line starts from. */
+/* The table's defaults. */
 void model_defaults(struct model_params *p);
 
-/* Run kind for p->duration_ns with the producers in cg (whose quota the
+/* The producers' cpu.max quota per period, us. */
+int64_t model_quota_us(const struct model_params *p);
+
+/* Run kind for p->duration_s with the producers in cg (whose quota the
  * caller has set). Returns when the time is up or one of sigs (blocked in
  * every thread by the caller) arrives. r is initialised here; release it with
  * model_result_free, also after a failure. Returns 0, or an exit status of docs/formats.md

@@ -54,7 +54,7 @@ int msum_write_variant(const char *dir, const struct model_params *p,
 		 "epmodel %s: RT consumer's wait for the lock, every %lld us\n"
 		 "cpu.max %lld %lld, %d producers holding it %lld us, CPU %d; "
 		 "a wait counts in the window it began in",
-		 name, (long long)p->tick_us, (long long)p->quota_us,
+		 name, (long long)p->tick_us, (long long)model_quota_us(p),
 		 (long long)p->period_us, p->producers, (long long)p->hold_us,
 		 p->cpu);
 	if (close_out(f, mseries_write_csv(&r->series, f, comment), path, err,
@@ -143,21 +143,15 @@ json_t *msum_json(const struct model_params *p, int cgroup_version,
 			json_null());
 		json_object_set_new(root, name, v);
 	}
-	json_object_set_new(root, "params", json_pack(
-		"{s:s, s:s, s:f, s:I, s:I, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:i}",
-		"tool", "epmodel",
-		"kernel", u.release,
-		"duration_s", (double)p->duration_ns / 1e9,
-		"quota_us", (json_int_t)p->quota_us,
-		"period_us", (json_int_t)p->period_us,
-		"producers", p->producers,
-		"cpu", p->cpu,
-		"prio", p->prio,
-		"tick_us", (json_int_t)p->tick_us,
-		"hold_us", (json_int_t)p->hold_us,
-		"gap_us", (json_int_t)p->gap_us,
-		"window_us", (json_int_t)p->window_us,
-		"cgroup_version", cgroup_version));
+	json_t *params = json_pack("{s:s, s:s}", "tool", "epmodel",
+				   "kernel", u.release);
+#define MSUM_PARAM(name, min, max, def, arg, help) \
+	json_object_set_new(params, #name, json_integer(p->name));
+	MODEL_PARAMS(MSUM_PARAM)
+#undef MSUM_PARAM
+	json_object_set_new(params, "quota_us", json_integer(model_quota_us(p)));
+	json_object_set_new(params, "cgroup_version", json_integer(cgroup_version));
+	json_object_set_new(root, "params", params);
 	json_object_set_new(root, "verdict", json_string(verdict));
 	return root;
 }

@@ -20,7 +20,7 @@ epmodel=$BUILD/bin/epmodel
 [ -x "$epmodel" ] || fail "$epmodel is not built"
 out=$TEST_TMP/model
 
-"$epmodel" --duration 3 --out "$out" >"$TEST_TMP/stdout" 2>"$TEST_TMP/stderr" &
+"$epmodel" --duration-s 3 --out "$out" >"$TEST_TMP/stdout" 2>"$TEST_TMP/stderr" &
 pid=$!
 # epmodel removes its cgroup on exit and on SIGINT/SIGTERM; only a SIGKILL
 # leaves it behind, and then it is named after the pid.

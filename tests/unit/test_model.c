@@ -251,11 +251,11 @@ static void test_files(void)
 	model_defaults(&p);
 	struct model_result r = { .kind = RLOCK_MUTEX };
 	CHECK(hist_init_us(&r.waits) == 0);
-	CHECK(mseries_init(&r.series, p.window_us, p.duration_ns,
+	CHECK(mseries_init(&r.series, p.window_us, p.duration_s * 1000000000LL,
 			   MODEL_STALL_US) == 0);
 	hist_record(&r.waits, 95000);
 	mseries_record(&r.series, 5000000, 95000);
-	mseries_finish(&r.series, p.duration_ns);
+	mseries_finish(&r.series, p.duration_s * 1000000000LL);
 
 	char err[256], path[4200], line[256];
 	CHECK(msum_write_variant(dir, &p, &r, err, sizeof(err)) == 0);
