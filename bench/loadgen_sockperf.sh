@@ -46,9 +46,10 @@ wait_bound() {
 	for _ in $(seq 50); do bound "$1" && return 0; sleep 0.1; done
 	die "nothing listens on UDP port $1"
 }
-jget() {
-	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
+# jget FILE FILTER: the number the jq FILTER picks in FILE; nothing if it
+# is no number (that run is left out of the median; no value in any run
+# stops the benchmark below).
+jget() { jq -r "($2) | numbers" "$1"; }
 
 sp_port=$(port udp)
 # sockperf gets the 4 MB socket buffers loadgen sets for itself
@@ -97,7 +98,7 @@ for run in $(seq "$RUNS"); do
 		--to $((LADDER_STEPS * LADDER_STEP)) --steps "$LADDER_STEPS" \
 		--duration "$S" --slo max=10s --pause 200 --size 64 --timeout 500 \
 		--json "$tmp/sweep.json" >"$tmp/sweep.txt" 2>&1 || die "loadgen sweep failed: $(tail -n 3 "$tmp/sweep.txt")"
-	jget "$tmp/sweep.json" "int(j['best']['target_rate']) if j['best'] else 0" >>"$tmp/lg_rate"
+	jget "$tmp/sweep.json" 'if .best then .best.target_rate | floor else 0 end' >>"$tmp/lg_rate"
 
 	# 2: low-load round trip
 	progress $((done_steps++)) $steps "round trips at 1000 msg/s, run $run"
@@ -106,23 +107,23 @@ for run in $(seq "$RUNS"); do
 	sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' "$tmp/pp.txt" >>"$tmp/sp_p50"
 	sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p' "$tmp/pp.txt" >>"$tmp/sp_p99"
 	loadgen_run low --rate 1000 --duration "$S" --size 64
-	jget "$tmp/low.json" "j['latency_us']['uncorrected']['p50']" >>"$tmp/lg_p50"
-	jget "$tmp/low.json" "j['latency_us']['uncorrected']['p99']" >>"$tmp/lg_p99"
-	jget "$tmp/low.json" "j['latency_us']['corrected']['p50']" >>"$tmp/lg_cp50"
+	jget "$tmp/low.json" '.latency_us.uncorrected.p50' >>"$tmp/lg_p50"
+	jget "$tmp/low.json" '.latency_us.uncorrected.p99' >>"$tmp/lg_p99"
+	jget "$tmp/low.json" '.latency_us.corrected.p50' >>"$tmp/lg_cp50"
 
 	# 3: schedule error, default and spinning, at 1000 pps (the run
 	# above) and at a moderate rate
 	progress $((done_steps++)) $steps "schedule error at 20000 pps, run $run"
 	loadgen_run mid --rate 20000 --duration "$S" --size 64
-	jget "$tmp/mid.json" "j['achieved_rate']" >>"$tmp/mid_rate"
+	jget "$tmp/mid.json" '.achieved_rate' >>"$tmp/mid_rate"
 	progress $((done_steps++)) $steps "schedule error spinning, 1000 pps, run $run"
 	loadgen_run lowspin --rate 1000 --duration "$S" --size 64 --spin-us "$SPIN_US"
 	progress $((done_steps++)) $steps "schedule error spinning, 20000 pps, run $run"
 	loadgen_run midspin --rate 20000 --duration "$S" --size 64 --spin-us "$SPIN_US"
-	jget "$tmp/midspin.json" "j['achieved_rate']" >>"$tmp/midspin_rate"
+	jget "$tmp/midspin.json" '.achieved_rate' >>"$tmp/midspin_rate"
 	for name in low mid lowspin midspin; do
-		jget "$tmp/$name.json" "j['schedule_error_us']['p50']" >>"$tmp/se50_$name"
-		jget "$tmp/$name.json" "j['schedule_error_us']['p99']" >>"$tmp/se99_$name"
+		jget "$tmp/$name.json" '.schedule_error_us.p50' >>"$tmp/se50_$name"
+		jget "$tmp/$name.json" '.schedule_error_us.p99' >>"$tmp/se99_$name"
 	done
 done
 # The medians, by name.
@@ -152,24 +153,26 @@ printf '%-44s %12s %12s  %s\n' "at 1000 pps" "${med[se50_low]} / ${med[se99_low]
 printf '%-44s %12s %12s\n' "at 20000 pps" "${med[se50_mid]} / ${med[se99_mid]}" \
 	"${med[se50_midspin]} / ${med[se99_midspin]}"
 
-python3 - "$out/loadgen_sockperf.json" <<PY
-import json, sys
-json.dump({
-    "runs": $RUNS, "seconds": $S, "size": 64,
-    "sockperf": {"max_rate": ${med[sp_rate]}, "rtt_p50_us": ${med[sp_p50]}, "rtt_p99_us": ${med[sp_p99]},
-    "ladder_step": $LADDER_STEP, "ladder_steps": $LADDER_STEPS,
-    "loadgen": {"max_rate": ${med[lg_rate]},
-                "rtt_p50_us": ${med[lg_p50]}, "rtt_p99_us": ${med[lg_p99]},
-                "corrected_p50_us": ${med[lg_cp50]},
-                "schedule_error_us": {
-                    "default": {"1000": {"p50": ${med[se50_low]}, "p99": ${med[se99_low]},
-                                "20000": {"p50": ${med[se50_mid]}, "p99": ${med[se99_mid]}},
-                    "spin": {"spin_us": $SPIN_US,
-                             "1000": {"p50": ${med[se50_lowspin]}, "p99": ${med[se99_lowspin]},
-                             "20000": {"p50": ${med[se50_midspin]}, "p99": ${med[se99_midspin]}}},
-                "achieved_at_20000": {"default": ${med[mid_rate]}, "spin": ${med[midspin_rate]}},
-    "targets_met": {"rate": bool($ok_rate), "latency": bool($ok_lat),
-                    "schedule_error": bool($ok_se)},
-}, open(sys.argv[1], "w"), indent=2)
-PY
+# The medians as JSON numbers, the verdicts as booleans.
+jq_args=()
+for f in "${!med[@]}"; do jq_args+=(--argjson "$f" "${med[$f]}"); done
+jq -n "${jq_args[@]}" --argjson runs "$RUNS" --argjson seconds "$S" \
+	--argjson ladder_step "$LADDER_STEP" --argjson ladder_steps "$LADDER_STEPS" \
+	--argjson spin_us "$SPIN_US" --argjson ok_rate "$ok_rate" --argjson ok_lat "$ok_lat" \
+	--argjson ok_se "$ok_se" '{
+	runs: $runs, seconds: $seconds, size: 64,
+	sockperf: {max_rate: $sp_rate, rtt_p50_us: $sp_p50, rtt_p99_us: $sp_p99},
+	ladder_step: $ladder_step, ladder_steps: $ladder_steps,
+	loadgen: {max_rate: $lg_rate, rtt_p50_us: $lg_p50, rtt_p99_us: $lg_p99,
+		corrected_p50_us: $lg_cp50,
+		schedule_error_us: {
+			default: {"1000": {p50: $se50_low, p99: $se99_low},
+				"20000": {p50: $se50_mid, p99: $se99_mid}},
+			spin: {spin_us: $spin_us,
+				"1000": {p50: $se50_lowspin, p99: $se99_lowspin},
+				"20000": {p50: $se50_midspin, p99: $se99_midspin}}},
+		achieved_at_20000: {default: $mid_rate, spin: $midspin_rate}},
+	targets_met: {rate: ($ok_rate == 1), latency: ($ok_lat == 1),
+		schedule_error: ($ok_se == 1)}
+}' >"$out/loadgen_sockperf.json" || die "cannot write $out/loadgen_sockperf.json"
 [ "$ok_rate$ok_lat$ok_se" = 111 ]

@@ -61,9 +61,11 @@ CONNS=${TCP_BENCH_CONNS:-50}
 BENCH=$name
 . "$(dirname "$0")/lib.sh"
 
+# wait_port PORT: something accepts TCP connections on 127.0.0.1:PORT
+# (100 tries 0.1 s apart, each a connection by bash's /dev/tcp given 1 s).
 wait_port() {
 	for _ in $(seq 100); do
-		python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 1)" 2>/dev/null && return 0
+		timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	return 1

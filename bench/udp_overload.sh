@@ -87,33 +87,4 @@ for r in $(seq "$RUNS"); do
 	done
 done
 
-python3 - "$out/udp_overload.json" "$sustainable" "$RUNS" "$tmp" "${kinds[@]}" <<'PY'
-import json, statistics, sys
-path, sustainable, runs, tmp, kinds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
-rows = {k: [[float(x) for x in l.split()] for l in open("%s/ov.%s" % (tmp, k))] for k in kinds}
-offered = {k: statistics.median(r[0] for r in rows[k]) for k in kinds}
-forwarded = {k: statistics.median(r[1] for r in rows[k]) for k in kinds}
-s = max(sustainable, 1)
-print("shared CPU 1: forwarder and its sink; sender on CPU 0, runs of 64 x 64 B; median of %d" % runs)
-print("relay's sustainable rate in this layout: %d/s" % sustainable)
-print("%-15s %11s %11s %11s %9s" % ("forwarder", "offered/s", "forwarded/s", "x relay's", "vs nginx"))
-for k in kinds:
-    print("%-15s %11.0f %11.0f %11.2f %9.2f" % (k, offered[k], forwarded[k], forwarded[k] / s,
-          forwarded[k] / max(forwarded["nginx"], 1)))
-checks = [
-    ("offered / relay sustainable", offered["relay"] / s, ">= 3", offered["relay"] >= 3 * s),
-    ("relay overloaded / sustainable", forwarded["relay"] / s, ">= 0.9", forwarded["relay"] >= 0.9 * s),
-    ("relay / nginx forwarded", forwarded["relay"] / max(forwarded["nginx"], 1), ">= 1",
-     forwarded["relay"] >= forwarded["nginx"]),
-    ("relay / socat forwarded", forwarded["relay"] / max(forwarded["socat"], 1), ">= 1",
-     forwarded["relay"] >= forwarded["socat"]),
-]
-print()
-for name, val, want, ok in checks:
-    print("%-32s %8.2f  target %-6s %s" % (name, val, want, "met" if ok else "MISSED"))
-json.dump({"bench": "udp_overload", "runs": runs, "sustainable_pps": sustainable,
-           "offered_pps": offered, "forwarded_pps": forwarded,
-           "checks": [{"name": c[0], "value": c[1], "target": c[2], "met": c[3]} for c in checks],
-           "targets_met": all(c[3] for c in checks)}, open(path, "w"), indent=2)
-sys.exit(0 if all(c[3] for c in checks) else 1)
-PY
+python3 bench/summary.py udp_overload "$out/udp_overload.json" "$sustainable" "$RUNS" "$tmp" "${kinds[@]}"

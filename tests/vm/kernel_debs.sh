@@ -46,17 +46,7 @@ cmp -s "$TEST_TMP/config-stock" "$TEST_TMP/config-patched" || fail "the two pack
 pass "two packages, $(basename "$stock") and $(basename "$patched"), PREEMPT_RT, equal configs (${secs} s)"
 
 dir=$(dirname "$stock")
-python3 - "$dir/manifest.json" <<'PY' || fail "manifest proofs"
-import json, sys
-m = json.load(open(sys.argv[1]))
-p = m["packages"]
-assert m["differing_files"] == ["fs/eventpoll.c"], "trees differ in %s" % m["differing_files"]
-assert p["stock"]["btf_eventpoll_lock"] == "rwlock_t", "stock BTF lock %s" % p["stock"]["btf_eventpoll_lock"]
-assert p["patched"]["btf_eventpoll_lock"] == "spinlock_t", "patched BTF lock %s" % p["patched"]["btf_eventpoll_lock"]
-assert {"rt_read_lock", "rt_write_lock"} <= set(m["eventpoll_locks"]["stock"]), "stock eventpoll.o locks"
-assert not any(x.startswith(("rt_read", "rt_write")) for x in m["eventpoll_locks"]["patched"]), "patched locks"
-print("ok: BTF struct eventpoll.lock: stock rwlock_t, patched spinlock_t; built in %(stock)s s + %(patched)s s" % m["build_seconds"])
-PY
+pylib kernel_manifest debs "$dir/manifest.json" || fail "manifest proofs"
 while read -r opt; do
 	grep -qxF "$opt" "$TEST_TMP/config-patched" || fail "$opt missing from the packages' config"
 done < <(grep -E '^CONFIG_[A-Za-z0-9_]+=' "$dir/fragment.config")

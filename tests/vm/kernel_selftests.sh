@@ -15,14 +15,14 @@ need_root "builds the kernels into ${RELAY_CACHE:-/var/cache/relay}, creates dev
 "$top/mk/deps" kernel >/dev/null || fail "mk/deps kernel"
 out=$top/build/kernel/selftests-6.12
 "$top/kernel/selftests/run" --line 6.12 --selftests patched --no-cost --out "$out" || fail "kernel/selftests/run exited $? (see $out)"
-python3 - "$out" <<'PY' || fail "selftests.json is wrong, or a cost boot ran"
-import glob, json, os, sys
-out = sys.argv[1]
-s = json.load(open(os.path.join(out, "selftests.json")))
-p = s["kernels"]["patched"]
-assert list(s["kernels"]) == ["patched"], list(s["kernels"])
-assert p["outcome"] == "ok" and p["failed"] == 0 and p["passed"] > 0, p
-assert "relay-patched" in p["kernel_release"], p["kernel_release"]
-assert not glob.glob(os.path.join(out, "cost-*")), "--no-cost ran a cost boot"
-PY
-pass "patched 6.12 kernel passed every epoll selftest ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kernels"]["patched"]["passed"])' "$out/selftests.json") passed)"
+s=$out/selftests.json
+json_ok "$s" '.kernels | keys_unsorted == ["patched"]' \
+	"selftests.json is wrong: kernels $(jq -c '.kernels | keys_unsorted' "$s"), expected only patched"
+json_ok "$s" '.kernels.patched | .outcome == "ok" and .failed == 0 and .passed > 0' \
+	"selftests.json is wrong: patched $(jq -c '.kernels.patched | {outcome, failed, passed}' "$s")"
+json_ok "$s" '.kernels.patched.kernel_release | contains("relay-patched")' \
+	"selftests.json is wrong: kernel_release $(jq -r .kernels.patched.kernel_release "$s")"
+for c in "$out"/cost-*; do
+	[ -e "$c" ] && fail "--no-cost ran a cost boot: ${c##*/}"
+done
+pass "patched 6.12 kernel passed every epoll selftest ($(jq -r .kernels.patched.passed "$s") passed)"

@@ -1,0 +1,73 @@
+"""kernel_manifest.py: the proofs of a kernel build's manifest.json, on a
+made-up manifest shaped as kernel/build writes it."""
+import contextlib
+import copy
+import io
+import unittest
+
+import kernel_manifest
+
+MANIFEST = {
+    "differing_files": ["fs/eventpoll.c"],
+    "eventpoll_locks": {"stock": ["rt_read_lock", "rt_read_unlock", "rt_spin_lock", "rt_spin_unlock",
+                                  "rt_write_lock", "rt_write_unlock"],
+                        "patched": ["rt_spin_lock", "rt_spin_unlock"]},
+    "build_seconds": {"stock": 555, "patched": 15},
+    "images": {"stock": {"sha256": "aa"}, "patched": {"sha256": "bb"}},
+    "packages": {"stock": {"btf_eventpoll_lock": "rwlock_t"},
+                 "patched": {"btf_eventpoll_lock": "spinlock_t"}},
+}
+
+
+def edited(path, value):
+    m = copy.deepcopy(MANIFEST)
+    d = m
+    for key in path[:-1]:
+        d = d[key]
+    d[path[-1]] = value
+    return m
+
+
+def run(check, m):
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        failure = check(m)
+    return failure, out.getvalue()
+
+
+class ManifestTest(unittest.TestCase):
+    def test_both_hold(self):
+        self.assertEqual(run(kernel_manifest.images, MANIFEST),
+                         (None, "ok: stock eventpoll.o calls rt_read_lock rt_read_unlock rt_spin_lock "
+                          "rt_spin_unlock rt_write_lock rt_write_unlock\n"
+                          "ok: patched eventpoll.o calls rt_spin_lock rt_spin_unlock\n"))
+        self.assertEqual(run(kernel_manifest.debs, MANIFEST),
+                         (None, "ok: BTF struct eventpoll.lock: stock rwlock_t, patched spinlock_t; "
+                          "built in 555 s + 15 s\n"))
+
+    def test_images_failures(self):
+        for path, value, failure in (
+                (["differing_files"], ["fs/eventpoll.c", "Makefile"],
+                 "trees differ in ['fs/eventpoll.c', 'Makefile'], expected only fs/eventpoll.c"),
+                (["eventpoll_locks", "stock"], ["rt_spin_lock"],
+                 "stock eventpoll.o calls ['rt_spin_lock'], not rt_read_lock/rt_write_lock"),
+                (["eventpoll_locks", "patched"], ["rt_spin_unlock"],
+                 "patched eventpoll.o does not call rt_spin_lock"),
+                (["eventpoll_locks", "patched"], ["rt_spin_lock", "rt_read_unlock"],
+                 "patched eventpoll.o calls ['rt_read_unlock', 'rt_spin_lock']"),
+                (["images", "patched", "sha256"], "aa", "stock and patched images are identical")):
+            self.assertEqual(run(kernel_manifest.images, edited(path, value)), (failure, ""))
+
+    def test_debs_failures(self):
+        for path, value, failure in (
+                (["differing_files"], [], "trees differ in []"),
+                (["packages", "stock", "btf_eventpoll_lock"], "spinlock_t", "stock BTF lock spinlock_t"),
+                (["packages", "patched", "btf_eventpoll_lock"], "rwlock_t", "patched BTF lock rwlock_t"),
+                (["eventpoll_locks", "stock"], ["rt_read_lock"],
+                 "stock eventpoll.o locks ['rt_read_lock'], not rt_read_lock/rt_write_lock"),
+                (["eventpoll_locks", "patched"], ["rt_write_lock"],
+                 "patched eventpoll.o locks ['rt_write_lock']")):
+            self.assertEqual(run(kernel_manifest.debs, edited(path, value)), (failure, ""))
+
+
+if __name__ == "__main__":
+    unittest.main()
