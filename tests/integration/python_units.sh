@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python unit tests: every tests/pylib/test_*.py (the tests' helpers,
-# report/relayreport, lab/labkit and lab/soak).
+# report/relayreport, lab/labkit, lab/soak, bench/summary.py and
+# kernel/selftests).
 # variants: release
 # lane: side
 # timeout: 120

@@ -33,6 +33,12 @@ class HostKernelsTest(unittest.TestCase):
         self.assertEqual(out.getvalue().splitlines()[0],
                          "ok: stock: RT client max 46.9 ms, 15 late; relay's own wake-up max 0.9 ms")
 
+    def test_no_wake_ups_recorded(self):
+        s = edited(lambda s: s["kernels"]["patched"].update(relay_wake_us=None))
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            self.assertEqual(host_kernels.check(s), 0)
+        self.assertTrue(out.getvalue().splitlines()[1].endswith("relay's own wake-up max not recorded"))
+
     def test_failures(self):
         def k(name, **kw):
             return lambda s: s["kernels"][name].update(kw)
