@@ -32,6 +32,9 @@ json_edit() {
 }
 # pylib MODULE ARGS...: the helper tests/pylib/MODULE.py.
 pylib() { local m=$1; shift; python3 "$top/tests/pylib/$m.py" "$@"; }
+# pylib_bg MODULE ARGS...: the same in the background, killed when the test
+# exits; $! is its process id (python3's own, so that a kill reaches it).
+pylib_bg() { local m=$1; shift; bg python3 "$top/tests/pylib/$m.py" "$@"; }
 skip() { echo "skipped: $*"; exit 77; }
 pass() { echo "ok: $*"; }
 
@@ -63,6 +66,10 @@ wait_for() {
 	done
 	return 1
 }
+
+# tcp_up PORT: something accepts TCP connections on 127.0.0.1:PORT (the
+# connection closed at once; a connect that hangs fails after 1 s).
+tcp_up() { timeout 1 bash -c ": 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root ($1)"; }
 

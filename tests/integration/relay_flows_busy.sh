@@ -18,27 +18,8 @@ start_relay --listen "udp://127.0.0.1:$p" --upstream "udp://127.0.0.1:$slow_PORT
 
 # client: request A1 (77 bytes), 40 new source ports, then wait for A1's
 # reply; then A2 on the same socket.
-python3 - "$p" >"$TEST_TMP/client.out" 2>&1 <<'PY' || fail "waiting client: $(cat "$TEST_TMP/client.out")"
-import socket, sys, time
-to = ("127.0.0.1", int(sys.argv[1]))
-a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-a.bind(("127.0.0.1", 0))
-a.settimeout(3)
-a.sendto(b"A1" + b"a" * 75, to)
-time.sleep(0.05)
-others = []
-for i in range(40):
-    o = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    o.bind(("127.0.0.1", 0))
-    o.sendto(b"N%02d" % i + b"n" * 20, to)
-    others.append(o)
-d = a.recv(2048)
-assert d == b"up:A1" + b"a" * 75, d
-a.sendto(b"A2" + b"a" * 75, to)
-d = a.recv(2048)
-assert d == b"up:A2" + b"a" * 75, d
-print("ok")
-PY
+pylib net udp-waiter "$p" 40 >"$TEST_TMP/client.out" 2>&1 ||
+	fail "waiting client: $(cat "$TEST_TMP/client.out")"
 ports=$(awk '$2 == 77 { print $1 }' "$TEST_TMP/up.log" | sort -u)
 [ "$(echo "$ports" | wc -l)" = 1 ] ||
 	fail "the waiting client's requests left from upstream ports ${ports//$'\n'/ }"
@@ -54,22 +35,13 @@ stop_relay
 
 # An upstream that never answers: after flow_wait_ms the oldest waiting
 # flow is taken for lost and makes room.
-python3 -c 'import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
-open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1])
-import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1]); time.sleep(60)' "$TEST_TMP/mute.port" &
-bg_pids+=($!)
+pylib_bg ports hold udp 0 "$TEST_TMP/mute.port" 60
 wait_for 5 test -s "$TEST_TMP/mute.port" || fail "mute upstream"
 has_metric() { curl -sf "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -qxF "$1"; }
 # three clients from one process (a process start may take longer than
 # flow_wait_ms on a busy host), then a fourth once the wait is over
 clients() {
-	python3 - "$p" "$@" <<'PY'
-import socket, sys
-for i in range(int(sys.argv[2])):
-    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    c.sendto(b"request", ("127.0.0.1", int(sys.argv[1])))
-PY
+	pylib net udp-send "$p" "$1" request
 }
 start_relay --listen "udp://127.0.0.1:$p" --upstream "udp://127.0.0.1:$(cat "$TEST_TMP/mute.port")" \
 	--cpus 0 --allow-non-rt --max-flows 2 --flow-wait-ms 2000

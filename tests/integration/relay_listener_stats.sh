@@ -9,23 +9,13 @@
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/relay/relay.sh"
 
-python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null ||
-	skip "no IPv6 loopback"
+pylib net ipv6-loopback || skip "no IPv6 loopback"
 start_upstream a
 start_upstream b
 tup=$(free_tcp_port)
-# A TCP echo upstream: connections one after the other, echoed until EOF.
-bg python3 -c '
-import socket, sys
-l = socket.create_server(("127.0.0.1", int(sys.argv[1])))
-while True:
-    c, _ = l.accept()
-    while d := c.recv(65536):
-        c.sendall(d)
-    c.close()
-' "$tup"
-wait_for 5 python3 -c "import socket; socket.create_connection(('127.0.0.1', $tup), 1).close()" ||
-	fail "the TCP upstream did not start"
+# A TCP echo upstream: each connection echoed until EOF.
+pylib_bg net echo-server "$tup"
+wait_for 5 tcp_up "$tup" || fail "the TCP upstream did not start"
 pA=$(free_udp_port)
 pB=$(free_udp_port)
 pT=$(free_tcp_port)
@@ -46,16 +36,8 @@ start_relay --config "$conf" --stats-file "$TEST_TMP/relay.json"
 # Datagrams of 16 and 20 bytes; the upstream prefixes each reply with "up:".
 udptool ping --to "127.0.0.1:$pA" --count 30 --size 16 || fail "ping A"
 udptool ping --to "[::1]:$pB" --count 50 --size 20 || fail "ping B"
-python3 - "$pT" <<'PY' || fail "TCP through the relay"
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 10)
-s.sendall(b"t" * 100)
-s.shutdown(socket.SHUT_WR)
-got = b""
-while d := s.recv(65536):
-    got += d
-assert got == b"t" * 100, got
-PY
+pylib net send-expect "$pT" "$(printf 't%.0s' {1..100})" --half-close --timeout 10 ||
+	fail "TCP through the relay"
 A="listener=\"udp://127.0.0.1:$pA\",id=\"0\""
 B="listener=\"udp://[::1]:$pB\",id=\"1\""
 T="listener=\"tcp://127.0.0.1:$pT\""
@@ -88,37 +70,7 @@ expect_metric relay_rx_packets_total -eq 80
 
 # The same numbers in /stats: listeners and upstreams by name.
 curl -sf "http://127.0.0.1:$ADMIN_PORT/stats" >"$TEST_TMP/stats.json" || fail "GET /stats"
-check_json() {
-	python3 - "$@" <<'PY'
-import json, sys
-f, phase, pA, pB, pT, ua, ub, tup = sys.argv[1:]
-d = json.load(open(f))
-L, U = d["listeners"], d["upstreams"]
-a = L["udp://127.0.0.1:" + pA]
-t = L["tcp://127.0.0.1:" + pT]
-ua, ub = U["udp://127.0.0.1:" + ua], U.get("udp://127.0.0.1:" + ub)
-extra = 5 if phase == "after" else 0
-want_a = {"id": 0, "rx_packets": 30 + extra, "rx_bytes": 16 * (30 + extra),
-          "reply_tx_packets": 30 + extra, "reply_tx_bytes": 19 * (30 + extra),
-          "flows_created": 1 + (extra > 0)}
-assert {k: a[k] for k in want_a} == want_a, a
-assert set(a["drops"]) == set(d["drops"]) and not any(a["drops"].values()), a
-assert ua["tx_packets"] == 80 and ua["reply_packets"] == 80 and ua["tx_bytes"] == 1480, ua
-assert ua["drops"] == {"upstream_refused": 0, "upstream_error": 0}, ua
-assert t["id"] == 2 and t["accepted"] == 1 and t["rx_bytes"] == 100, t
-assert t["tx_bytes"] == 100 and t["closed"]["done"] == 1, t
-assert U["tcp://127.0.0.1:" + tup]["connected"] == 1, U
-b = L.get("udp://[::1]:" + pB)
-if phase == "before":
-    assert b["id"] == 1 and b["rx_packets"] == 50 and b["reply_tx_bytes"] == 1150, b
-    assert b["flows_active"] == 1, b
-    assert ub is None, U
-else:
-    assert b is None, L                 # removed with its listener
-    assert ub["tx_packets"] == 5 and ub["reply_packets"] == 5, ub
-    assert d["counters"]["rx_packets"] == 85, d["counters"]
-PY
-}
+check_json() { pylib listener_stats "$@"; }
 check_json "$TEST_TMP/stats.json" before "$pA" "$pB" "$pT" "$a_PORT" "$b_PORT" "$tup" ||
 	fail "/stats per listener and upstream"
 

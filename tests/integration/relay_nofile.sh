@@ -31,20 +31,8 @@ expect_exit 78 "lower max_flows or max_conns" \
 
 # 1 x (64 + 48 x 2 + 2 + 4) + 32 = 198: fits under 256, not under 64.
 write_conf "$TEST_TMP/fits.ini" 64 48
-python3 - "$up" <<'PY' &
-import socketserver, sys
-class Echo(socketserver.BaseRequestHandler):
-    def handle(self):
-        while True:
-            d = self.request.recv(4096)
-            if not d:
-                return
-            self.request.sendall(d)
-socketserver.ThreadingTCPServer.daemon_threads = True
-socketserver.ThreadingTCPServer.request_queue_size = 128
-socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
-PY
-bg_pids+=($!)
+pylib_bg net echo-server "$up"
+wait_for 5 tcp_up "$up" || fail "the TCP upstream did not start"
 printf '#!/bin/sh\nexec prlimit --nofile=64:256 "%s" "$@"\n' "$RELAY" >"$TEST_TMP/relay-limited"
 chmod +x "$TEST_TMP/relay-limited"
 RELAY=$TEST_TMP/relay-limited start_relay --config "$TEST_TMP/fits.ini"
@@ -54,13 +42,7 @@ read -r soft _ < <(prlimit --pid "$RELAY_PID" --nofile -o SOFT,HARD --raw --nohe
 [ "$soft" = 256 ] || fail "soft limit $soft, expected 256"
 
 tcp_echo() {	# one client through the relay: what it sends comes back
-	python3 - "$pt" <<'PY'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 5)
-s.settimeout(5)
-s.sendall(b"through\n")
-assert s.recv(100) == b"through\n"
-PY
+	pylib net send-expect "$pt" $'through\n' --timeout 5
 }
 tcp_echo || fail "TCP before the storm"
 udptool ping --to "127.0.0.1:$pu" --count 3 --expect-prefix "" || fail "UDP before the storm"
@@ -72,32 +54,9 @@ fd0=$(nfd)
 c0=$(cpu); sleep 2; base=$(( $(cpu) - c0 ))
 
 # The storm: held until $TEST_TMP/go-away exists (at most 60 s).
-python3 - "$pt" "$pu" "$ADMIN_PORT" "$TEST_TMP" <<'PY' &
-import os, socket, sys, time
-pt, pu, pa, tmp = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-held = []
-def connect(port, n):
-    for _ in range(n):
-        s = socket.socket()
-        s.setblocking(False)
-        try:
-            s.connect_ex(("127.0.0.1", port))
-        except OSError:
-            pass
-        held.append(s)
-connect(pt, 400)
-connect(pa, 30)
-for _ in range(100):
-    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    u.sendto(b"storm", ("127.0.0.1", pu))
-    held.append(u)
-open(tmp + "/storm", "w").close()
-end = time.monotonic() + 60
-while time.monotonic() < end and not os.path.exists(tmp + "/go-away"):
-    time.sleep(0.1)
-PY
+pylib_bg net storm --tcp "400:$pt" --tcp "30:$ADMIN_PORT" --udp "100:$pu" \
+	"$TEST_TMP/storm" "$TEST_TMP/go-away" 60
 storm=$!
-bg_pids+=("$storm")
 wait_for 30 test -e "$TEST_TMP/storm" || fail "the storm did not start"
 sleep 1
 c0=$(cpu); sleep 2; busy=$(( $(cpu) - c0 ))

@@ -59,39 +59,14 @@ get_tls() { printf 'GET / HTTP/1.0\r\n\r\n' | timeout 5 openssl s_client -quiet 
 	-connect "127.0.0.1:$tl" -CAfile "$CERTS/ca.pem" 2>/dev/null | tail -n 1; }
 
 # Garbage: a plain HTTP request to the TLS listener.
-python3 - "$tl" <<'PY' || fail "garbage: the relay did not close"
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)
-s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-s.settimeout(3)
-try:
-    while s.recv(4096):
-        pass
-except ConnectionResetError:
-    pass
-PY
+pylib net expect-close "$tl" $'GET / HTTP/1.1\r\nHost: x\r\n\r\n' --timeout 3 ||
+	fail "garbage: the relay did not close"
 expect_metric "relay_tcp_handshake_failures_total{$L,reason=\"not_tls\"}" -eq 1
 
 # Slowloris: 20 handshakes that stop after 3 bytes. While they hang, the
 # loop serves others; at the deadline each is closed and counted.
-python3 - "$tl" "$TEST_TMP/slow.ready" <<'PY' &
-import socket, sys, time
-socks = []
-for i in range(20):
-    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)
-    s.sendall(b"\x16\x03\x01")
-    socks.append(s)
-open(sys.argv[2], "w").close()
-deadline = time.time() + 5
-for s in socks:
-    s.settimeout(max(0.1, deadline - time.time()))
-    try:
-        assert s.recv(1) == b""
-    except ConnectionResetError:
-        pass
-PY
+pylib_bg net hold-partial-tls "$tl" 20 "$TEST_TMP/slow.ready" --timeout 5
 slow=$!
-bg_pids+=("$slow")
 wait_for 5 test -e "$TEST_TMP/slow.ready" || fail "slowloris clients"
 [ "$(get_tls)" = ok ] || fail "a good client was not served during the slowloris"
 wait "$slow" || fail "slowloris: handshakes not closed at the deadline"
@@ -103,20 +78,8 @@ expect_metric "relay_tcp_closed_total{$L,reason=\"handshake\"}" -eq 21
 # after --tcp-idle-ms without progress the connection goes.
 rx0=$(metric "relay_tcp_upstream_rx_bytes_total{upstream=\"tcp://127.0.0.1:$up\"}")
 tx0=$(metric "relay_tcp_tx_bytes_total{$P}")
-python3 - "$pl" <<'PY' || fail "never-reading client was not closed"
-import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-s.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
-time.sleep(2.5)
-s.settimeout(5)
-try:
-    while s.recv(1 << 20):
-        pass
-    sys.exit("closed with a FIN: looks like a clean end")
-except ConnectionResetError:
-    pass
-PY
+pylib net stall-reader "$pl" $'GET /big HTTP/1.1\r\nHost: x\r\n\r\n' \
+	--rcvbuf 65536 --pause 2.5 --timeout 5 || fail "never-reading client was not closed"
 expect_metric "relay_tcp_closed_total{$P,reason=\"stalled\"}" -eq 1
 rx=$(( $(metric "relay_tcp_upstream_rx_bytes_total{upstream=\"tcp://127.0.0.1:$up\"}") - rx0 ))
 tx=$(( $(metric "relay_tcp_tx_bytes_total{$P}") - tx0 ))
@@ -149,24 +112,8 @@ prlimit --pid "$RELAY_PID" --nofile="$nfd:$hard" || fail "prlimit"
 cpu() { awk '{ print $14 + $15 }' "/proc/$RELAY_PID/task/$loop_tid/stat"; }
 # Each client asks at once: the requests wait in the kernel until relay
 # can accept again.
-python3 - "$pl" "$TEST_TMP/fd.ready" <<'PY' &
-import socket, sys
-socks = [socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2) for i in range(5)]
-for s in socks:
-    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
-open(sys.argv[2], "w").close()
-for s in socks:
-    s.settimeout(10)
-    data = b""
-    while True:
-        d = s.recv(4096)
-        if not d:
-            break
-        data += d
-    assert data.endswith(b"ok\n"), data
-PY
+pylib_bg net http-clients "$pl" 5 "$TEST_TMP/fd.ready" --timeout 10
 fdc=$!
-bg_pids+=("$fdc")
 wait_for 5 test -e "$TEST_TMP/fd.ready" || fail "clients for the descriptor test"
 c0=$(cpu)
 sleep 1
@@ -187,34 +134,12 @@ stop_relay
 
 # An upstream that resets every connection: the client sees a reset too.
 rst=$(free_tcp_port)
-cat >"$TEST_TMP/rst.py" <<'PY'
-import socket, struct, sys
-l = socket.socket()
-l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", int(sys.argv[1])))
-l.listen(8)
-while True:
-    c, _ = l.accept()
-    c.recv(100)
-    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    c.close()
-PY
-bg python3 "$TEST_TMP/rst.py" "$rst"
-wait_for 5 python3 -c "import socket; socket.create_connection(('127.0.0.1', $rst), 1)" ||
-	fail "resetting upstream"
+pylib_bg net reset-server "$rst"
+wait_for 5 tcp_up "$rst" || fail "resetting upstream"
 start_relay --cpus 0 --allow-non-rt --listen "tcp://127.0.0.1:$pl" \
 	--upstream "tcp://127.0.0.1:$rst"
-python3 - "$pl" <<'PY' || fail "the upstream's reset did not reach the client"
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)
-s.sendall(b"hello")
-s.settimeout(5)
-try:
-    s.recv(10)
-    sys.exit("no reset")
-except ConnectionResetError:
-    pass
-PY
+pylib net expect-reset "$pl" hello --timeout 5 ||
+	fail "the upstream's reset did not reach the client"
 expect_metric "relay_tcp_closed_total{$P,reason=\"upstream_reset\"}" -eq 1
 stop_relay
 pass "bad input on the stream path: counted, bounded, never blocking"

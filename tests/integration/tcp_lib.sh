@@ -58,7 +58,7 @@ http {
 }
 CONF
 	bg nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log"
-	wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" ||
+	wait_for 10 tcp_up "$port" ||
 		{ cat "$d/error.log"; fail "nginx $name did not start"; }
 }
 

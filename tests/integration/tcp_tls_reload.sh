@@ -56,30 +56,8 @@ hup() {	# hup PATTERN: SIGHUP, then wait for PATTERN in the log
 [ "$(served "$tl")" = "$(fp "$CERTS/server.pem")" ] || fail "not serving the first certificate"
 
 # A client that holds one TLS connection across the reload.
-python3 - "$tl" "$CERTS/ca.pem" "$TEST_TMP" <<'PY' &
-import os, socket, ssl, sys, time
-port, ca, tmp = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-ctx = ssl.create_default_context(cafile=ca)
-s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), 5),
-                    server_hostname="localhost")
-s.settimeout(5)
-def get():
-    s.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
-    data = b""
-    while not data.endswith(b"ok\n"):
-        chunk = s.recv(4096)
-        if not chunk:
-            sys.exit("connection closed")
-        data += chunk
-get()
-open(tmp + "/phase1", "w").close()
-for _ in range(100):
-    if os.path.exists(tmp + "/phase2"):
-        break
-    time.sleep(0.1)
-get()
-open(tmp + "/client-ok", "w").close()
-PY
+pylib_bg net tls-keep "$tl" "$CERTS/ca.pem" \
+	"$TEST_TMP/phase1" "$TEST_TMP/phase2" "$TEST_TMP/client-ok" --wait 10
 client=$!
 wait_for 5 test -e "$TEST_TMP/phase1" || fail "long-lived client did not start"
 
