@@ -47,12 +47,8 @@ expect 69 "no reply came back" --target "$t" --rate 100 --duration 1 --no-probe
 grep -q "refused" "$TEST_TMP/out" || fail "refused datagrams not counted"
 
 # something listens but never answers
-python3 -c 'import socket, time, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", int(sys.argv[1])))
-open(sys.argv[2], "w").write("ready")
-time.sleep(60)' "$port" "$TEST_TMP/silent.ready" &
-bg_pids+=($!)
-wait_for 10 test -s "$TEST_TMP/silent.ready" || fail "silent server did not start"
+pylib_bg net udp-silent "$port" "$TEST_TMP/silent.ready" --seconds 60
+wait_for 10 test -e "$TEST_TMP/silent.ready" || fail "silent server did not start"
 expect 69 "no answer from $t within 500 ms" --target "$t" --rate 100 --timeout 500
 kill "${bg_pids[-1]}"
 
@@ -73,20 +69,12 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 fi
 
 # replies that are not ours: an echo that also sends junk
-python3 -c 'import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", int(sys.argv[1])))
-open(sys.argv[2], "w").write("ready")
-s.settimeout(20)
-while True:
-    d, a = s.recvfrom(2048)
-    s.sendto(d, a)
-    s.sendto(b"not a loadgen reply", a)' "$port" "$TEST_TMP/junk.ready" &
-bg_pids+=($!)
-wait_for 10 test -s "$TEST_TMP/junk.ready" || fail "junk server did not start"
+pylib_bg net udp-junk-echo "$port" "$TEST_TMP/junk.ready" --idle 20
+wait_for 10 test -e "$TEST_TMP/junk.ready" || fail "junk server did not start"
 "$LOADGEN" --target "$t" --rate 500 --duration 1 --json "$TEST_TMP/f.json" \
 	>/dev/null || fail "loadgen with junk replies exited $?"
-check_py "$TEST_TMP/f.json" "j['received'] == 500 and j['foreign'] >= 500" \
+json_ok "$TEST_TMP/f.json" '.received == 500 and .foreign >= 500' \
 	"foreign replies not counted apart"
-check_py "$TEST_TMP/f.json" "j['latency_us']['corrected']['count'] == 500" \
+json_ok "$TEST_TMP/f.json" '.latency_us.corrected.count == 500' \
 	"foreign replies reached the histogram"
 pass "errors and exit statuses"

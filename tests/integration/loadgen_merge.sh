@@ -9,6 +9,7 @@
 # the sum of their counts; one stopped by SIGTERM says so in its log and is
 # refused, unless --partial, which marks the result partial.
 # timeout: 240
+# shellcheck disable=SC2016 # the $names in the filters are jq's
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 hl=$FIXTURES/hlog
@@ -17,15 +18,15 @@ out=$TEST_TMP/merged.json
 "$LOADGEN" merge --json "$out" --hgrm "$TEST_TMP/merged.hgrm" "$hl/host-a.hlog" "$hl/host-b.hlog" \
 	>"$TEST_TMP/table" || fail "merge of host-a and host-b failed"
 cat "$TEST_TMP/table"
-check_py "$out" "j['count'] == 1511 and j['latency_us']['corrected']['count'] == 1511" "count is not 1010 + 501"
-check_py "$out" "j['latency_us']['corrected']['max'] == 90047" "max is not host-b's (90000's bucket ends at 90047)"
-check_py "$out" "j['latency_us']['uncorrected']['count'] == 1501" "uncorrected count is not 1000 + 501"
+json_ok "$out" '.count == 1511 and .latency_us.corrected.count == 1511' "count is not 1010 + 501"
+json_ok "$out" '.latency_us.corrected.max == 90047' "max is not host-b's (90000's bucket ends at 90047)"
+json_ok "$out" '.latency_us.uncorrected.count == 1501' "uncorrected count is not 1000 + 501"
 # Of 1511 values 600 are 100 us, 500 are 200 us: the median is 200 us;
 # averaging the inputs' medians (100 and 200) would not give it.
-check_py "$out" "j['latency_us']['corrected']['p50'] == 200" "merged p50"
-check_py "$out" "j['latency_us']['corrected']['p99_9'] == 5003" "merged p99.9"
-check_py "$out" "[i['latency_us']['corrected']['count'] for i in j['inputs']] == [1010, 501]" "per-input counts"
-check_py "$out" "j['histogram'] == {'lowest': 1, 'highest': 10000000, 'significant_digits': 3}" "settings"
+json_ok "$out" '.latency_us.corrected.p50 == 200' "merged p50"
+json_ok "$out" '.latency_us.corrected.p99_9 == 5003' "merged p99.9"
+json_ok "$out" '[.inputs[].latency_us.corrected.count] == [1010, 501]' "per-input counts"
+json_ok "$out" '.histogram == {"lowest": 1, "highest": 10000000, "significant_digits": 3}' "settings"
 grep -q 'Total count    =         1511' "$TEST_TMP/merged.hgrm" || fail "merged.hgrm total"
 grep -q 'Total count    =         1501' "$TEST_TMP/merged.uncorrected.hgrm" || fail "merged.uncorrected.hgrm total"
 grep -q '^  merged  *1511 ' "$TEST_TMP/table" || fail "the table has no merged row of 1511"
@@ -70,7 +71,7 @@ refuse_args 64 "option '--json' needs a value" "$hl/host-a.hlog" --json
 # where it belongs, none is allocated.
 timeout 60 "$LOADGEN" merge --json "$out" "$hl/largest.hlog" >/dev/null ||
 	fail "merge of largest.hlog exited $?"
-check_py "$out" "j['count'] == 200 and j['latency_us']['corrected']['max'] == 200" "largest.hlog's 200 values"
+json_ok "$out" '.count == 200 and .latency_us.corrected.max == 200' "largest.hlog's 200 values"
 
 # The same log twice, by one name and as a copy: added, with a warning.
 cp "$hl/host-b.hlog" "$TEST_TMP/copy.hlog"
@@ -80,8 +81,9 @@ grep -qF "warning: $hl/host-a.hlog is the same file as $hl/host-a.hlog: its coun
 	"$TEST_TMP/err" || fail "no warning for a file given twice: $(cat "$TEST_TMP/err")"
 grep -qF "warning: $TEST_TMP/copy.hlog has the same content as $hl/host-b.hlog" \
 	"$TEST_TMP/err" || fail "no warning for a copy: $(cat "$TEST_TMP/err")"
-check_py "$out" "j['count'] == 2 * 1511 and [i['same_as'] for i in j['inputs']] ==
-	[None, None, '$hl/host-a.hlog', '$hl/host-b.hlog']" "repeated inputs"
+json_ok "$out" '.count == 2 * 1511 and all(.inputs[]; has("same_as"))
+	and [.inputs[].same_as] == [null, null, $a, $b]' "repeated inputs" \
+	--arg a "$hl/host-a.hlog" --arg b "$hl/host-b.hlog"
 
 # Two runs of loadgen itself.
 start_echo
@@ -91,12 +93,13 @@ for i in 1 2; do
 		>/dev/null || fail "run $i"
 done
 "$LOADGEN" merge --json "$out" "$TEST_TMP/run1.hlog" "$TEST_TMP/run2.hlog" >/dev/null || fail "merge of two runs"
-c1=$(jget "$TEST_TMP/run1.json" "j['latency_us']['corrected']['count']")
-c2=$(jget "$TEST_TMP/run2.json" "j['latency_us']['corrected']['count']")
-m=$(jget "$TEST_TMP/run1.json" "max(j['latency_us']['corrected']['max'], json.load(open('$TEST_TMP/run2.json'))['latency_us']['corrected']['max'])")
-check_py "$out" "j['count'] == $c1 + $c2" "merged count of two runs"
-check_py "$out" "j['latency_us']['corrected']['max'] == $m" "merged max of two runs"
-check_py "$out" "j['partial'] is False and not any(i['interrupted'] for i in j['inputs'])" \
+# the runs' corrected count and max: [{"count": N, "max": N}, ...], for jq
+runs=$(jq -ces 'map(.latency_us.corrected | {count, max}) | select(all(.[][]; type == "number"))' \
+	"$TEST_TMP/run1.json" "$TEST_TMP/run2.json") || fail "a run's JSON has no corrected count or max"
+json_ok "$out" '.count == ($runs | map(.count) | add)' "merged count of two runs" --argjson runs "$runs"
+json_ok "$out" '.latency_us.corrected.max == ($runs | map(.max) | max)' "merged max of two runs" \
+	--argjson runs "$runs"
+json_ok "$out" '.partial == false and all(.inputs[]; .interrupted == false)' \
 	"whole runs merged as partial"
 grep -q '^#\[Interrupted' "$TEST_TMP/run1.hlog" && fail "a whole run's log says it was interrupted"
 
@@ -109,7 +112,7 @@ kill -TERM "$lg"
 status=0
 wait "$lg" || status=$?
 [ "$status" = 130 ] || fail "exit $status after SIGTERM, expected 130"
-check_py "$TEST_TMP/cut.json" "j['interrupted']" "the JSON of the stopped run"
+json_ok "$TEST_TMP/cut.json" '.interrupted == true' "the JSON of the stopped run"
 grep -Eq '^#\[Interrupted: stopped after [0-9.]+ of 10\.000 s\]$' "$TEST_TMP/cut.hlog" ||
 	fail "the stopped run's log does not say so: $(head -n 3 "$TEST_TMP/cut.hlog")"
 refuse 65 "$TEST_TMP/cut.hlog line 6: the run was interrupted (stopped after" \
@@ -117,6 +120,6 @@ refuse 65 "$TEST_TMP/cut.hlog line 6: the run was interrupted (stopped after" \
 grep -qF -- "--partial merges it anyway" "$TEST_TMP/err" || fail "the refusal does not name --partial"
 "$LOADGEN" merge --partial --json "$out" "$TEST_TMP/run1.hlog" "$TEST_TMP/cut.hlog" >/dev/null ||
 	fail "merge --partial exited $?"
-check_py "$out" "j['partial'] is True and [i['interrupted'] for i in j['inputs']] == [False, True]" \
+json_ok "$out" '.partial == true and [.inputs[].interrupted] == [false, true]' \
 	"merge --partial: the result is not marked partial"
 pass "merge: exact sums, settings, damage, crafted and interrupted logs refused, repeats warned"

@@ -4,6 +4,7 @@
 # and the cgroup's own files while it runs; cpu.stat's throttling shows up
 # in the JSON; the cgroup is gone afterwards, also after SIGINT.
 # timeout: 180
+# shellcheck disable=SC2016 # the $names in the filters are jq's
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 need_root "creates cgroups"
@@ -37,8 +38,8 @@ in_cg() { grep -q "/relay-loadgen-$lg\(/\|$\)" "/proc/$lg/task/$1/cgroup"; }
 "$LOADGEN" --target "$target" --rate 2M --duration 50ms --timeout 200 \
 	--no-progress --json "$TEST_TMP/cal.json" >"$TEST_TMP/cal.txt" 2>&1 ||
 	fail "calibration run exited $?: $(cat "$TEST_TMP/cal.txt")"
-per_cpu_s=$(jget "$TEST_TMP/cal.json" \
-	"int(j['sent'] / max(j['cpu']['user_s'] + j['cpu']['sys_s'], 1e-3))")
+per_cpu_s=$(jq -e '.sent / ([.cpu.user_s + .cpu.sys_s, 1e-3] | max) | floor' "$TEST_TMP/cal.json") ||
+	fail "the calibration run's JSON has no sent count or CPU time"
 rate=$(((per_cpu_s * 5 / 100) * 4))
 [ "$rate" -gt 2000000 ] && rate=2000000	# what one sender thread paces
 echo "unthrottled: $per_cpu_s packets per CPU-second; offering $rate pps under 5 %"
@@ -61,17 +62,17 @@ wait_for 5 all_in || fail "not every thread of $lg is in $dir"
 wait "$lg" || fail "loadgen exited $?: $(cat "$TEST_TMP/p.txt")"
 cat "$TEST_TMP/p.txt"
 [ -d "$dir" ] && fail "$dir is still there after the run"
-check_py "$TEST_TMP/p.json" "j['cgroup']['path'] == '$dir'" "cgroup.path"
-check_py "$TEST_TMP/p.json" "j['cgroup']['quota_us'] == 1000 and
-	j['cgroup']['period_us'] == 20000" "quota in the JSON"
-check_py "$TEST_TMP/p.json" "j['cgroup']['nr_periods'] > 50" "cpu.stat periods"
-check_py "$TEST_TMP/p.json" "j['cgroup']['nr_throttled'] > 10 and
-	j['cgroup']['throttled_us'] > 100000" "no throttling under a 5 % quota"
-check_py "$TEST_TMP/p.json" "j['schedule_error_us']['max'] > 5000" \
+json_ok "$TEST_TMP/p.json" '.cgroup.path == $dir' "cgroup.path" --arg dir "$dir"
+json_ok "$TEST_TMP/p.json" '.cgroup.quota_us == 1000 and
+	.cgroup.period_us == 20000' "quota in the JSON"
+json_ok "$TEST_TMP/p.json" '.cgroup.nr_periods > 50' "cpu.stat periods"
+json_ok "$TEST_TMP/p.json" '.cgroup.nr_throttled > 10 and
+	.cgroup.throttled_us > 100000' "no throttling under a 5 % quota"
+json_ok "$TEST_TMP/p.json" '.schedule_error_us.max > 5000' \
 	"throttling did not delay sends"
 grep -q "throttled in" "$TEST_TMP/p.txt" || fail "table lacks the throttling line"
-check_py "$TEST_TMP/p.json" "not j['rate_ok'] and j['rate_shortfall_pct'] > 10 and
-	j['sent'] == j['expected']" "falling behind under the quota is not flagged"
+json_ok "$TEST_TMP/p.json" '.rate_ok == false and .rate_shortfall_pct > 10 and
+	(.sent | numbers) == .expected' "falling behind under the quota is not flagged"
 grep -q "BELOW TARGET" "$TEST_TMP/p.txt" || fail "the table does not flag the shortfall"
 
 # 2: only the sender threads; the main thread stays where it was
@@ -91,7 +92,7 @@ in_cg "$lg" && fail "the main thread went into the quota cgroup"
 dir=$(cgdir $lg)
 wait "$lg" || fail "loadgen exited $?: $(cat "$TEST_TMP/t.txt")"
 [ -d "$dir" ] && fail "$dir is still there after the thread-scope run"
-check_py "$TEST_TMP/t.json" "j['cgroup']['scope'] == 'threads'" "scope"
+json_ok "$TEST_TMP/t.json" '.cgroup.scope == "threads"' "scope"
 
 # 3: SIGINT mid-run: results written, cgroup removed, exit 130
 "$LOADGEN" --target "$target" --rate 2000 --duration 30 --cpu-quota 50% \
@@ -105,7 +106,7 @@ status=0
 wait "$lg" || status=$?
 [ "$status" = 130 ] || fail "exit $status after SIGINT, expected 130"
 [ -d "$dir" ] && fail "$dir is still there after SIGINT"
-check_py "$TEST_TMP/i.json" "j['interrupted'] and 0 < j['sent'] < 60000" \
+json_ok "$TEST_TMP/i.json" '.interrupted == true and 0 < .sent and .sent < 60000' \
 	"partial results after SIGINT"
 grep -q '99.990%' "$TEST_TMP/i.txt" || fail "no table after SIGINT"
 
@@ -117,8 +118,8 @@ before=$(quota_of "$mine")
 "$LOADGEN" --target "$target" --rate 1000 --duration 1 --cgroup "$mine" \
 	--cpu-quota 30% --quota-period-us 10000 --json "$TEST_TMP/e.json" \
 	>/dev/null || fail "loadgen with --cgroup $mine exited $?"
-check_py "$TEST_TMP/e.json" "j['cgroup']['path'] == '$mine' and
-	j['cgroup']['quota_us'] == 3000" "existing cgroup not used"
+json_ok "$TEST_TMP/e.json" '.cgroup.path == $mine and
+	.cgroup.quota_us == 3000' "existing cgroup not used" --arg mine "$mine"
 [ "$(quota_of "$mine")" = "$before" ] || fail "quota of $mine not put back"
 [ -d "$mine" ] || fail "loadgen removed a cgroup it did not create"
 pass "process and thread quota placement, throttling, SIGINT clean-up, --cgroup"

@@ -5,6 +5,7 @@
 # it spins, and it does spin: with a margin as long as the interval the
 # thread busy-waits all the time, using far more CPU than without.
 # timeout: 120
+# shellcheck disable=SC2016 # the $names in the filters are jq's
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 
@@ -23,16 +24,16 @@ run() {
 # check_run NAME RATE SPIN: the whole schedule went out and came back
 check_run() {
 	local f=$TEST_TMP/$1.json n=$(($2 * 2))
-	check_py "$f" "j['expected'] == $n and j['sent'] == $n" \
-		"$1: not every scheduled packet was sent"
-	check_py "$f" "j['received'] == $n and j['lost'] == 0" \
-		"$1: packets were lost on loopback"
+	json_ok "$f" '.expected == $n and .sent == $n' \
+		"$1: not every scheduled packet was sent" --argjson n "$n"
+	json_ok "$f" '.received == $n and .lost == 0' \
+		"$1: packets were lost on loopback" --argjson n "$n"
 	# within 2 %: on a busy machine the last send alone may be 30 ms late
-	check_py "$f" "abs(j['achieved_rate'] - $2) <= $2 * 0.02" \
-		"$1: achieved rate is not within 2% of $2 pps"
-	check_py "$f" "j['schedule_error_us']['count'] == $n" \
-		"$1: schedule error not recorded for every packet"
-	check_py "$f" "j['spin_us'] == $3" "$1: spin_us is not $3"
+	json_ok "$f" '.achieved_rate - $rate | fabs <= $rate * 0.02' \
+		"$1: achieved rate is not within 2% of $2 pps" --argjson rate "$2"
+	json_ok "$f" '.schedule_error_us.count == $n' \
+		"$1: schedule error not recorded for every packet" --argjson n "$n"
+	json_ok "$f" '.spin_us == $spin' "$1: spin_us is not $3" --argjson spin "$3"
 }
 
 run plain 1000
@@ -47,7 +48,7 @@ grep -q 'spinning 1000 us before each send' "$TEST_TMP/spin.txt" \
 	|| fail "the table does not show the spin: $(cat "$TEST_TMP/spin.txt")"
 grep -q spinning "$TEST_TMP/plain.txt" && fail "the table shows a spin without --spin-us"
 
-cpu() { jget "$TEST_TMP/$1.json" "j['cpu']['user_s'] + j['cpu']['sys_s']"; }
+cpu() { jq -e '.cpu.user_s + .cpu.sys_s' "$TEST_TMP/$1.json"; }
 plain=$(cpu plain) spin=$(cpu spin)
 awk -v s="$spin" -v p="$plain" 'BEGIN { exit !(s > 3 * p && s > 0.2) }' \
 	|| fail "--spin-us 1000 at 1000 pps used $spin s of CPU, without $plain s: no busy-wait"

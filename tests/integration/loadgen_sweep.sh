@@ -3,6 +3,7 @@
 # which every step met the SLO), JSON and CSV with a row per step; an SLO
 # nothing meets says so.
 # timeout: 120
+# shellcheck disable=SC2016 # the $names in the filters are jq's
 . "$(dirname "$0")/../lib.sh"
 . "$FIXTURES/loadgen/lib.sh"
 
@@ -14,25 +15,24 @@ start_echo
 cat "$TEST_TMP/s.txt"
 # the capacity is the highest step up to which every run met the SLO (on a
 # loaded machine a step may fall behind its rate; then it must not count)
-check_py "$TEST_TMP/s.json" "(j['capacity'] or {}).get('target_rate') == max([r for r
-	in (1000.0, 2000.0, 3000.0) if all(s['meets_slo'] for s in j['steps']
-	if s['target_rate'] <= r)], default=None)" \
+json_ok "$TEST_TMP/s.json" '.steps as $s | .capacity.target_rate == ([1000, 2000, 3000
+	| . as $r | select(all($s[] | select(.target_rate <= $r); .meets_slo))] | max)' \
 	"capacity is not the highest step up to which every run met"
-check_py "$TEST_TMP/s.json" "all(s['meets_slo'] == (s['result']['rate_ok'] and
-	s['result']['lost'] == 0 and
-	s['result']['latency_us']['corrected']['p50'] <= 200000 and
-	s['result']['latency_us']['corrected']['max'] <= 2000000) for s in j['steps'])" \
+json_ok "$TEST_TMP/s.json" 'all(.steps[]; .meets_slo == (.result | .rate_ok and
+	.lost == 0 and
+	(.latency_us.corrected.p50 | type == "number" and . <= 200000) and
+	(.latency_us.corrected.max | type == "number" and . <= 2000000)))' \
 	"a step's verdict does not follow its numbers"
-check_py "$TEST_TMP/s.json" "j['capacity'] is not None" \
+json_ok "$TEST_TMP/s.json" '.capacity != null' \
 	"1000 pps did not meet a 200 ms p50"
-cap=$(jget "$TEST_TMP/s.json" "int(j['capacity']['target_rate'])")
+cap=$(jq '.capacity.target_rate | floor' "$TEST_TMP/s.json")
 grep -Eq "^capacity: $cap pps" "$TEST_TMP/s.txt" || fail "verdict line"
-check_py "$TEST_TMP/s.json" "[s['target_rate'] for s in j['steps'] if s['pass'] == 0] ==
-	[1000.0, 2000.0, 3000.0]" "step rates"
-check_py "$TEST_TMP/s.json" "j['slo'] == {'p50': 200000, 'max': 2000000}" "slo"
-check_py "$TEST_TMP/s.json" "all(s['result']['sent'] == 2 * s['target_rate'] for s
-	in j['steps'])" "a step did not send its rate for 2 s"
-[ "$(grep -c '^[0-9]' "$TEST_TMP/s.csv")" = "$(jget "$TEST_TMP/s.json" "len(j['steps'])")" ] ||
+json_ok "$TEST_TMP/s.json" '[.steps[] | select(.pass == 0) | .target_rate] ==
+	[1000, 2000, 3000]' "step rates"
+json_ok "$TEST_TMP/s.json" '.slo == {"p50": 200000, "max": 2000000}' "slo"
+json_ok "$TEST_TMP/s.json" 'all(.steps[]; .result.sent == 2 * .target_rate)' \
+	"a step did not send its rate for 2 s"
+[ "$(grep -c '^[0-9]' "$TEST_TMP/s.csv")" = "$(jq '.steps | length' "$TEST_TMP/s.json")" ] ||
 	fail "csv rows"
 head -n 1 "$TEST_TMP/s.csv" | grep -q '^target_rate,quota_pct,achieved_rate,p50_us' \
 	|| fail "csv header"
@@ -42,7 +42,7 @@ head -n 1 "$TEST_TMP/s.csv" | grep -q '^target_rate,quota_pct,achieved_rate,p50_
 	--json "$TEST_TMP/n.json" >"$TEST_TMP/n.txt" || fail "sweep 2 exited $?"
 grep -q "^capacity: none: the easiest step (500 pps) did not meet the SLO (.*p50 .* > 1 us)" \
 	"$TEST_TMP/n.txt" || fail "impossible SLO verdict"
-check_py "$TEST_TMP/n.json" "j['capacity'] is None and j['monotonic']" \
+json_ok "$TEST_TMP/n.json" 'has("capacity") and .capacity == null and .monotonic == true' \
 	"capacity should be null, the sweep monotonic"
 
 # a quota sweep: what quota does 2000 pps need (root: cgroups)
@@ -52,15 +52,16 @@ if [ "$(id -u)" = 0 ]; then
 		--pause 0 --json "$TEST_TMP/q.json" >"$TEST_TMP/q.txt" \
 		|| fail "quota sweep exited $?"
 	cat "$TEST_TMP/q.txt"
-	check_py "$TEST_TMP/q.json" "j['capacity'] is not None" \
+	json_ok "$TEST_TMP/q.json" '.capacity != null' \
 		"quota 100% did not meet a 2 s max at 2000 pps"
-	check_py "$TEST_TMP/q.json" "j['capacity']['quota_pct'] == min(q for q in (50.0, 100.0)
-		if all(s['meets_slo'] for s in j['steps'] if s['quota_pct'] >= q))" \
+	json_ok "$TEST_TMP/q.json" '.steps as $s | .capacity.quota_pct == ([50, 100
+		| . as $q | select(all($s[] | select(.quota_pct >= $q); .meets_slo))]
+		| select(length > 0) | min)' \
 		"capacity is not the lowest quota down to which every run met"
-	q=$(jget "$TEST_TMP/q.json" "'%.1f' % j['capacity']['quota_pct']")
+	q=$(printf '%.1f' "$(jq .capacity.quota_pct "$TEST_TMP/q.json")")
 	grep -q "^capacity: quota $q%" "$TEST_TMP/q.txt" || fail "quota verdict line"
-	check_py "$TEST_TMP/q.json" "j['mode'] == 'quota' and
-		[s['result']['cgroup']['quota_us'] for s in j['steps'] if s['pass'] == 0] ==
-		[100000, 50000]" "quota steps (easiest first)"
+	json_ok "$TEST_TMP/q.json" '.mode == "quota" and
+		[.steps[] | select(.pass == 0) | .result.cgroup.quota_us] ==
+		[100000, 50000]' "quota steps (easiest first)"
 fi
 pass "rate and quota sweeps with SLO verdict, JSON and CSV"

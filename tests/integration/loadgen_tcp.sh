@@ -16,11 +16,11 @@ run() {
 		--threads 2 --flows 4 --size 200 --json "$TEST_TMP/$1.json" \
 		>"$TEST_TMP/$1.txt" || fail "$1: loadgen exited $?: $(cat "$TEST_TMP/$1.txt")"
 	cat "$TEST_TMP/$1.txt"
-	check_py "$TEST_TMP/$1.json" "j['sent'] == 4000 and j['received'] == 4000" \
+	json_ok "$TEST_TMP/$1.json" '.sent == 4000 and .received == 4000' \
 		"$1: not every message came back"
-	check_py "$TEST_TMP/$1.json" "j['foreign'] == 0 and j['duplicated'] == 0 and
-		j['refused'] == 0" "$1: a message came back mangled"
-	check_py "$TEST_TMP/$1.json" "abs(j['achieved_rate'] - 2000) <= 40" "$1: rate"
+	json_ok "$TEST_TMP/$1.json" '.foreign == 0 and .duplicated == 0 and
+		.refused == 0' "$1: a message came back mangled"
+	json_ok "$TEST_TMP/$1.json" '.achieved_rate - 2000 | fabs <= 40' "$1: rate"
 }
 run echo "$port"
 

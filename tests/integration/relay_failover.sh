@@ -20,30 +20,10 @@ write_conf() {
 write_conf "$a_PORT"
 start_relay --config "$conf"
 
-python3 - "$p" "$TEST_TMP" >"$TEST_TMP/client.out" 2>&1 <<'PY' &
-import socket, sys, time
-port, tmp = int(sys.argv[1]), sys.argv[2]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-s.settimeout(2)
-s.sendto(b"first", ("127.0.0.1", port))
-assert s.recv(100) == b"a:first"
-open(tmp + "/phase1", "w").close()
-for i in range(60):
-    t = time.monotonic() + 0.25
-    s.sendto(b"retry%d" % i, ("127.0.0.1", port))
-    while time.monotonic() < t:
-        s.settimeout(max(0.001, t - time.monotonic()))
-        try:
-            d = s.recv(100)
-        except (socket.timeout, ConnectionRefusedError):
-            continue
-        if d.startswith(b"b:"):
-            print("answered by b after %d retries" % i)
-            sys.exit(0)
-print("never answered by b")
-sys.exit(1)
-PY
+# the client: answered by a, then a retry every 250 ms (15 s at most)
+# until b answers
+pylib_bg net udp-retry "$p" a: b: "$TEST_TMP/phase1" --every 0.25 --tries 60 \
+	>"$TEST_TMP/client.out" 2>&1
 client=$!
 wait_for 5 test -e "$TEST_TMP/phase1" || fail "client: $(cat "$TEST_TMP/client.out")"
 kill "$a_PID"

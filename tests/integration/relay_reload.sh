@@ -22,28 +22,10 @@ write_conf() {
 UP=$a_PORT write_conf "udp://127.0.0.1:$pA" "udp://127.0.0.1:$pB"
 start_relay --config "$conf"
 
-# A long-lived client on A (its own socket, across the reload).
-python3 - "$pA" "$TEST_TMP" <<'PY' &
-import socket, sys, time
-port, tmp = int(sys.argv[1]), sys.argv[2]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(2)
-def ping(i, prefix):
-    s.sendto(b"k%d" % i, ("127.0.0.1", port))
-    d, _ = s.recvfrom(100)
-    assert d == prefix + b"k%d" % i, d
-ping(0, b"a:")
-open(tmp + "/phase1", "w").close()
-for _ in range(100):
-    try:
-        open(tmp + "/phase2").close()
-        break
-    except FileNotFoundError:
-        time.sleep(0.1)
-for i in range(1, 6):
-    ping(i, b"b:")          # the flow follows the upstream across the reload
-open(tmp + "/client-ok", "w").close()
-PY
+# A long-lived client on A (its own socket, across the reload): answered
+# by a before, by b after (the flow follows the upstream).
+pylib_bg net udp-keep "$pA" a: b: "$TEST_TMP/phase1" "$TEST_TMP/phase2" "$TEST_TMP/client-ok" \
+	--wait 10
 client=$!
 wait_for 5 test -e "$TEST_TMP/phase1" || fail "long-lived client did not start"
 

@@ -38,37 +38,10 @@ reloaded() { [ "$(grep -c "relay: reloaded (" "$TEST_TMP/relay.log")" -ge "$1" ]
 
 # probe PORT: how many of 64 client sockets (64 source ports, spread over
 # the loops' sockets by the SO_REUSEPORT hash) get their datagram back.
-probe() {
-	python3 - "$1" <<'PY'
-import select, socket, sys, time
-port = int(sys.argv[1])
-socks = []
-for i in range(64):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    s.setblocking(False)
-    s.sendto(b"probe%d" % i, ("127.0.0.1", port))
-    socks.append((s, b"probe%d" % i))
-answered = set()
-end = time.monotonic() + 2
-while len(answered) < len(socks) and time.monotonic() < end:
-    r, _, _ = select.select([s for s, _ in socks], [], [], 0.1)
-    for s in r:
-        try:
-            d = s.recv(100)
-        except OSError:       # ICMP port unreachable: nothing bound
-            continue
-        if d == dict(socks)[s]:
-            answered.add(s)
-print(len(answered))
-PY
-}
+probe() { pylib net udp-probe "$1" --sources 64 --wait 2; }
 
 # port_free PORT: nothing holds the UDP port (bound without SO_REUSEPORT).
-port_free() {
-	python3 -c 'import socket, sys
-socket.socket(socket.AF_INET, socket.SOCK_DGRAM).bind(("127.0.0.1", int(sys.argv[1])))' "$1"
-}
+port_free() { pylib ports unbound udp "$1"; }
 
 write_conf "$pA"
 start_relay --config "$conf"

@@ -27,34 +27,7 @@ mount --bind "$TEST_TMP/resolv.conf" /etc/resolv.conf || fail "bind resolv.conf"
 
 # A name server that answers every A query with 127.0.0.1 (and any other
 # type with no records), $delay s late.
-python3 - "$delay" "$TEST_TMP/dns.log" <<'PY' &
-import socket, struct, sys, threading, time
-delay, log = float(sys.argv[1]), open(sys.argv[2], "a", buffering=1)
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 53))
-def answer(q, peer):
-    time.sleep(delay)
-    qid, = struct.unpack("!H", q[:2])
-    i = 12
-    while q[i]:
-        i += q[i] + 1
-    qtype, = struct.unpack("!H", q[i + 1:i + 3])
-    question = q[12:i + 5]
-    an = struct.pack("!HHHIH4s", 0xC00C, 1, 1, 60, 4, bytes([127, 0, 0, 1]))
-    hdr = struct.pack("!HHHHHH", qid, 0x8180, 1, int(qtype == 1), 0, 0)
-    s.sendto(hdr + question + (an if qtype == 1 else b""), peer)
-    log.write("%.3f answered type %d\n" % (time.monotonic(), qtype))
-end = time.monotonic() + 140
-s.settimeout(0.5)
-while time.monotonic() < end:
-    try:
-        q, peer = s.recvfrom(512)
-    except socket.timeout:
-        continue
-    log.write("%.3f query from %s\n" % (time.monotonic(), peer))
-    threading.Thread(target=answer, args=(q, peer), daemon=True).start()
-PY
-bg_pids+=($!)
+pylib_bg slow_dns serve "$delay" "$TEST_TMP/dns.log" --port 53 --seconds 140
 
 # The notify socket: every message with the time it came.
 sock=$TEST_TMP/notify.sock

@@ -30,8 +30,7 @@ for f in relay.json relay.rx_latency.hgrm relay.timeseries.csv relay.tick_latene
 	{ [ ! -L "$d/$f" ] && [ -s "$d/$f" ]; } || fail "$f is not a file of its own"
 done
 [ "$(stat -c %h "$victim")" = 1 ] || fail "the hard link was written through"
-python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$d/relay.json" ||
-	fail "stats file is not JSON"
+json_ok "$d/relay.json" 'length == 1 and (.[0] | type) == "object"' "stats file is not a JSON object" --slurp
 # nothing left behind but the files themselves
 # shellcheck disable=SC2010 # the relay names them: no odd characters
 left=$(ls "$d" | grep -c -v -x -e hb -e relay.json -e 'relay\.[a-z_]*\.hgrm' \

@@ -10,31 +10,34 @@
 # timeout: 180
 # lane: side
 # variants: release
+# shellcheck disable=SC2016 # the $names in the filters are jq's
 . "$(dirname "$0")/../lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
 report=$top/report
 fresh() { rm -rf "${TEST_TMP:?}/$1"; cp -r "$FIXTURES/report/testhost" "$TEST_TMP/$1"; echo "$TEST_TMP/$1"; }
 summarize() { "$report/summarize" --testhost --param duration_s=3 --param rt_rate_pps=500 "$@"; }
 # verdict DIR: the word and holds of DIR/summary.json.
-verdict() { python3 -c 'import json,sys; v = json.load(open(sys.argv[1]))["verdict"]; print(v["word"], v["holds"])' "$1/summary.json"; }
+verdict() { jq -r '.verdict | "\(.word) \(.holds)"' "$1/summary.json"; }
 
 # 1. Judged at 20 ms (this loopback's own noise reached ~13 ms on the
 # patched side): stock late, patched not.
 dir=$(fresh ok)
 summarize --late-ms 20 "$dir" || fail "summarize exited $?"
-[ "$(verdict "$dir")" = "fixed True" ] || fail "verdict is '$(verdict "$dir")', not 'fixed True'"
-python3 - "$dir/summary.json" "$dir" <<'PY' || fail "summary.json disagrees with the fixture's files"
-import json, sys
-s, d = json.load(open(sys.argv[1])), sys.argv[2]
-for k in ("stock", "patched"):
-    o, rt = s["kernels"][k], json.load(open(f"{d}/{k}/scenario/rt-client.json"))
-    assert o["latency_us"]["max"] == rt["latency_us"]["corrected"]["max"], k
-    assert o["rt_lost"] == rt["lost"] and o["kernel"] == f"6.12.117-relay-{k}", k
-    assert o["throttled_during_rt"] == rt["watched_cgroup"]["nr_throttled"] > 0, k
-assert s["kernels"]["stock"]["late_at_least"] >= 1 and s["kernels"]["patched"]["late"] == 0
-assert s["verdict"]["stock_shows_effect"] and s["verdict"]["patched_free"]
-assert s["params"] == {"duration_s": 3, "rt_rate_pps": 500} and s["late_ms"] == 20
-PY
+[ "$(verdict "$dir")" = "fixed true" ] || fail "verdict is '$(verdict "$dir")', not 'fixed true'"
+s=$dir/summary.json
+disagrees="summary.json disagrees with the fixture's files"
+for k in stock patched; do
+	json_ok "$s" '.kernels[$k] as $o | $rt[0] as $rt
+		| ($o.latency_us.max | numbers) == $rt.latency_us.corrected.max
+		and ($o.rt_lost | numbers) == $rt.lost and $o.kernel == "6.12.117-relay-\($k)"
+		and $o.throttled_during_rt == $rt.watched_cgroup.nr_throttled and $o.throttled_during_rt > 0' \
+		"$disagrees: $k: $(jq -c --arg k "$k" '.kernels[$k] | {latency_us, rt_lost, kernel, throttled_during_rt}' "$s")" \
+		--arg k "$k" --slurpfile rt "$dir/$k/scenario/rt-client.json"
+done
+json_ok "$s" '.kernels.stock.late_at_least >= 1 and .kernels.patched.late == 0' "$disagrees: stock not late, or patched late"
+json_ok "$s" '.verdict.stock_shows_effect == true and .verdict.patched_free == true' \
+	"$disagrees: verdict $(jq -c .verdict "$s")"
+json_ok "$s" '.params == {"duration_s": 3, "rt_rate_pps": 500} and .late_ms == 20' "$disagrees: params or late_ms"
 out=$("$report/render" "$dir") || fail "render exited $?"
 echo "$out"
 grep -q '^relay on a systemd test host' <<<"$out" || fail "the title does not say 'on a systemd test host'"
@@ -65,12 +68,12 @@ fi
 # noise is late (not fixed); with stock's effect taken out, no effect.
 dir=$(fresh strict)
 summarize --late-ms 5 "$dir" || fail "summarize (5 ms) exited $?"
-[ "$(verdict "$dir")" = "not fixed False" ] || fail "at 5 ms the verdict is '$(verdict "$dir")'"
+[ "$(verdict "$dir")" = "not fixed false" ] || fail "at 5 ms the verdict is '$(verdict "$dir")'"
 "$report/render" "$dir" --no-html | grep -q '^verdict: NOT FIXED: ' || fail "no NOT FIXED verdict line"
 dir=$(fresh noeffect)
 rm -r "$dir/stock/scenario" && cp -r "$dir/patched/scenario" "$dir/stock/"
 summarize --late-ms 20 "$dir" || fail "summarize (no effect) exited $?"
-[ "$(verdict "$dir")" = "no effect False" ] || fail "without the stall the verdict is '$(verdict "$dir")'"
+[ "$(verdict "$dir")" = "no effect false" ] || fail "without the stall the verdict is '$(verdict "$dir")'"
 
 # 2b. A real run on the test hosts (tests/fixtures/report/testhost-vm):
 # the RT clients were spared, relay's own wake-ups were not on stock. The
@@ -78,14 +81,14 @@ summarize --late-ms 20 "$dir" || fail "summarize (no effect) exited $?"
 vm() { rm -rf "${TEST_TMP:?}/$1"; cp -r "$FIXTURES/report/testhost-vm" "$TEST_TMP/$1"; echo "$TEST_TMP/$1"; }
 dir=$(vm real)
 "$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null || fail "summarize of the real run exited $?"
-[ "$(verdict "$dir")" = "fixed True" ] || fail "real run: verdict '$(verdict "$dir")', not 'fixed True'"
+[ "$(verdict "$dir")" = "fixed true" ] || fail "real run: verdict '$(verdict "$dir")', not 'fixed true'"
 out=$("$report/render" "$dir") || fail "render of the real run exited $?"
 grep -Eq '^  max +70\.97 +1\.51$' <<<"$out" || fail "no row of relay's own wake-up max (70.97, 1.51)"
 grep -q "relay's own wake-up max 71.0 ms); patched 0 of 5000" "$dir/table.txt" || fail "the verdict does not name relay's own wake-ups"
 "$report/check" "$dir" || fail "the real run's report is not whole"
 rm "$dir/stock/scenario/relay-stats.json"
 "$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null || fail "summarize without relay's stats exited $?"
-[ "$(verdict "$dir")" = "no effect False" ] || fail "without relay's stats: verdict '$(verdict "$dir")', not 'no effect False'"
+[ "$(verdict "$dir")" = "no effect false" ] || fail "without relay's stats: verdict '$(verdict "$dir")', not 'no effect false'"
 echo '{"wake_latency_us": {"p50": 1}}' >"$dir/patched/scenario/relay-stats.json"
 rc=0
 "$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null 2>"$TEST_TMP/bad-stats.err" || rc=$?
@@ -98,7 +101,7 @@ dir=$(fresh missing)
 rm -r "$dir/patched/scenario"
 echo "FAIL the scenario under systemd units: the RT client failed" >>"$dir/patched/results.txt"
 summarize --late-ms 20 "$dir" || fail "summarize (patched missing) exited $?"
-[ "$(verdict "$dir")" = "incomplete False" ] || fail "without patched results the verdict is '$(verdict "$dir")'"
+[ "$(verdict "$dir")" = "incomplete false" ] || fail "without patched results the verdict is '$(verdict "$dir")'"
 out=$("$report/render" "$dir") || fail "render (patched missing) exited $?"
 grep -Eq '^  max +46\.9 +no-results$' <<<"$out" || fail "the patched column does not say no-results"
 grep -q "^verdict: INCOMPLETE: .*no patched/scenario/rt-client.json.*FAIL the scenario under systemd units: the RT client failed" <<<"$out" ||

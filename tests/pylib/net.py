@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
 """Socket clients and servers of the integration tests, all on 127.0.0.1.
 
-Servers (run until killed):
+Servers (run until killed, or for as long as they say):
   net.py echo-server PORT          TCP: each connection echoed until EOF, a
                                    thread each
   net.py reset-server PORT         TCP: each connection read once, then reset
+  net.py udp-silent PORT READY [--seconds S]
+                                   UDP: PORT bound, READY made, nothing read
+                                   or answered for S seconds
+  net.py udp-junk-echo PORT READY [--idle S]
+                                   UDP: each datagram echoed, then one that
+                                   answers nothing sent; READY made once
+                                   bound; ends after S seconds without one
 
 Clients (exit 0 when what they check holds, 1 naming what did not):
   net.py ipv6-loopback             exit 0 when ::1 can be bound
@@ -46,11 +53,27 @@ Clients (exit 0 when what they check holds, 1 naming what did not):
   net.py udp-waiter PORT NEWCOMERS a request, NEWCOMERS new sources, then its
                                    reply ("up:" + request) and a second
                                    request's must come
-  net.py udp-send PORT N DATA      DATA from N new sources, once each
+  net.py udp-send PORT N DATA [--burst K --gap S]
+                                   DATA from N new sources, once each (a
+                                   pause of S seconds after every K)
+  net.py udp-retry PORT OLD NEW READY [--every S] [--tries N]
+                                   a request answered OLD + it, READY made,
+                                   then one every S seconds until one is
+                                   answered NEW + it (N at most)
+  net.py udp-keep PORT OLD NEW READY GO DONE [--wait S]
+                                   one UDP client socket: k0 answered
+                                   OLD + k0, READY made, GO waited for (at
+                                   most S seconds), k1..k5 answered NEW +
+                                   each, DONE made
+  net.py udp-probe PORT [--sources N] [--wait S]
+                                   a datagram from each of N new sources:
+                                   prints how many came back (the same
+                                   bytes) within S seconds
 """
 import argparse
 import contextlib
 import os
+import select
 import socket
 import ssl
 import struct
@@ -61,6 +84,8 @@ import time
 HOST = "127.0.0.1"
 # The start of a TLS record (a handshake, TLS 1.0), and no more.
 TLS_RECORD_HEAD = b"\x16\x03\x01"
+# What udp-junk-echo sends after each echo: a reply to nothing sent.
+JUNK = b"not a loadgen reply"
 
 
 class Failed(Exception):
@@ -358,18 +383,138 @@ def udp_waiter(port, newcomers, timeout=3):
                 o.close()
 
 
-def udp_send(port, n, data):
-    """DATA to PORT from N new sources, once each (all open until the last
-    is sent: a closed one's port could come again)."""
+def udp_send(port, n, data, burst=0, gap=0):
+    """DATA to PORT from N new sources, once each, a pause of GAP s after
+    every BURST of them (0: none) (all open until the last is sent: a
+    closed one's port could come again)."""
     socks = []
     try:
-        for _ in range(n):
+        for i in range(n):
             c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             socks.append(c)
             c.sendto(data, (HOST, port))
+            if burst and i % burst == burst - 1:
+                time.sleep(gap)
     finally:
         for c in socks:
             c.close()
+
+
+def udp_bind(port):
+    """A UDP socket bound to 127.0.0.1:PORT (0: any free port)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.bind((HOST, port))
+    except OSError:
+        s.close()
+        raise
+    return s
+
+
+def udp_silent(sock, ready, seconds=60):
+    """SOCK (bound) neither read nor answered for SECONDS; READY made first."""
+    with sock:
+        touch(ready)
+        time.sleep(seconds)
+
+
+def udp_junk_echo(sock, ready, idle=20):
+    """Each datagram to SOCK (bound) echoed, then JUNK to its sender; READY
+    made first. Returns after IDLE s without a datagram."""
+    with sock:
+        touch(ready)
+        sock.settimeout(idle)
+        while True:
+            try:
+                d, peer = sock.recvfrom(2048)
+            except socket.timeout:
+                return
+            sock.sendto(d, peer)
+            sock.sendto(JUNK, peer)
+
+
+def udp_retry(port, old, new, ready, every=0.25, tries=60, timeout=2):
+    """A request answered OLD + it (within TIMEOUT s), READY made; then a
+    request every EVERY s, TRIES at most, until one is answered with NEW
+    first. Returns how many retries were sent before that one."""
+    to = (HOST, port)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((HOST, 0))
+        s.settimeout(timeout)
+        s.sendto(b"first", to)
+        try:
+            d = s.recv(100)
+        except socket.timeout:
+            raise Failed("no reply to the first request within %g s" % timeout) from None
+        if d != old + b"first":
+            raise Failed("the first request was answered %r, not %r" % (d, old + b"first"))
+        touch(ready)
+        for i in range(tries):
+            t = time.monotonic() + every
+            s.sendto(b"retry%d" % i, to)
+            while time.monotonic() < t:
+                s.settimeout(max(0.001, t - time.monotonic()))
+                try:
+                    d = s.recv(100)
+                except (socket.timeout, ConnectionRefusedError):
+                    continue
+                if d.startswith(new):
+                    return i
+    raise Failed("never answered with %r in %d retries" % (new, tries))
+
+
+def udp_keep(port, old, new, ready, go, done, wait=10, count=5, timeout=2):
+    """One client socket: k0 answered OLD + k0, READY made, GO waited for
+    (WAIT s at most), k1..kCOUNT answered NEW + each, DONE made."""
+    to = (HOST, port)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(timeout)
+
+        def ping(i, prefix):
+            req = b"k%d" % i
+            s.sendto(req, to)
+            try:
+                d, _ = s.recvfrom(100)
+            except socket.timeout:
+                raise Failed("no reply to %s within %g s" % (req.decode(), timeout)) from None
+            if d != prefix + req:
+                raise Failed("%s was answered %r, not %r" % (req.decode(), d, prefix + req))
+        ping(0, old)
+        touch(ready)
+        end = time.monotonic() + wait
+        while time.monotonic() < end and not os.path.exists(go):
+            time.sleep(0.1)
+        for i in range(1, count + 1):
+            ping(i, new)
+    touch(done)
+
+
+def udp_probe(port, sources=64, wait=2):
+    """A datagram to PORT from each of SOURCES new sources: how many come
+    back (the same bytes, to their own source) within WAIT s."""
+    socks = {}
+    try:
+        for i in range(sources):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            socks[s] = b"probe%d" % i
+            s.bind((HOST, 0))
+            s.setblocking(False)
+            s.sendto(socks[s], (HOST, port))
+        answered = set()
+        end = time.monotonic() + wait
+        while len(answered) < len(socks) and time.monotonic() < end:
+            r, _, _ = select.select(list(socks), [], [], 0.1)
+            for s in r:
+                try:
+                    d = s.recv(100)
+                except OSError:       # ICMP port unreachable: nothing bound
+                    continue
+                if d == socks[s]:
+                    answered.add(s)
+        return len(answered)
+    finally:
+        for s in socks:
+            s.close()
 
 
 def _count_port(text):
@@ -423,7 +568,22 @@ def parser():
         ("--tcp", {"type": _count_port, "action": "append", "default": []}),
         ("--udp", {"type": _count_port, "action": "append", "default": []}))
     cmd("udp-waiter", lambda a: udp_waiter(a.port, a.newcomers), "port", "newcomers")
-    cmd("udp-send", lambda a: udp_send(a.port, a.n, a.data), "port", "n", data)
+    cmd("udp-send", lambda a: udp_send(a.port, a.n, a.data, a.burst, a.gap), "port", "n", data,
+        ("--burst", {"type": int, "default": 0}), ("--gap", {"type": float, "default": 0}))
+    cmd("udp-silent", lambda a: udp_silent(udp_bind(a.port), a.ready, a.seconds),
+        "port", "ready", ("--seconds", {"type": float, "default": 60}))
+    cmd("udp-junk-echo", lambda a: udp_junk_echo(udp_bind(a.port), a.ready, a.idle),
+        "port", "ready", ("--idle", {"type": float, "default": 20}))
+    cmd("udp-retry",
+        lambda a: print("answered with %s after %d retries"
+                        % (a.new.decode(), udp_retry(a.port, a.old, a.new, a.ready, a.every, a.tries))),
+        "port", ("old", {"type": os.fsencode}), ("new", {"type": os.fsencode}), "ready",
+        ("--every", {"type": float, "default": 0.25}), ("--tries", {"type": int, "default": 60}))
+    cmd("udp-keep", lambda a: udp_keep(a.port, a.old, a.new, a.ready, a.go, a.done, a.wait),
+        "port", ("old", {"type": os.fsencode}), ("new", {"type": os.fsencode}),
+        "ready", "go", "done", ("--wait", {"type": float, "default": 10}))
+    cmd("udp-probe", lambda a: print(udp_probe(a.port, a.sources, a.wait)), "port",
+        ("--sources", {"type": int, "default": 64}), ("--wait", {"type": float, "default": 2}))
     return p
 
 

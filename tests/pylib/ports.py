@@ -9,6 +9,9 @@
   ports.py hold udp|tcp PORT FILE SECONDS
       bind PORT (0: any free one) on 127.0.0.1 (and listen, for tcp), write
       the port to FILE once bound, keep it SECONDS, then exit.
+  ports.py unbound udp|tcp PORT
+      exit 0 when nothing holds PORT on 127.0.0.1 now (a bind without
+      SO_REUSEPORT succeeds), 1 when something does.
 
 Bad arguments exit 64, no port found 69.
 """
@@ -76,6 +79,16 @@ def hold(kind, port, path, seconds, sleep=time.sleep):
         sleep(seconds)
 
 
+def unbound(kind, port):
+    """True when PORT of KIND can be bound on 127.0.0.1 now (no SO_REUSEPORT)."""
+    with socket.socket(socket.AF_INET, kind_of(kind)) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def _number(what, text):
     try:
         n = float(text) if what == "SECONDS" else int(text)
@@ -92,9 +105,11 @@ def main(argv):
             print(free_port(argv[1], argv[2]))
         elif len(argv) == 5 and argv[0] == "hold":
             hold(argv[1], _number("PORT", argv[2]), argv[3], _number("SECONDS", argv[4]))
+        elif len(argv) == 3 and argv[0] == "unbound":
+            return 0 if unbound(argv[1], _number("PORT", argv[2])) else 1
         else:
             raise UsageError("usage: ports.py free udp|tcp LEDGER | "
-                             "hold udp|tcp PORT FILE SECONDS")
+                             "hold udp|tcp PORT FILE SECONDS | unbound udp|tcp PORT")
     except UsageError as e:
         print("ports.py: %s" % e, file=sys.stderr)
         return 64

@@ -209,6 +209,130 @@ class UDP(Tmp):
         self.assertEqual({d for d, _ in got}, {b"request"})
         self.assertEqual(len({src for _, src in got}), 4)
 
+    def test_udp_send_in_bursts(self):
+        u, port = self.udp()
+        t0 = time.monotonic()
+        net.udp_send(port, 5, b"x", burst=2, gap=0.1)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.2)
+        self.assertEqual([u.recv(100) for _ in range(5)], [b"x"] * 5)
+
+    def thread(self, target, *args):
+        """TARGET(*ARGS) in a thread, joined at the end; what it raised in .error."""
+        t = threading.Thread(target=self._run, args=(target, args), daemon=True)
+        t.error = None
+        t.start()
+        self.addCleanup(t.join, T)
+        return t
+
+    @staticmethod
+    def _run(target, args):
+        try:
+            target(*args)
+        except Exception as e:      # the test looks at it
+            threading.current_thread().error = e
+
+    def wait_file(self, path):
+        for _ in range(10 * T):
+            if os.path.exists(path):
+                return
+            time.sleep(0.05)
+        self.fail("%s was not made" % path)
+
+    def test_udp_silent(self):
+        srv = net.udp_bind(0)
+        port = srv.getsockname()[1]
+        t = self.thread(net.udp_silent, srv, self.path("ready"), 0.5)
+        self.wait_file(self.path("ready"))
+        c, _ = self.udp()
+        c.settimeout(0.2)
+        c.sendto(b"hello", (net.HOST, port))
+        with self.assertRaises(socket.timeout):
+            c.recv(100)
+        t.join(T)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(srv.fileno(), -1)      # closed
+
+    def test_udp_junk_echo(self):
+        srv = net.udp_bind(0)
+        port = srv.getsockname()[1]
+        t = self.thread(net.udp_junk_echo, srv, self.path("ready"), 0.3)
+        self.wait_file(self.path("ready"))
+        c, _ = self.udp()
+        for d in (b"one", b"two"):
+            c.sendto(d, (net.HOST, port))
+            self.assertEqual([c.recv(100), c.recv(100)], [d, net.JUNK])
+        t.join(T)
+        self.assertFalse(t.is_alive())
+        self.assertIsNone(t.error)
+
+    def switching(self, old, new, switch):
+        """A UDP socket answering OLD + each datagram until SWITCH() is
+        true, NEW + it after; stopped with the test."""
+        u, port = self.udp()
+        u.settimeout(0.05)
+        stop = threading.Event()
+
+        def run():
+            while not stop.is_set():
+                try:
+                    d, src = u.recvfrom(2048)
+                except socket.timeout:
+                    continue
+                u.sendto((new if switch() else old) + d, src)
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        self.addCleanup(t.join, T)
+        self.addCleanup(stop.set)
+        return port
+
+    def test_udp_retry_until_the_new_prefix(self):
+        ready = self.path("ready")
+        since = []
+
+        def switch():
+            if os.path.exists(ready) and not since:
+                since.append(time.monotonic())
+            return since and time.monotonic() - since[0] > 0.3
+        port = self.switching(b"a:", b"b:", switch)
+        retries = net.udp_retry(port, b"a:", b"b:", ready, every=0.1, tries=20, timeout=T)
+        self.assertTrue(os.path.exists(ready))
+        self.assertIn(retries, range(2, 6))
+
+    def test_udp_retry_fails(self):
+        port = self.switching(b"a:", b"b:", lambda: False)
+        with self.assertRaisesRegex(net.Failed, r"never answered with b'b:' in 3 retries"):
+            net.udp_retry(port, b"a:", b"b:", self.path("ready"), every=0.05, tries=3, timeout=T)
+        with self.assertRaisesRegex(net.Failed, r"the first request was answered b'a:first', not b'x:first'"):
+            net.udp_retry(port, b"x:", b"b:", self.path("ready2"), timeout=T)
+        self.assertFalse(os.path.exists(self.path("ready2")))
+        _, quiet = self.udp()
+        with self.assertRaisesRegex(net.Failed, "no reply to the first request within 0.2 s"):
+            net.udp_retry(quiet, b"a:", b"b:", self.path("ready3"), timeout=0.2)
+
+    def test_udp_keep_across_the_go(self):
+        ready, go, done = self.path("ready"), self.path("go"), self.path("done")
+        port = self.switching(b"a:", b"b:", lambda: os.path.exists(go))
+        t = self.thread(net.udp_keep, port, b"a:", b"b:", ready, go, done, T)
+        self.wait_file(ready)
+        time.sleep(0.2)
+        self.assertFalse(os.path.exists(done))
+        net.touch(go)
+        t.join(T)
+        self.assertIsNone(t.error)
+        self.assertTrue(os.path.exists(done))
+
+    def test_udp_keep_names_a_reply_of_the_old_upstream(self):
+        port = self.switching(b"a:", b"b:", lambda: False)
+        with self.assertRaisesRegex(net.Failed, r"k1 was answered b'a:k1', not b'b:k1'"):
+            net.udp_keep(port, b"a:", b"b:", self.path("ready"), self.path("go"), self.path("done"), 0.2)
+        self.assertFalse(os.path.exists(self.path("done")))
+
+    def test_udp_probe(self):
+        self.assertEqual(net.udp_probe(self.replier(b"", threading.Event()), 16, wait=T), 16)
+        self.assertEqual(net.udp_probe(self.replier(b"x", threading.Event()), 4, wait=0.3), 0)
+        _, quiet = self.udp()
+        self.assertEqual(net.udp_probe(quiet, 4, wait=0.3), 0)
+
     def test_storm_holds_until_told(self):
         u, pu = self.udp()
         with Server(handler(silent)) as s:

@@ -60,6 +60,24 @@ class Hold(unittest.TestCase):
             self.assertFalse(os.path.exists(path + ".tmp"))
 
 
+class Unbound(unittest.TestCase):
+    def test_a_bound_port_and_a_free_one(self):
+        for kind, sock_kind in ports.KINDS.items():
+            with socket.socket(socket.AF_INET, sock_kind) as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+                self.assertFalse(ports.unbound(kind, port))
+                self.assertEqual(ports.main(["unbound", kind, str(port)]), 1)
+            self.assertTrue(ports.unbound(kind, port))
+            self.assertEqual(ports.main(["unbound", kind, str(port)]), 0)
+
+    def test_a_reuseport_socket_holds_the_port(self):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            s.bind(("127.0.0.1", 0))
+            self.assertFalse(ports.unbound("udp", s.getsockname()[1]))
+
+
 class Main(unittest.TestCase):
     def run_main(self, *argv):
         err = io.StringIO()
