@@ -262,7 +262,7 @@ static void ticker_hist_json(struct run *r, json_t *o, const char *key, const st
 
 /* The RT ticker's own view: due time to echo of its datagrams, and send
  * time to echo (ticker.h). */
-static json_t *ticker_json(struct run *r)
+static json_t *ticker_json(struct run *r, int64_t t0_ns)
 {
 	const struct ticker *t = &r->ticker;
 	json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:I, s:i, s:I, s:I}",
@@ -274,13 +274,26 @@ static json_t *ticker_json(struct run *r)
 	 * host's doing: explained when, without the frozen time, it would not
 	 * have been late. */
 	const struct probe *pr[2] = { &r->probe[0], &r->probe[1] };
-	int64_t explained = 0;
+	int64_t explained = 0, late_ns = (int64_t)r->p.late_ms * 1000000;
+	/* The listed samples on the time base of the results (seconds since
+	 * t0 on CLOCK_MONOTONIC, which is also the kernel trace's clock):
+	 * the trace analysis explains each one. */
+	int64_t to_mono = clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_REALTIME) - t0_ns;
+	json_t *listed = json_array();
 	for (int i = 0; i < t->nlate; i++) {
 		int64_t lat = t->late[i].rx_ns - t->late[i].due_ns;
+		json_array_append_new(listed, json_pack("{s:f, s:f}",
+			"due_s", (double)(t->late[i].due_ns + to_mono) / 1e9,
+			"echo_s", (double)(t->late[i].rx_ns + to_mono) / 1e9));
+		if (lat <= late_ns)
+			continue;
 		int64_t frozen = probe_frozen_ns(pr, 2, t->late[i].due_ns, t->late[i].rx_ns);
-		if (lat - frozen <= (int64_t)r->p.late_ms * 1000000)
+		if (lat - frozen <= late_ns)
 			explained++;
 	}
+	json_object_set_new(o, "list_over_us", json_integer(r->p.list_over_us));
+	json_object_set_new(o, "listed", listed);
+	json_object_set_new(o, "listed_complete", json_boolean(t->nlate < t->late_cap));
 	json_object_set_new(o, "late_in_guest_freeze", json_integer(explained));
 	json_object_set_new(o, "late_unexplained", json_integer((json_int_t)t->over - explained));
 	json_t *fr = json_array();
@@ -294,6 +307,8 @@ static json_t *ticker_json(struct run *r)
 	json_object_set_new(o, "freeze_probes", fr);
 	ticker_hist_json(r, o, "latency_us", &t->lat, "ticker.hgrm");
 	ticker_hist_json(r, o, "latency_uncorrected_us", &t->lat_sent, "ticker.uncorrected.hgrm");
+	ticker_hist_json(r, o, "wake_late_us", &t->wake_late, "ticker.wake.hgrm");
+	json_object_set_new(o, "lead_us", json_integer(r->p.ticker_lead_us));
 	return o;
 }
 
@@ -314,17 +329,18 @@ static int write_results(struct run *r, const struct watchdog *w, bool have_stat
 		json_object_set_new(cg, "nr_throttled", json_integer((json_int_t)st->nr_throttled));
 		json_object_set_new(cg, "throttled_us", json_integer((json_int_t)st->throttled_us));
 	}
-	json_t *doc = json_pack("{s:o, s:s, s:s, s:s, s:f, s:s, s:o, s:{s:I, s:f}, s:o, s:{s:s, s:s}, s:b, s:o, s:o}",
+	json_t *doc = json_pack("{s:o, s:s, s:s, s:s, s:f, s:s, s:I, s:o, s:{s:I, s:f}, s:o, s:{s:s, s:s}, s:b, s:o, s:o}",
 		"params", params_json(&r->p), "kernel", u.release,
 		"kernel_version", u.version, "machine", u.machine,
 		"elapsed_s", (double)(clock_ns(CLOCK_MONOTONIC) - r->t0_ns) / 1e9,
 		"time_base", "seconds since the relay started (relay.timeseries.csv)",
+		"t0_mono_ns", (json_int_t)w->t0_ns,
 		"stalls", stalls,
 		"watchdog", "polls", (json_int_t)w->polls, "max_poll_late_ms", w->max_poll_gap_ms,
 		"cgroup", cg,
 		"processes", "relay", relay_how, "loadgen", loadgen_how,
 		"loadgen_stopped_at_end", r->loadgen_interrupted,
-		"ticker", ticker_json(r),
+		"ticker", ticker_json(r, w->t0_ns),
 		"problems", json_incref(r->problems));
 	path(out, sizeof(out), r->p.out, "scenario.json");
 	int rc = json_dump_file(doc, out, JSON_INDENT(1) | JSON_REAL_PRECISION(7));
@@ -384,7 +400,8 @@ int main(int argc, char **argv)
 		status = EX_OSERR;
 	} else if (p->ticker_us > 0 &&
 		   ticker_start(&r.ticker, p->port, p->ticker_cpu, p->ticker_prio, p->ticker_us,
-				r.origin_ns + 500000, (int64_t)p->late_ms * 1000, err, sizeof(err)) < 0) {
+				r.origin_ns + 500000, (int64_t)p->late_ms * 1000, p->list_over_us,
+				p->ticker_lead_us, err, sizeof(err)) < 0) {
 		problem(&r, "%s", err);
 		status = EX_OSERR;
 	} else if (start_loadgen(&r) < 0) {

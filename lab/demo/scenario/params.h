@@ -27,7 +27,11 @@
 	  "an RT client pings the relay this often (us); 0: none") \
 	X(ticker_prio, "ticker-prio", 1, 98, 40, "its SCHED_FIFO priority") \
 	X(ticker_cpu, "ticker-cpu", -1, 1023, 0, "its CPU; -1: the relay's (cpu)") \
+	X(ticker_lead_us, "ticker-lead-us", 0, 5000, 200, \
+	  "it wakes this early and waits for each slot on the clock (us); 0: sleeps to it") \
 	X(late_ms, "late-ms", 1, 600000, 50, "RT datagrams slower than this are late (ms)") \
+	X(list_over_us, "list-over-us", 1, 600000000, 500, \
+	  "RT datagrams slower than this are listed with their times, to be explained (us)") \
 	X(stall_ms, "stall-ms", 2, 600000, 200, "no relay progress this long is a stall (ms)") \
 	X(poll_ms, "poll-ms", 1, 1000, 10, "heartbeat poll interval (ms)") \
 	X(lift_ms, "lift-ms", 1, 600000, 1000, \

@@ -56,11 +56,9 @@ static void drain(struct ticker *t)
 		hist_record(&t->lat_sent, sent_us);
 		t->echoes++;
 		t->over_sent += sent_us > t->over_us;
-		if (us > t->over_us) {
-			t->over++;
-			if (t->nlate < t->late_cap)
-				t->late[t->nlate++] = (struct ticker_late){ p.due_ns, rx_ns };
-		}
+		t->over += us > t->over_us;
+		if (us > t->list_us && t->nlate < t->late_cap)
+			t->late[t->nlate++] = (struct ticker_late){ p.due_ns, rx_ns };
 	}
 }
 
@@ -83,20 +81,25 @@ static void *ticker_main(void *arg)
 	int64_t to_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	/* Slots before the thread ran were never the ticker's to send. */
 	int64_t period = (int64_t)t->period_us * 1000;
-	int64_t first = clock_next_slot(t->origin_ns, clock_ns(CLOCK_MONOTONIC), period);
-	struct timespec next = clock_ns_ts(first - period);
+	int64_t due = clock_next_slot(t->origin_ns, clock_ns(CLOCK_MONOTONIC), period) - period;
 	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
-		next.tv_nsec += (long)t->period_us * 1000;
-		while (next.tv_nsec >= 1000000000) {
-			next.tv_nsec -= 1000000000;
-			next.tv_sec++;
-		}
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+		due += period;
+		/* Wake lead_us before the slot and wait for it on the clock: the
+		 * ticker's own timer wake-up (an idle CPU's, under emulation at
+		 * times a whole tick late) stays out of what it measures, unless
+		 * it is later than the lead. It is measured apart. */
+		struct timespec wake = clock_ns_ts(due - t->lead_ns);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, NULL) == EINTR)
 			;
+		int64_t now = clock_ns(CLOCK_MONOTONIC);
+		int64_t late_us = (now - (due - t->lead_ns)) / 1000;
+		hist_record(&t->wake_late, late_us < 0 ? 0 : late_us);
+		while (now < due)
+			now = clock_ns(CLOCK_MONOTONIC);
 		/* After a stall the slots missed in it go out back to back, each
 		 * stamped with its slot: the wait the ticker itself spent blocked
 		 * in send() is part of what those datagrams suffered. */
-		struct payload p = { .magic = MAGIC, .due_ns = clock_ts_ns(&next) + to_real,
+		struct payload p = { .magic = MAGIC, .due_ns = due + to_real,
 				     .sent_ns = clock_ns(CLOCK_REALTIME) };
 		if (send(t->fd, &p, sizeof(p), MSG_DONTWAIT) == (ssize_t)sizeof(p))
 			t->sent++;
@@ -114,7 +117,8 @@ static void *ticker_main(void *arg)
 }
 
 int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
-		 int64_t origin_ns, int64_t over_us, char *err, size_t errlen)
+		 int64_t origin_ns, int64_t over_us, int64_t list_us, int64_t lead_us,
+		 char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
 	t->origin_ns = origin_ns;
@@ -122,9 +126,12 @@ int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
 	t->prio = prio;
 	t->period_us = period_us;
 	t->over_us = over_us;
+	t->list_us = list_us;
+	t->lead_ns = lead_us * 1000;
 	t->late_cap = 8192;
 	t->late = calloc((size_t)t->late_cap, sizeof(*t->late));
-	if (!t->late || hist_init_us(&t->lat) < 0 || hist_init_us(&t->lat_sent) < 0) {
+	if (!t->late || hist_init_us(&t->lat) < 0 || hist_init_us(&t->lat_sent) < 0 ||
+	    hist_init_us(&t->wake_late) < 0) {
 		snprintf(err, errlen, "rt ticker: out of memory");
 		return -1;
 	}
@@ -173,6 +180,7 @@ void ticker_free(struct ticker *t)
 {
 	hist_free(&t->lat);
 	hist_free(&t->lat_sent);
+	hist_free(&t->wake_late);
 	free(t->late);
 	t->late = NULL;
 }

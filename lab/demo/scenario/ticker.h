@@ -38,6 +38,8 @@ struct ticker {
 	int cpu, prio, period_us;
 	int64_t origin_ns;	/* the first slot */
 	int64_t over_us;	/* samples above this are counted in over */
+	int64_t list_us;	/* samples above this are kept in late[] */
+	int64_t lead_ns;	/* wakes this long before each slot */
 	pthread_t thread;
 	bool started;
 	int stop;		/* set to 1 to end it (atomic) */
@@ -45,17 +47,21 @@ struct ticker {
 	uint64_t over, over_sent;	/* samples above over_us: due to echo, send to echo */
 	struct hist lat;	/* due to echo, us */
 	struct hist lat_sent;	/* send to echo, us (blind to coordinated omission) */
-	struct ticker_late { int64_t due_ns, rx_ns; } *late;	/* the samples over over_us */
+	struct hist wake_late;	/* its own timer wake-up's lateness, us */
+	struct ticker_late { int64_t due_ns, rx_ns; } *late;	/* the first samples over list_us */
 	int nlate, late_cap;
 	char err[256];		/* why the thread could not start */
 };
 
 /* Start the thread sending to 127.0.0.1:port from cpu at SCHED_FIFO prio,
- * its slots at origin_ns (CLOCK_MONOTONIC) plus whole periods;
- * samples above over_us are counted in t->over (and t->over_sent). Returns 0, or -1 with err
- * filled (no socket, no RT priority). */
+ * its slots at origin_ns (CLOCK_MONOTONIC) plus whole periods; samples
+ * above over_us are counted in t->over (and t->over_sent), the first 8192
+ * above list_us kept in t->late. It wakes lead_us before each slot and
+ * waits for it on the clock. Returns 0, or -1 with err filled (no socket,
+ * no RT priority). */
 int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
-		 int64_t origin_ns, int64_t over_us, char *err, size_t errlen);
+		 int64_t origin_ns, int64_t over_us, int64_t list_us, int64_t lead_us,
+		 char *err, size_t errlen);
 
 /* Stop it, collect the echoes still in flight (up to 200 ms), wait for it
  * and close its socket (safe when never started). The histogram stays
