@@ -1,0 +1,330 @@
+"""Chains: who waited for what, and why it took that long, from the
+kernel's own trace (tracefile.Event lists recorded by lab/ktrace/ktrace).
+
+A chain names the RT waiter (task, policy, priority, where it waited), the
+lock (its address, identified as an epoll instance's ready-list lock), the
+holder (the task inside ep_poll_callback holding it, since when), what the
+holder was doing while the waiter waited (throttled by its cgroup's quota,
+and who let it go: the quota period or a write to cpu.max), the release
+and the waiter's wake-up; on the patched kernel, the priority inheritance
+boost and how long the holder ran boosted. Whatever cannot be found is
+said: a chain is incomplete with what was missing, never completed by a
+guess.
+"""
+import bisect
+from collections import Counter, defaultdict
+
+# Frames of the lock's own machinery and of the tracer: not the place a
+# task waited.
+LOCK_FRAMES = ("rwbase_write_lock", "rwbase_read_lock", "rt_write_lock", "rt_read_lock",
+               "rtlock_slowlock_locked", "rtlock_slowlock", "rt_spin_lock", "rt_mutex_slowlock",
+               "__rt_mutex_slowlock_locked", "__rt_mutex_slowlock", "rt_mutex_slowlock_block",
+               "_raw_spin_lock", "_raw_read_lock", "_raw_write_lock", "_raw_write_lock_irq",
+               "_raw_spin_lock_irqsave", "_raw_read_lock_irqsave", "event_triggers_call",
+               "stack_trace_save", "ep_autoremove_wake_function")
+# fs/eventpoll.c's functions that take the ready-list lock, as a stack
+# shows them (ep_poll and the scan helpers are inlined into
+# do_epoll_wait).
+EPOLL_FRAMES = ("ep_poll", "ep_start_scan", "ep_done_scan", "ep_poll_callback",
+                "ep_send_events", "do_epoll_wait", "__x64_sys_epoll_wait", "ep_insert",
+                "ep_modify", "ep_remove", "ep_clear_and_put", "ep_free")
+# Who let a throttled cgroup go, by a frame of the unthrottle's stack.
+UNTHROTTLE_CAUSES = (("tg_set_cfs_bandwidth", "cpu.max"), ("cpu_max_write", "cpu.max"),
+                     ("sched_cfs_period_timer", "period"), ("distribute_cfs_runtime", "period"))
+UNTHROTTLE_TEXT = {"cpu.max": "a write to cpu.max (the watchdog's lift)",
+                   "period": "the quota period's refill", None: "not known"}
+# A lock is an epoll instance's ready-list lock when its address is the
+# instance's plus this many bytes, for at least this many waits.
+MIN_OFFSET_SUPPORT = 3
+
+
+def policy(prio):
+    """The kernel's prio as the user names it: ["FIFO", 50] or ["OTHER", 0]."""
+    if prio is None:
+        return ["?", None]
+    return ["FIFO", 99 - prio] if prio < 100 else ["OTHER", prio - 120]
+
+
+def where(stack):
+    """The first frame of a stack that is not the lock's or the tracer's."""
+    for f in stack:
+        if f not in LOCK_FRAMES and not f.startswith(("trace_", "__trace")):
+            return f
+    return None
+
+
+def in_epoll(stack):
+    return any(f in EPOLL_FRAMES for f in stack)
+
+
+def unthrottle_cause(stack):
+    for frame, cause in UNTHROTTLE_CAUSES:
+        if frame in stack:
+            return cause
+    return None
+
+
+def _at_or_before(rows, t):
+    """Index of the last row whose time (row[0]) is <= t, or -1."""
+    return bisect.bisect_right(rows, t, key=lambda r: r[0]) - 1
+
+
+def _first_at_or_after(rows, t):
+    """The first row whose time is >= t, or None."""
+    i = bisect.bisect_left(rows, t, key=lambda r: r[0])
+    return rows[i] if i < len(rows) else None
+
+
+class Timeline:
+    """The trace in the shapes the chains need, each list in time order:
+    per task its priorities, switches, wake-ups, callbacks and boosts; the
+    waits (contention_begin..end); the cgroups' throttled intervals."""
+
+    def __init__(self, events):
+        self.comm = {}
+        self.prio = {}
+        self.runs = defaultdict(list)          # pid -> [(ts switched in, cpu)]
+        self.stops = defaultdict(list)         # pid -> [(ts switched out, state)]
+        self.on_cpu = defaultdict(list)        # cpu -> [(ts, pid)] who ran from ts
+        self.wakings = defaultdict(list)       # pid -> [(ts, waker pid, cpu)]
+        self.callbacks = defaultdict(list)     # pid -> [[entry ts, exit ts or None, ep]]
+        self.boosts = defaultdict(list)        # pid -> [(ts, oldprio, newprio, by pid)]
+        self.throttles = defaultdict(list)     # (tg, rq) -> [[ts, unthrottle ts, cause, stack, pid]]
+        self.waits = []                        # dicts, by begin time
+        self.first = events[0].ts if events else None
+        self.last = events[-1].ts if events else None
+        waiting = {}
+        for e in events:
+            f, n = e.fields, e.name
+            self.comm.setdefault(e.pid, e.comm)
+            if n == "sched_switch":
+                self.prio[f["prev_pid"]] = f["prev_prio"]
+                self.prio[f["next_pid"]] = f["next_prio"]
+                self.comm[f["next_pid"]] = f["next_comm"]
+                self.stops[f["prev_pid"]].append((e.ts, f["prev_state"]))
+                self.runs[f["next_pid"]].append((e.ts, e.cpu))
+                self.on_cpu[e.cpu].append((e.ts, f["next_pid"]))
+            elif n == "sched_waking":
+                self.prio.setdefault(f["pid"], f.get("prio"))
+                self.comm.setdefault(f["pid"], f["comm"])
+                self.wakings[f["pid"]].append((e.ts, e.pid, f.get("target_cpu", e.cpu)))
+            elif n == "ep_cb":
+                self.callbacks[e.pid].append([e.ts, None, f.get("ep")])
+            elif n == "ep_cb_ret":
+                cbs = self.callbacks.get(e.pid)
+                if cbs and cbs[-1][1] is None:
+                    cbs[-1][1] = e.ts
+            elif n == "contention_begin":
+                w = {"pid": e.pid, "cpu": e.cpu, "lock": f["lock"], "flags": f.get("flags", ""),
+                     "begin": e.ts, "end": None, "stack": e.stack}
+                # A reader of the rwlock waits for it and, inside, for its
+                # rtmutex: waits nest, and end innermost first.
+                waiting.setdefault(e.pid, []).append(w)
+                self.waits.append(w)
+            elif n == "contention_end":
+                open_ = waiting.get(e.pid, [])
+                for i in range(len(open_) - 1, -1, -1):
+                    if open_[i]["lock"] == f["lock"]:
+                        open_.pop(i)["end"] = e.ts
+                        break
+            elif n == "sched_pi_setprio":
+                self.boosts[f["pid"]].append((e.ts, f.get("oldprio"), f.get("newprio"), e.pid))
+            elif n == "throttle":
+                # A cgroup is throttled per CPU (per run queue), from that
+                # CPU or another one.
+                self.throttles[(f.get("tg"), f.get("rq"))].append([e.ts, None, None, e.stack, e.pid])
+            elif n == "unthrottle":
+                ivs = self.throttles.get((f.get("tg"), f.get("rq")), [])
+                if ivs and ivs[-1][1] is None:
+                    ivs[-1][1], ivs[-1][2] = e.ts, unthrottle_cause(e.stack)
+        self.begins = [w["begin"] for w in self.waits]
+        self.longest_wait = max(((w["end"] or self.last) - w["begin"] for w in self.waits), default=0)
+
+    def task(self, pid):
+        pol, level = policy(self.prio.get(pid))
+        return {"pid": pid, "comm": self.comm.get(pid, "?"), "policy": pol, "priority": level}
+
+    def is_rt(self, pid):
+        p = self.prio.get(pid)
+        return p is not None and p < 100
+
+    def inside_callback(self, pid, t):
+        """pid's ep_poll_callback interval that holds t, or None."""
+        cbs = self.callbacks.get(pid, [])
+        i = _at_or_before(cbs, t)
+        if i < 0:
+            return None
+        cb = cbs[i]
+        return cb if cb[1] is None or cb[1] >= t else None
+
+    def throttled_at(self, t):
+        """The throttled interval that holds t, as ((tg, rq), interval), or None."""
+        for tg, ivs in self.throttles.items():
+            i = _at_or_before(ivs, t)
+            if i >= 0 and (ivs[i][1] is None or ivs[i][1] >= t):
+                return tg, ivs[i]
+        return None
+
+    def running(self, cpu, t):
+        """The pid that ran on cpu at t, or None."""
+        rows = self.on_cpu.get(cpu, [])
+        i = _at_or_before(rows, t)
+        return rows[i][1] if i >= 0 else None
+
+    def ran_after(self, pid, t):
+        """When pid next ran at or after t, or None."""
+        r = _first_at_or_after(self.runs.get(pid, []), t)
+        return r[0] if r else None
+
+    def woken_after(self, pid, t):
+        """pid's first wake-up at or after t: (ts, waker, cpu), or None."""
+        return _first_at_or_after(self.wakings.get(pid, []), t)
+
+    def waits_between(self, a, b):
+        """The waits that overlap [a, b]."""
+        i = bisect.bisect_left(self.begins, a - self.longest_wait)
+        out = []
+        for w in self.waits[i:]:
+            if w["begin"] > b:
+                break
+            if (w["end"] if w["end"] is not None else self.last) >= a:
+                out.append(w)
+        return out
+
+
+def ready_list_offset(tl):
+    """offsetof(struct eventpoll, lock), from the trace: the distance from a
+    waited-for lock to the epoll instance of a callback running in another
+    task when the wait began. The ready-list lock's recurs; other locks
+    taken inside the callback give scattered ones. Returns (offset,
+    support), or (None, 0) when none recurs."""
+    seen = Counter()
+    for w in tl.waits:
+        for pid in tl.callbacks:
+            if pid == w["pid"]:
+                continue
+            cb = tl.inside_callback(pid, w["begin"])
+            if cb and cb[2] is not None and 0 <= w["lock"] - cb[2] < 4096:
+                seen[w["lock"] - cb[2]] += 1
+    if not seen:
+        return None, 0
+    offset, n = seen.most_common(1)[0]
+    return (offset, n) if n >= MIN_OFFSET_SUPPORT else (None, n)
+
+
+def holders(tl, w, offset):
+    """The tasks inside ep_poll_callback on the waited-for lock's epoll
+    instance when the wait began: [(pid, callback interval)]."""
+    out = []
+    for pid in tl.callbacks:
+        if pid == w["pid"]:
+            continue
+        cb = tl.inside_callback(pid, w["begin"])
+        if cb and cb[2] is not None and offset is not None and cb[2] + offset == w["lock"]:
+            out.append((pid, cb))
+    return out
+
+
+def on_ready_list(tl, w, offset):
+    """Whether w waited for an epoll instance's ready-list lock: a callback
+    on the instance held it, or the waiter's stack is in fs/eventpoll.c."""
+    return bool(holders(tl, w, offset)) or (bool(w["stack"]) and in_epoll(w["stack"]))
+
+
+def lock_kind(flags):
+    return "rwlock_t" if ("WRITE" in flags or "READ" in flags) else "spinlock_t"
+
+
+def _s(t, t0):
+    return None if t is None else round(t - t0, 6)
+
+
+def _ms(a, b):
+    return None if a is None or b is None else round((b - a) * 1000, 3)
+
+
+def chain(tl, w, offset, t0):
+    """The chain of one wait w on the ready-list lock; t0 maps the trace's
+    clock onto the results' seconds."""
+    pl = where(w["stack"]) if w["stack"] else None
+    if pl is None:
+        # No stack (the spinlock's waits go without): where from what the
+        # waiter itself was doing.
+        pl = "ep_poll_callback" if tl.inside_callback(w["pid"], w["begin"]) else "epoll_wait"
+    c = {"waiter": dict(tl.task(w["pid"]), where=pl, stack=w["stack"][:10]),
+         "lock": {"kind": lock_kind(w["flags"]), "flags": w["flags"], "addr": hex(w["lock"]),
+                  "epoll": hex(w["lock"] - offset) if offset is not None else None},
+         "wait": {"begin_s": _s(w["begin"], t0), "end_s": _s(w["end"], t0),
+                  "ms": _ms(w["begin"], w["end"])}}
+    missing = []
+    hs = holders(tl, w, offset)
+    if not hs:
+        missing.append("no task was inside ep_poll_callback on this lock's epoll instance")
+    else:
+        # The one the waiter waited for: the last to leave the callback (the
+        # last reader out, or the owner).
+        hs.sort(key=lambda h: h[1][1] if h[1][1] is not None else float("inf"))
+        pid, cb = hs[-1]
+        c["holder"] = dict(tl.task(pid), in_callback_since_s=_s(cb[0], t0),
+                           in_callback_before_wait_ms=_ms(cb[0], w["begin"]),
+                           released_s=_s(cb[1], t0))
+        if len(hs) > 1:
+            c["holder"]["other_holders"] = [tl.task(p) for p, _ in hs[:-1]]
+        c["holder_state"] = holder_state(tl, pid, cb, w, t0)
+        un = c["holder_state"].get("unthrottled_s")
+        if un is not None and cb[1] is not None:
+            # Released after the quota came back, or (boosted) before.
+            after = round((cb[1] - t0 - un) * 1000, 3)
+            c["released_after_unthrottle_ms" if after >= 0 else "released_while_throttled"] = \
+                after if after >= 0 else True
+        b = boost_of(tl, pid, w)
+        if b:
+            c["boost"] = b
+        if cb[1] is None:
+            missing.append("the holder had not left ep_poll_callback when the trace stopped")
+    if w["end"] is None:
+        missing.append("the wait had not ended when the trace stopped")
+    else:
+        c["waiter_ran_s"] = _s(tl.ran_after(w["pid"], w["end"]), t0)
+    c["complete"] = not missing
+    if missing:
+        c["missing"] = missing
+    return c
+
+
+def holder_state(tl, pid, cb, w, t0):
+    """What the holder was doing while the waiter waited: throttled (when,
+    in what, who let it go), or running, or preempted."""
+    end = w["end"] if w["end"] is not None else tl.last
+    for t in (w["begin"], (w["begin"] + end) / 2):
+        thr = tl.throttled_at(t)
+        if thr:
+            tg, iv = thr
+            cause = iv[2]
+            return {"state": "throttled", "cgroup_tg": hex(tg[0]) if tg[0] else None,
+                    "throttled_s": _s(iv[0], t0),
+                    "throttled_in": "ep_poll_callback" if "ep_poll_callback" in (iv[3] or [])
+                    else (where(iv[3] or []) or "?"),
+                    "throttled_task": tl.task(iv[4]),
+                    "unthrottled_s": _s(iv[1], t0), "unthrottled_by": cause,
+                    "unthrottled_by_text": UNTHROTTLE_TEXT.get(cause)}
+    ran = tl.ran_after(pid, w["begin"])
+    return {"state": "running" if ran is not None and ran <= end else "preempted",
+            "ran_during_wait": ran is not None and ran <= end}
+
+
+def boost_of(tl, pid, w):
+    """The priority inheritance boost of pid during the wait w: when, from
+    and to what, by whom, and how long it ran boosted; or None."""
+    rows = tl.boosts.get(pid, [])
+    end = w["end"] if w["end"] is not None else tl.last
+    i = bisect.bisect_left(rows, w["begin"] - 1e-6, key=lambda r: r[0])
+    for j in range(i, len(rows)):
+        ts, old, new, by = rows[j]
+        if ts > end:
+            break
+        if by == w["pid"] and old is not None and new is not None and new < old:
+            back = next((r[0] for r in rows[j + 1:j + 64] if r[2] is not None and r[2] >= old), None)
+            return {"after_wait_began_ms": _ms(w["begin"], ts), "from": policy(old), "to": policy(new),
+                    "by": tl.task(by), "boosted_ms": _ms(ts, back)}
+    return None

@@ -1,0 +1,297 @@
+"""explain: every stall and every listed RT datagram of one guest's run,
+explained from its kernel trace (chains.py), as chains.json.
+
+    lab/ktrace/explain RESULTS_DIR [--name NAME] [--out FILE]
+
+RESULTS_DIR holds what the guest sent back: scenario.json, trace.txt.gz,
+trace-stats.txt, trace-probes.txt. Writes RESULTS_DIR/chains.json (or
+--out) and prints its headline. Exit status: 0 written; 2 bad arguments;
+65 a trace or scenario.json that cannot be read (the file and line named);
+66 no trace in RESULTS_DIR.
+"""
+import argparse
+import json
+import os
+import sys
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+from ktrace import chains, tracefile  # noqa: E402
+from ktrace.chains import _ms, _s  # noqa: E402
+
+EX_DATA = 65
+EX_NOINPUT = 66
+
+
+def percentiles(values):
+    """{"p50", "p90", "p99", "max", "n"} of a list (nearest rank), or None."""
+    if not values:
+        return None
+    v = sorted(values)
+    out = {}
+    for p in (50, 90, 99, 100):
+        k = max(0, min(len(v) - 1, -(-p * len(v) // 100) - 1))
+        out["max" if p == 100 else f"p{p}"] = round(v[k], 3)
+    out["n"] = len(v)
+    return out
+
+
+def lost(results):
+    """What the trace could not see: the ring buffer's dropped and overrun
+    events per CPU, and the kretprobe's misses (kprobe_profile's third
+    column)."""
+    out = {"dropped": 0, "overrun": 0, "kprobe_missed": 0}
+    for cpu in tracefile.stats(os.path.join(results, "trace-stats.txt")).values():
+        out["dropped"] += int(cpu.get("dropped events", 0))
+        out["overrun"] += int(cpu.get("overrun", 0))
+    probes = os.path.join(results, "trace-probes.txt")
+    with open(probes, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            w = line.split()
+            if len(w) != 3 or not w[1].isdigit() or not w[2].isdigit():
+                raise tracefile.TraceError(f"{probes}:{n}: not a kprobe_profile line: {line.strip()[:80]!r}")
+            out["kprobe_missed"] += int(w[2])
+    out["total"] = sum(out.values())
+    return out
+
+
+def _read_scenario(results):
+    path = os.path.join(results, "scenario.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            scen = json.load(f)
+    except (OSError, ValueError) as e:
+        raise tracefile.TraceError(f"{path}: {e}")
+    if not isinstance(scen, dict) or not isinstance(scen.get("t0_mono_ns"), int):
+        raise tracefile.TraceError(f"{path}: no t0_mono_ns (a scenario from before the trace)")
+    for key in ("stalls", "params"):
+        if not isinstance(scen.get(key), (list if key == "stalls" else dict)):
+            raise tracefile.TraceError(f"{path}: {key} is missing or of the wrong type")
+    return scen
+
+
+def _stall_end(s):
+    for k in ("end_s", "restore_s"):
+        if isinstance(s.get(k), (int, float)) and s[k] >= 0:
+            return s[k]
+    return s["start_s"] + s.get("length_ms", 0) / 1000
+
+
+class Run:
+    """One guest's run: its trace and scenario, and what explains what."""
+
+    def __init__(self, results, name=None):
+        self.scen = _read_scenario(results)
+        self.t0 = self.scen["t0_mono_ns"] / 1e9
+        events = tracefile.read(os.path.join(results, "trace.txt.gz"))
+        self.tl = chains.Timeline(events)
+        self.offset, self.offset_support = chains.ready_list_offset(self.tl)
+        self.name = name
+        self.nevents = len(events)
+        self.lost = lost(results)
+        p = self.scen["params"]
+        self.relay = self._pid_of_prio(p.get("relay_prio"))
+        self.ticker = self._pid_of_prio(p.get("ticker_prio"))
+
+    def _pid_of_prio(self, rtprio):
+        if not isinstance(rtprio, int):
+            return None
+        return next((pid for pid, pr in self.tl.prio.items() if pr == 99 - rtprio), None)
+
+    def ready_list_waits(self, a, b, rt=True):
+        """The waits on a ready-list lock overlapping [a, b], by RT tasks
+        (rt=True) or by the others."""
+        return [w for w in self.tl.waits_between(a, b)
+                if self.tl.is_rt(w["pid"]) == rt and chains.on_ready_list(self.tl, w, self.offset)]
+
+    def best_chain(self, a, b, rt=True):
+        """The chain of the ready-list wait that covers most of [a, b]."""
+        best, most = None, 0.0
+        for w in self.ready_list_waits(a, b, rt):
+            end = w["end"] if w["end"] is not None else b
+            o = min(end, b) - max(w["begin"], a)
+            if o > most:
+                best, most = w, o
+        return chains.chain(self.tl, best, self.offset, self.t0) if best else None
+
+    def stall(self, i, s):
+        a, b = self.t0 + s["start_s"], self.t0 + _stall_end(s)
+        row = {"stall": i, "start_s": s["start_s"], "length_ms": s.get("length_ms"),
+               "lift_s": s.get("lift_s")}
+        c = self.best_chain(a, b)
+        if c is None:
+            row["unexplained"] = "no RT task waited on a ready-list lock during the stall"
+        else:
+            row["chain"] = c
+            if not c["complete"]:
+                row["unexplained"] = "; ".join(c["missing"])
+        other = self.best_chain(a, b, rt=False)
+        if other:
+            row["non_rt_waiter"] = other
+        return row
+
+    def late(self, s):
+        a, b = self.t0 + s["due_s"], self.t0 + s["echo_s"]
+        row = {"due_s": s["due_s"], "latency_ms": _ms(a, b)}
+        for i, st in enumerate(self.scen["stalls"]):
+            if st["start_s"] <= s["echo_s"] and s["due_s"] <= _stall_end(st):
+                row["in_stall"] = i
+                break
+        c = self.best_chain(a, b)
+        if c is not None and c["wait"]["ms"] is not None and c["wait"]["ms"] >= 0.1:
+            row["chain"] = c
+        else:
+            row["path"] = self.path(a, b)
+            if row["path"]["dominant"] is None:
+                row["unexplained"] = "no wait on a ready-list lock, and its path is not in the trace"
+        return row
+
+    def path(self, a, b):
+        """Where an RT datagram's time went when it waited on no lock: the
+        steps from its slot to the echo (the ticker woken by its timer and
+        run, the relay woken by the datagram and run), each with its
+        length and, for the wait to run, what the CPU was doing."""
+        tl, steps, t = self.tl, [], a
+        # The ticker wakes its lead before the slot and waits on the clock.
+        lead = (self.scen["params"].get("ticker_lead_us") or 0) / 1e6
+        for pid, who in ((self.ticker, "ticker"), (self.relay, "relay")):
+            if pid is None:
+                continue
+            wk = tl.woken_after(pid, t - (lead if who == "ticker" else 0) - 1e-6)
+            if wk is None or wk[0] > b:
+                continue
+            ran = tl.ran_after(pid, wk[0])
+            steps.append({"step": f"until the {who} was woken", "ms": max(0.0, _ms(t, wk[0]))})
+            if ran is None or ran > b:
+                t = max(t, wk[0])
+                continue
+            busy = tl.running(wk[2], wk[0])
+            steps.append({"step": f"the {who}: woken to running on CPU {wk[2]}", "ms": _ms(wk[0], ran),
+                          "cpu_ran": "idle" if busy == 0 else (tl.task(busy) if busy else None)})
+            t = max(t, ran)
+        steps.append({"step": "to the echo", "ms": _ms(t, b)})
+        dom = max(steps, key=lambda s: s["ms"] or 0)
+        return {"steps": steps, "dominant": dom if len(steps) > 1 else None}
+
+    def contentions(self):
+        """Every wait on a ready-list lock: by RT waiters (with the holder's
+        boost, if any) and by the others."""
+        tl = self.tl
+        rt, other, boosts = [], 0, []
+        self.longest = self.longest_other = None
+        for w in tl.waits:
+            if w["end"] is None or not chains.on_ready_list(tl, w, self.offset):
+                continue
+            if not tl.is_rt(w["pid"]):
+                other += 1
+                if self.longest_other is None or \
+                        w["end"] - w["begin"] > self.longest_other["end"] - self.longest_other["begin"]:
+                    self.longest_other = w
+                continue
+            rt.append(w)
+            if self.longest is None or w["end"] - w["begin"] > self.longest["end"] - self.longest["begin"]:
+                self.longest = w
+            for pid, _ in chains.holders(tl, w, self.offset):
+                b = chains.boost_of(tl, pid, w)
+                if b:
+                    boosts.append((pid, b))
+                    break
+        return {"rt_waits": len(rt), "rt_wait_us": percentiles([(w["end"] - w["begin"]) * 1e6 for w in rt]),
+                "rt_waiters": sorted({tl.comm.get(w["pid"], "?") for w in rt}),
+                "boosts": len(boosts),
+                "boosted": sorted({tl.comm.get(pid, "?") for pid, _ in boosts}),
+                "boosted_to": sorted({tuple(b["to"]) for _, b in boosts}),
+                "boosted_us": percentiles([b["boosted_ms"] * 1000 for _, b in boosts
+                                           if b["boosted_ms"] is not None]),
+                "non_rt_waits": other}
+
+    def document(self):
+        stalls = [self.stall(i, s) for i, s in enumerate(self.scen["stalls"])]
+        ticker = self.scen.get("ticker") or {}
+        late = [self.late(s) for s in ticker.get("listed") or []]
+        doc = {"kernel": self.name,
+               "trace": {"events": self.nevents, "lost": self.lost, "complete": self.lost["total"] == 0,
+                         "span_s": [_s(self.tl.first, self.t0), _s(self.tl.last, self.t0)]},
+               "ready_list_lock": {"offset_in_eventpoll": self.offset, "support": self.offset_support},
+               "stalls": stalls, "late": late,
+               "late_listed_over_us": ticker.get("list_over_us"),
+               "late_list_complete": ticker.get("listed_complete"),
+               "contentions": self.contentions()}
+        # The longest wait of an RT task on a ready-list lock, stall or not:
+        # on the patched kernel, what priority inheritance made of the worst.
+        doc["longest_rt_wait"] = (chains.chain(self.tl, self.longest, self.offset, self.t0)
+                                  if self.longest else None)
+        # And of a task that is not RT (the relay's timerfd tick through
+        # ksoftirqd): a waiter that cannot boost a throttled holder.
+        doc["longest_non_rt_wait"] = (chains.chain(self.tl, self.longest_other, self.offset, self.t0)
+                                      if self.longest_other else None)
+        doc["totals"] = {"stalls": len(stalls),
+                         "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
+                         "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),
+                         "late_by_lock": sum(1 for s in late if "chain" in s)}
+        doc["line"] = headline(doc)
+        return doc
+
+
+def headline(doc):
+    """The terminal's line for one kernel: the stalls explained, and what
+    priority inheritance did."""
+    t, parts = doc["totals"], []
+    ex = [s for s in doc["stalls"] if "unexplained" not in s]
+    if t["stalls"]:
+        line = f"{t['stalls_explained']} of {t['stalls']} stalls explained"
+        if ex:
+            c = ex[0]["chain"]
+            w, h, st = c["waiter"], c["holder"], c["holder_state"]
+            line += (f": RT {w['comm']} ({w['policy']} {w['priority']}) waited in {w['where']} on "
+                     f"ep->lock ({c['lock']['kind']}) held by {h['comm']}/{h['pid']}")
+            if st.get("state") == "throttled":
+                line += f", throttled in {st['throttled_in']}"
+            rel = [s["chain"]["released_after_unthrottle_ms"] for s in ex
+                   if s["chain"].get("released_after_unthrottle_ms") is not None]
+            if rel:
+                line += f"; released {min(rel):.2f}-{max(rel):.2f} ms after the unthrottle"
+        parts.append(line)
+    else:
+        parts.append("no stall")
+    c = doc["contentions"]
+    if c["rt_waits"]:
+        s = f"{c['rt_waits']} RT waits on ep->lock, {c['boosts']} boosts"
+        if c["boosts"]:
+            s += f" of {'/'.join(c['boosted'])} to " + ", ".join(f"{p} {v}" for p, v in c["boosted_to"])
+        w = c["rt_wait_us"]
+        parts.append(s + f", waits p99 {w['p99']:.0f} us, max {w['max']:.0f} us")
+    if t["late"]:
+        parts.append(f"{t['late_explained']} of {t['late']} RT datagrams over "
+                     f"{doc['late_listed_over_us'] / 1000:g} ms explained")
+    if not doc["trace"]["complete"]:
+        parts.append(f"the trace lost {doc['trace']['lost']['total']} events")
+    return "; ".join(parts)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="lab/ktrace/explain",
+                                 description="explain a guest's stalls and slow RT datagrams from its trace")
+    ap.add_argument("results", help="a guest's results directory")
+    ap.add_argument("--name", help="the kernel's name in the run (stock, patched)")
+    ap.add_argument("--out", help="where chains.json goes (default: RESULTS/chains.json)")
+    a = ap.parse_args(argv)
+    if not os.path.exists(os.path.join(a.results, "trace.txt.gz")):
+        print(f"explain: {a.results}: no trace.txt.gz (a run with --trace off?)", file=sys.stderr)
+        return EX_NOINPUT
+    try:
+        doc = Run(a.results, a.name).document()
+    except (tracefile.TraceError, OSError) as e:
+        print(f"explain: {e}", file=sys.stderr)
+        return EX_DATA
+    out = a.out or os.path.join(a.results, "chains.json")
+    with open(out + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(out + ".tmp", out)
+    print(f"{a.name or a.results}: {doc['line']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""lab/ktrace: the trace reader and the chains, on traces recorded by the
+demo's guests (tests/fixtures/ktrace: excerpts of a stock and a patched
+run) and on mutated copies of them."""
+import gzip
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(TOP, "lab"))
+from ktrace import chains, explain, tracefile  # noqa: E402
+
+FIX = os.path.join(TOP, "tests", "fixtures", "ktrace")
+
+
+def lines_of(kernel):
+    with gzip.open(os.path.join(FIX, kernel, "trace.txt.gz"), "rt", encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+class ReadTest(unittest.TestCase):
+    def test_real_traces_parse(self):
+        for kernel in ("stock", "patched"):
+            events = tracefile.read(os.path.join(FIX, kernel, "trace.txt.gz"))
+            names = {e.name for e in events}
+            self.assertTrue({"sched_switch", "contention_begin", "contention_end", "ep_cb", "ep_cb_ret",
+                             "throttle", "unthrottle", "sched_pi_setprio"} <= names, (kernel, names))
+            self.assertEqual([e.ts for e in events], sorted(e.ts for e in events), kernel)
+            stacks = [e for e in events if e.stack]
+            self.assertTrue(stacks and all(e.name in ("contention_begin", "throttle", "unthrottle")
+                                           for e in stacks), kernel)
+
+    def test_fields(self):
+        ev = tracefile.parse([
+            "  relay-71  [001] d..1.  3.478504: contention_begin: ffff888002a34e90 (flags=WRITE|RT)",
+            "  relay-71  [001] d..1.  3.478516: <stack trace>",
+            " => do_epoll_wait+0x3a/0x50",
+            " => __x64_sys_epoll_wait",
+            "  my task-5  [000] d..2.  3.5: sched_switch: prev_comm=my task prev_pid=5 prev_prio=120 "
+            "prev_state=R+ ==> next_comm=relay next_pid=71 next_prio=49",
+            "  loadgen-78  [001] d.Zf2  3.6: ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002a34e00",
+        ])
+        self.assertEqual(ev[0].fields, {"lock": 0xffff888002a34e90, "flags": "WRITE|RT"})
+        self.assertEqual(ev[0].stack, ["do_epoll_wait", "__x64_sys_epoll_wait"])
+        self.assertEqual((ev[1].comm, ev[1].pid, ev[1].fields["next_pid"], ev[1].fields["prev_comm"]),
+                         ("my task", 5, 71, "my task"))
+        self.assertEqual(ev[2].fields["ep"], 0xffff888002a34e00)
+
+    def test_malformed_lines_are_named(self):
+        for bad, what in ((" => orphan_frame", "no <stack trace> line"),
+                          ("garbage", "not a trace line"),
+                          ("  relay-71 [001] d..1. 3.4: contention_begin: zz (flags=RT)", "contention_begin"),
+                          ("  relay-71 [001] d..1. 3.4: sched_switch: prev_comm=x", "sched_switch")):
+            with self.assertRaises(tracefile.TraceError) as e:
+                tracefile.parse(["# header", bad], "t.txt")
+            self.assertIn("t.txt:2:", str(e.exception))
+            self.assertIn(what, str(e.exception))
+
+    def test_mutated_traces_give_an_error_or_events_never_a_crash(self):
+        """A property of the reader and the chains: whatever a damaged trace
+        holds, the answer is events (and chains), or a TraceError naming
+        the line."""
+        rnd = random.Random(20261204)
+        base = lines_of("stock")
+        for _ in range(150):
+            lines = list(base[rnd.randrange(len(base) - 400):][:400])
+            for _ in range(rnd.randint(1, 6)):
+                i = rnd.randrange(len(lines))
+                op = rnd.randrange(5)
+                if op == 0:
+                    lines[i] = lines[i][:rnd.randrange(len(lines[i]) + 1)]
+                elif op == 1:
+                    j = rnd.randrange(len(lines[i]) + 1)
+                    lines[i] = lines[i][:j] + rnd.choice(["\x00", ":", " => ", "]", "-", "=", "(", "9"]) \
+                        + lines[i][j:]
+                elif op == 2:
+                    del lines[i]
+                elif op == 3:
+                    lines.insert(i, lines[rnd.randrange(len(lines))])
+                else:
+                    lines[i] = "".join(rnd.sample(lines[i], len(lines[i])))
+            try:
+                events = tracefile.parse(lines, "mutated")
+            except tracefile.TraceError as e:
+                self.assertRegex(str(e), r"^mutated:\d+: ")
+                continue
+            tl = chains.Timeline(events)
+            offset, _ = chains.ready_list_offset(tl)
+            for w in tl.waits[:50]:
+                chains.chain(tl, w, offset, 0.0)
+
+
+class StockTest(unittest.TestCase):
+    """The stock excerpt: one stall, from its start to the watchdog's lift."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.doc = explain.Run(os.path.join(FIX, "stock"), "stock").document()
+
+    def test_the_stall_has_a_complete_chain(self):
+        d = self.doc
+        self.assertEqual((d["totals"]["stalls"], d["totals"]["stalls_explained"]), (1, 1))
+        self.assertTrue(d["trace"]["complete"])
+        c = d["stalls"][0]["chain"]
+        self.assertTrue(c["complete"], c.get("missing"))
+        self.assertEqual((c["waiter"]["comm"], c["waiter"]["policy"], c["waiter"]["priority"]),
+                         ("relay", "FIFO", 50))
+        self.assertEqual(c["waiter"]["where"], "do_epoll_wait")
+        self.assertEqual((c["lock"]["kind"], c["lock"]["flags"]), ("rwlock_t", "WRITE|RT"))
+        self.assertEqual(int(c["lock"]["addr"], 16) - int(c["lock"]["epoll"], 16),
+                         d["ready_list_lock"]["offset_in_eventpoll"])
+        self.assertEqual((c["holder"]["comm"], c["holder"]["policy"]), ("loadgen", "OTHER"))
+        st = c["holder_state"]
+        self.assertEqual((st["state"], st["throttled_in"], st["unthrottled_by"]),
+                         ("throttled", "ep_poll_callback", "cpu.max"))
+        # The wait ends when the holder leaves the callback, right after
+        # the watchdog gave the quota back: the quota held the lock.
+        self.assertLess(0, c["released_after_unthrottle_ms"])
+        self.assertLess(c["released_after_unthrottle_ms"], 2)
+        self.assertGreater(c["wait"]["ms"], 150)
+        self.assertNotIn("boost", c)
+        self.assertIn("1 of 1 stalls explained: RT relay (FIFO 50) waited in do_epoll_wait", d["line"])
+
+
+class PatchedTest(unittest.TestCase):
+    """The patched excerpt: the relay's waits on the ready-list lock, each
+    with the holder boosted to the relay's priority."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.doc = explain.Run(os.path.join(FIX, "patched"), "patched").document()
+
+    def test_every_rt_wait_boosts_its_holder(self):
+        c = self.doc["contentions"]
+        self.assertGreater(c["rt_waits"], 10)
+        self.assertEqual(c["boosts"], c["rt_waits"])
+        self.assertIn(["FIFO", 50], [list(t) for t in c["boosted_to"]])
+        self.assertLess(c["rt_wait_us"]["max"], 1000)
+        w = self.doc["longest_rt_wait"]
+        self.assertEqual(w["lock"]["kind"], "spinlock_t")
+        self.assertEqual(w["boost"]["to"], ["FIFO", 50])
+        self.assertEqual(self.doc["totals"]["stalls"], 0)
+
+    def test_offset_agrees_with_the_stock_kernel(self):
+        stock = explain.Run(os.path.join(FIX, "stock"), "stock")
+        self.assertEqual(self.doc["ready_list_lock"]["offset_in_eventpoll"], stock.offset)
+
+
+class CliTest(unittest.TestCase):
+    def run_explain(self, d):
+        return subprocess.run([os.path.join(TOP, "lab", "ktrace", "explain"), d, "--name", "x"],
+                              capture_output=True, text=True)
+
+    def copy(self, kernel):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        for f in os.listdir(os.path.join(FIX, kernel)):
+            shutil.copy(os.path.join(FIX, kernel, f), d)
+        return d
+
+    def test_writes_chains_json(self):
+        d = self.copy("stock")
+        p = self.run_explain(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "chains.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["totals"]["stalls_explained"], 1)
+        self.assertIn("x: 1 of 1 stalls explained", p.stdout)
+
+    def test_lost_events_are_said(self):
+        d = self.copy("stock")
+        with open(os.path.join(d, "trace-stats.txt"), "a", encoding="utf-8") as f:
+            f.write("cpu7\ndropped events: 12\n")
+        p = self.run_explain(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "chains.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertFalse(doc["trace"]["complete"])
+        self.assertIn("the trace lost 12 events", p.stdout)
+
+    def test_bad_input_exits_65_or_66(self):
+        d = self.copy("stock")
+        os.unlink(os.path.join(d, "trace.txt.gz"))
+        self.assertEqual(self.run_explain(d).returncode, 66)
+        d = self.copy("stock")
+        with gzip.open(os.path.join(d, "trace.txt.gz"), "wt") as f:
+            f.write("not a trace\n")
+        p = self.run_explain(d)
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("trace.txt.gz:1: not a trace line", p.stderr)
+        d = self.copy("stock")
+        with open(os.path.join(d, "scenario.json"), "w", encoding="utf-8") as f:
+            f.write('{"stalls": []}')
+        p = self.run_explain(d)
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("t0_mono_ns", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
