@@ -1,5 +1,6 @@
 """The HTML page: verdict first, then the numbers, the plots, what was run
 and the caveats. Plots are SVG files next to it (plots/)."""
+from . import why
 from .escape import html_text
 from .plots import _cost_rows
 
@@ -29,6 +30,12 @@ EXPLAIN = {
                  "back every quota period.",
     },
     "cost": "What the spinlock costs in epoll throughput, measured by the kernel harness.",
+    "why": "From the kernel's trace. Red: the RT waiter waiting for the ready-list lock; purple: "
+           "the task holding it, inside ep_poll_callback; ochre: that task's cgroup throttled by "
+           "its CPU quota; green: the holder running at the waiter's priority (priority "
+           "inheritance). On the stock kernel the rwlock's waiter cannot boost the throttled "
+           "reader and waits out the throttle; on the patched one it boosts the holder out of "
+           "the lock.",
 }
 HEADINGS = {"fleet": "Latency per host", "testhost": "Latency and throttling per kernel package"}
 CSS = """
@@ -41,6 +48,7 @@ h2 { font-size: 20px; margin: 32px 0 8px; border-bottom: 1px solid #ddd; padding
 table { border-collapse: collapse; margin: 8px 0; }
 th, td { padding: 3px 14px; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
+table.why td, table.why th { text-align: left; vertical-align: top; font-size: 14px; }
 tr.section td { font-weight: bold; text-align: left; padding-top: 10px; }
 thead th { border-bottom: 2px solid #444; }
 tbody tr:nth-child(even) { background: #f4f6f7; }
@@ -123,6 +131,23 @@ def _interval(v):
     return html_text(f"{text}: {v['verdict']}")
 
 
+def _why(view, plots):
+    """Each kernel's worst wait on the ready-list lock, as the trace tells
+    it: the chain table and its timeline."""
+    if not view.why:
+        return ""
+    keys = [k for k, _ in view.why]
+    out = ['<h2 id="why">Why: each kernel\'s trace</h2>',
+           '<table class="why"><thead><tr><th></th>' + "".join(f"<th>{html_text(k)}</th>" for k in keys)
+           + "</tr></thead><tbody>"]
+    for label, cells in why.rows(view.why):
+        out.append(f"<tr><td>{html_text(label)}</td>"
+                   + "".join(f"<td>{html_text(x)}</td>" for x in cells) + "</tr>")
+    out.append("</tbody></table>")
+    out.append(_figures(view, [p for p in plots if p[0].startswith("why-")]))
+    return "\n".join(out)
+
+
 def _note(view):
     """The caveat a reader of the table must not miss, right under it."""
     for c in view.caveats:
@@ -135,7 +160,7 @@ def render(view, plots, generated):
     colour = badge_colour(view.verdict)
     facts = "".join(f"<dt>{html_text(k)}</dt><dd>{html_text(v)}</dd>" for k, v in view.facts)
     caveats = "".join(f"<li>{html_text(c)}</li>" for c in view.caveats)
-    main_plots = [p for p in plots if p[0] != "cost.svg"]
+    main_plots = [p for p in plots if p[0] != "cost.svg" and not p[0].startswith("why-")]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -150,6 +175,7 @@ def render(view, plots, generated):
 <p class="muted">Latencies in milliseconds. p99.99 and max come from few samples: read them as the
 size of the worst events, not as a rate.</p>
 {_note(view)}
+{_why(view, plots)}
 <h2 id="plots">Plots</h2>
 {_figures(view, main_plots)}
 {_cost(view, plots)}

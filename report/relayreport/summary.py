@@ -8,7 +8,7 @@ wrote: scenario.json, relay.json, loadgen.json, cpu.stat, ...).
 import os
 from dataclasses import dataclass
 
-from .files import DataError, read_json, read_timeseries
+from .files import DataError, number, read_json, read_timeseries
 
 # The verdict rule depends on the guests' clock (kernel/vm/boot --clock).
 # On the virtual clock guest time is instruction count: the host cannot make
@@ -154,6 +154,7 @@ def kernel_summary(kdir, rule):
             out["problems"].append(f"relay did not run real-time: {sched.get('why', '?')}")
     else:
         out["problems"].append("no relay.json: relay wrote no statistics")
+    out["why"] = why(res)
     lg_path = os.path.join(res, "loadgen.json")
     if os.path.exists(lg_path):
         lg = read_json(lg_path)
@@ -175,6 +176,33 @@ def kernel_summary(kdir, rule):
     else:
         out["problems"].append("no loadgen.json: loadgen wrote no results")
     return out
+
+
+def why(res):
+    """What the kernel's trace explained (lab/ktrace's chains.json), in
+    brief: the headline, the totals, what the trace lost, the priority
+    inheritance figures and the worst stall's and the worst slow RT
+    datagram's chains. None when the run was not traced."""
+    path = os.path.join(res, "chains.json")
+    if not os.path.exists(path):
+        return None
+    ch = read_json(path)
+    for key, kind in (("totals", dict), ("stalls", list), ("late", list), ("contentions", dict),
+                      ("trace", dict), ("line", str)):
+        if not isinstance(ch.get(key), kind):
+            raise DataError(f"{path}: {key} is missing or not of type {kind.__name__}")
+    try:
+        stalls = [s for s in ch["stalls"] if isinstance(s.get("chain"), dict)]
+        worst = max(stalls, key=lambda s: number(s["chain"]["wait"]["ms"], path, True) or 0, default=None)
+        worst_late = max(ch["late"], key=lambda r: number(r["latency_ms"], path, True) or 0, default=None)
+        non_rt = next((s["non_rt_waiter"] for s in ch["stalls"] if s.get("non_rt_waiter")),
+                      ch.get("longest_non_rt_wait"))
+    except (KeyError, TypeError, AttributeError) as e:
+        raise DataError(f"{path}: a stall or an RT datagram without its chain's fields ({e})")
+    return {"line": ch["line"], "totals": ch["totals"], "trace": ch["trace"],
+            "contentions": ch["contentions"], "worst_stall": worst, "worst_late": worst_late,
+            "non_rt_waiter": non_rt, "longest_rt_wait": ch.get("longest_rt_wait"),
+            "chains": os.path.relpath(path, os.path.dirname(os.path.dirname(res)))}
 
 
 def _rt_key(k):

@@ -1,4 +1,5 @@
 """The terminal side-by-side table and the one-line verdict."""
+from . import why
 
 
 def render(view):
@@ -16,5 +17,7 @@ def render(view):
         for label, cells in rows:
             lines.append(("  " + label).ljust(first) +
                          "".join(str(x).rjust(w) for x, w in zip(cells, widths)))
+    if view.why:
+        lines += ["", "why, from each kernel's trace (lab/ktrace):"] + why.lines(view.why)
     lines += ["", f"verdict: {view.verdict.upper()}: {view.headline}"]
     return "\n".join(lines) + "\n"

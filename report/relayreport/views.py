@@ -40,6 +40,7 @@ class View:
     signal_ms: float = None   # late limit drawn on the plots
     clock: str = None         # the guests' clock: virtual | host (None: no guests)
     cost: dict = None
+    why: list = None          # [(kernel, what its trace explained, or None)]
 
 
 def ms(us):
@@ -233,7 +234,9 @@ def demo_view(run_dir, s):
                 [("rt", "RT ticker datagram latency"), ("relay", "relay timer tick lateness"),
                  ("loadgen", "loadgen send to reply")],
                 signal_ms=late if s.get("kind") != "host" else None, clock=clock,
-                cost=s.get("cost"))
+                cost=s.get("cost"),
+                why=[(c.key, c.data.get("why")) for c in cols] if any(c.data.get("why") for c in cols)
+                else None)
 
 
 def _caveat_counts(s):
