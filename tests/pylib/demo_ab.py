@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-MARGIN, RT_MAX_US, SHARE, RATIO = 10, 2000, 0.5, 10
+MARGIN, RT_MAX_US, SHARE, RATIO, BOOSTED = 10, 2000, 0.5, 10, 0.95
 
 
 def read(path):
@@ -31,6 +31,32 @@ def clean(pa):
     return (pa["outcome"] == "ok" and pa["stalls"] == 0 and pa.get("rt_ticker") is True
             and pa["rt_samples"] >= SHARE * pa["rt_expected"] and pa["rt_late"] == 0
             and rt_max(pa) is not None and rt_max(pa) < RT_MAX_US)
+
+
+def explained(st, pa, relay_prio):
+    """What the kernels' traces must say (lab/ktrace): nothing lost; every
+    stock stall with a complete chain (the RT waiter, the ready-list lock,
+    its holder throttled inside ep_poll_callback); on the patched kernel
+    RT waits on the same lock, nearly each one boosting the holder to the
+    relay's priority. Returns the reason it does not hold, or None."""
+    for name, k in (("stock", st), ("patched", pa)):
+        w = k.get("why")
+        if not w:
+            return f"{name}: no chains (the trace was not recorded or not explained)"
+        if not w["trace"]["complete"]:
+            return f"{name}: the trace lost {w['trace']['lost']['total']} events"
+    t = st["why"]["totals"]
+    if t["stalls"] == 0 or t["stalls_explained"] != t["stalls"]:
+        return f"stock: {t['stalls_explained']} of {t['stalls']} stalls explained"
+    h = st["why"]["worst_stall"]["chain"]["holder_state"]
+    if (h.get("state"), h.get("throttled_in")) != ("throttled", "ep_poll_callback"):
+        return f"stock: the worst stall's holder was not throttled in ep_poll_callback: {h}"
+    c = pa["why"]["contentions"]
+    if c["rt_waits"] == 0 or c["boosts"] < BOOSTED * c["rt_waits"]:
+        return f"patched: {c['boosts']} boosts for {c['rt_waits']} RT waits on the ready-list lock"
+    if ["FIFO", relay_prio] not in [list(x) for x in c["boosted_to"]]:
+        return f"patched: no holder boosted to the relay's FIFO {relay_prio}: {c['boosted_to']}"
+    return None
 
 
 def check(run):
@@ -77,6 +103,10 @@ def check(run):
         f"stock: the effect without margin (< {MARGIN} stalls and < {MARGIN} late RT datagrams)"
     assert clean(pa), "the patched kernel showed the effect (or did not measure the RT side)"
     assert s["verdict"] == "fixed", s["verdict"]
+    for name, k in (("stock", st), ("patched", pa)):
+        print(f"{name} (trace): {(k.get('why') or {}).get('line')}")
+    why = explained(st, pa, s["params"]["relay_prio"])
+    assert why is None, why
     # The rule must be able to fail: the same run with the stock effect removed.
     fake = json.loads(json.dumps(s))
     fake["stock"].update(stalls=0, rt_late=0, rt_latency_us=pa["rt_latency_us"])
@@ -85,6 +115,10 @@ def check(run):
     fake = json.loads(json.dumps(s))
     fake["patched"].update(rt_late=1)
     assert not clean(fake["patched"]), "the rule accepts a patched kernel with a late RT datagram"
+    fake = json.loads(json.dumps(s))
+    fake["stock"]["why"]["totals"]["stalls_explained"] -= 1
+    assert explained(fake["stock"], fake["patched"], s["params"]["relay_prio"]), \
+        "the rule accepts a stall without its chain"
 
 
 def doctor(d):

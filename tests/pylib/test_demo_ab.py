@@ -24,5 +24,33 @@ class RuleTest(unittest.TestCase):
         self.assertFalse(demo_ab.clean(dict(PATCHED, rt_latency_us={"max": 2500})))
 
 
+def why(**over):
+    w = {"trace": {"complete": True, "lost": {"total": 0}},
+         "totals": {"stalls": 11, "stalls_explained": 11},
+         "worst_stall": {"chain": {"holder_state": {"state": "throttled",
+                                                    "throttled_in": "ep_poll_callback"}}},
+         "contentions": {"rt_waits": 100, "boosts": 100, "boosted_to": [["FIFO", 50]]}}
+    w.update(over)
+    return w
+
+
+class ExplainedTest(unittest.TestCase):
+    def test_complete_chains_and_boosts(self):
+        self.assertIsNone(demo_ab.explained(dict(STOCK, why=why()), dict(PATCHED, why=why()), 50))
+
+    def test_each_missing_piece_is_named(self):
+        st, pa = dict(STOCK, why=why()), dict(PATCHED, why=why())
+        self.assertIn("no chains", demo_ab.explained(dict(STOCK), pa, 50))
+        lost = why(trace={"complete": False, "lost": {"total": 3}})
+        self.assertIn("lost 3 events", demo_ab.explained(dict(STOCK, why=lost), pa, 50))
+        half = why(totals={"stalls": 11, "stalls_explained": 10})
+        self.assertIn("10 of 11 stalls", demo_ab.explained(dict(STOCK, why=half), pa, 50))
+        none = why(totals={"stalls": 0, "stalls_explained": 0})
+        self.assertIn("0 of 0 stalls", demo_ab.explained(dict(STOCK, why=none), pa, 50))
+        few = why(contentions={"rt_waits": 100, "boosts": 90, "boosted_to": [["FIFO", 50]]})
+        self.assertIn("90 boosts", demo_ab.explained(st, dict(PATCHED, why=few), 50))
+        self.assertIn("FIFO 40", demo_ab.explained(st, pa, 40))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -14,6 +14,10 @@
 #     10 stalls or 10 late datagrams, timed from the ticker's schedule (at
 #     least 10 per stall: the slots a stall held back), never fewer than
 #     timed from send();
+#   each kernel's trace lost nothing; every stock stall has a complete
+#     chain (RT waiter, ready-list lock, holder throttled inside
+#     ep_poll_callback), and on patched nearly every RT wait on that lock
+#     boosted its holder to the relay's priority (lab/ktrace);
 #   patched shows none: it ran, no stall, no RT datagram over the late
 #     limit, an RT max under 2 ms, and the ticker measured at least half of
 #     what it was meant to;
