@@ -11,6 +11,8 @@ import unittest
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(TOP, "lab"))
 sys.path.insert(0, os.path.join(TOP, "lab", "soak"))
+sys.path.insert(0, os.path.join(TOP, "lab", "demo"))
+import runs  # noqa: E402
 import soak  # noqa: E402
 from labkit import run as labrun  # noqa: E402
 from labkit import spec  # noqa: E402
@@ -134,6 +136,31 @@ class SoakVerdictTest(unittest.TestCase):
             with self.assertRaises(soak.SoakError) as e:
                 soak.verdict(d, {})
             self.assertIn("soak.csv", str(e.exception))
+
+
+class DemoRunsTest(unittest.TestCase):
+    """lab/demo/runs.py: a run's row, from its summary."""
+    SUMMARY = {"initramfs_sha256": "8e4772c9aa", "verdict": "fixed",
+               "stock": {"stalls": 7, "rt_late": 147, "rt_samples": 1360,
+                         "rt_latency_us": {"p99_9": 215000, "max": 216000},
+                         "why": {"totals": {"stalls_explained": 7}, "trace": {"lost": {"total": 0}},
+                                 "contentions": {"boosts": 0, "rt_waits": 3}}},
+               "patched": {"stalls": 0, "rt_latency_us": {"p99_9": 95, "max": 600},
+                           "why": {"totals": {"stalls_explained": 0}, "trace": {"lost": {"total": 2}},
+                                   "contentions": {"boosts": 37375, "rt_waits": 37375}}}}
+
+    def test_row(self):
+        r = runs.row(3, self.SUMMARY, 451)
+        self.assertEqual(r, "| 3 | 8e4772c9 | 7 (7) | 147 of 1360 | 215 / 216 ms | 0 | 0.095 / 0.6 ms | "
+                            "2263x | 37375 of 37375 | 0/2 | 451 s | fixed |")
+
+    def test_untraced_and_unreadable(self):
+        s = json.loads(json.dumps(self.SUMMARY))
+        del s["stock"]["why"], s["patched"]["why"]
+        self.assertIn("| 7 (not traced) |", runs.row(1, s, None))
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(runs.main([d]), 65)
+        self.assertEqual(runs.main([]), 2)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""runs: the table of several make demo runs, one row each, from their
+summary.json (the form of the tables in docs/measurements.md).
+
+    python3 lab/demo/runs.py RUN_DIR...
+
+Exit status: 0 printed; 2 no run given; 65 a run without a readable
+summary.json (named).
+"""
+import json
+import os
+import sys
+
+HEAD = ("| run | initramfs | stock stalls (explained) | stock RT late | stock RT p99.9 / max | "
+        "patched stalls | patched RT p99.9 / max | p99.9 ratio | patched RT waits boosted | "
+        "trace lost | wall | verdict |")
+
+
+def _ms(us):
+    return "-" if us is None else f"{us / 1000:.3g}"
+
+
+def row(n, s, wall_s):
+    """The markdown row of run number n from its summary s."""
+    st, pa = s["stock"], s["patched"]
+    sw, pw = st.get("why") or {}, pa.get("why") or {}
+    rs, rp = st.get("rt_latency_us") or {}, pa.get("rt_latency_us") or {}
+    ratio = (f"{rs['p99_9'] / rp['p99_9']:.0f}x" if rs.get("p99_9") and rp.get("p99_9") else "-")
+    explained = f" ({sw['totals']['stalls_explained']})" if sw else " (not traced)"
+    boosted = (f"{pw['contentions']['boosts']} of {pw['contentions']['rt_waits']}" if pw else "-")
+    lost = "/".join(str(w["trace"]["lost"]["total"]) for w in (sw, pw) if w) or "-"
+    return (f"| {n} | {(s.get('initramfs_sha256') or '?')[:8]} | {st.get('stalls')}{explained} | "
+            f"{st.get('rt_late')} of {st.get('rt_samples')} | "
+            f"{_ms(rs.get('p99_9'))} / {_ms(rs.get('max'))} ms | "
+            f"{pa.get('stalls')} | {_ms(rp.get('p99_9'))} / {_ms(rp.get('max'))} ms | {ratio} | {boosted} | "
+            f"{lost} | {wall_s if wall_s is not None else '?'} s | {s.get('verdict')} |")
+
+
+def wall(run_dir):
+    """The whole run's seconds, from its phases in run.json."""
+    try:
+        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
+            return round(sum(p.get("seconds", 0) for p in json.load(f).get("phases", [])))
+    except (OSError, ValueError):
+        return None
+
+
+def main(argv):
+    if not argv:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    out = [HEAD, "|" + "---|" * (HEAD.count("|") - 1)]
+    for n, d in enumerate(argv, 1):
+        path = os.path.join(d, "summary.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                s = json.load(f)
+            out.append(row(n, s, wall(d)))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"runs: {path}: {e}", file=sys.stderr)
+            return 65
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
