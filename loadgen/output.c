@@ -128,6 +128,9 @@ json_t *output_json(const struct opts *o, const struct run_result *r)
 		"send_errors", (json_int_t)r->send_errors,
 		"refused", (json_int_t)r->refused,
 		"interrupted", r->interrupted);
+	/* Where the run lies on CLOCK_MONOTONIC, the clock of a kernel trace
+	 * (trace_clock mono): what a step's trace window is cut by. */
+	json_object_set_new(j, "start_mono_s", json_real((double)r->series.start_ns / 1e9));
 	json_object_set_new(j, "timeout_ms", json_integer(o->timeout_ms));
 	json_object_set_new(j, "spin_us", json_integer(o->spin_us));
 	json_object_set_new(j, "latency_us", json_pack("{s:o, s:o}",
