@@ -21,6 +21,8 @@ from ktrace.chains import _ms, _s  # noqa: E402
 
 EX_DATA = 65
 EX_NOINPUT = 66
+# A relay that ran this share of a step is the step's bottleneck.
+CPU_BUSY = 0.9
 
 
 def percentiles(values):
@@ -90,13 +92,18 @@ class Run:
         self.nevents = len(events)
         self.lost = lost(results)
         p = self.scen["params"]
-        self.relay = self._pid_of_prio(p.get("relay_prio"))
-        self.ticker = self._pid_of_prio(p.get("ticker_prio"))
+        self.relay = self._task("relay", p.get("relay_prio"))
+        self.ticker = self._task("demo-scenario", p.get("ticker_prio"))
 
-    def _pid_of_prio(self, rtprio):
+    def _task(self, comm, rtprio):
+        """The pid of the task named comm at SCHED_FIFO rtprio (an interrupt
+        thread may share the priority, never the name), the busiest if
+        several: None when the trace has none."""
         if not isinstance(rtprio, int):
             return None
-        return next((pid for pid, pr in self.tl.prio.items() if pr == 99 - rtprio), None)
+        pids = [pid for pid, pr in self.tl.prio.items()
+                if pr == 99 - rtprio and self.tl.comm.get(pid) == comm]
+        return max(pids, key=lambda pid: len(self.tl.runs.get(pid, [])), default=None)
 
     def ready_list_waits(self, a, b, rt=True):
         """The waits on a ready-list lock overlapping [a, b], by RT tasks
@@ -205,6 +212,58 @@ class Run:
                                            if b["boosted_ms"] is not None]),
                 "non_rt_waits": other}
 
+    def running_share(self, pid, a, b):
+        """The share of [a, b] pid spent running, from its switches."""
+        if pid is None or b <= a:
+            return None
+        ins = [t for t, _ in self.tl.runs.get(pid, [])]
+        outs = [t for t, _ in self.tl.stops.get(pid, [])]
+        busy = 0.0
+        # Whether it was running at a: its last switch before a was in.
+        last_in = max((t for t in ins if t <= a), default=None)
+        last_out = max((t for t in outs if t <= a), default=None)
+        on = last_in is not None and (last_out is None or last_in > last_out)
+        t = a
+        for ts, kind in sorted([(x, 1) for x in ins if a < x < b] + [(x, 0) for x in outs if a < x < b]):
+            if on:
+                busy += ts - t
+            on, t = kind == 1, ts
+        if on:
+            busy += b - t
+        return busy / (b - a)
+
+    def step(self, st):
+        """What the trace says of one sweep step (loadgen's run JSON with
+        start_mono_s): the waits of RT tasks on the ready-list lock with a
+        throttled holder, the relay's share of its CPU, the co-tenant's
+        stalls; and, for a step that missed its objective, the cause: the
+        lock, the CPU, loss, or what loadgen said."""
+        r = st["result"]
+        a = r["start_mono_s"]
+        b = a + r["elapsed_s"]
+        locked = []
+        for w in self.ready_list_waits(a, b):
+            if w["end"] is None or w["end"] - w["begin"] < 1e-3:
+                continue
+            hs = chains.holders(self.tl, w, self.offset)
+            if any(self.tl.throttled_at(w["begin"]) for _ in hs[:1]):
+                locked.append((w["end"] - w["begin"]) * 1000)
+        share = self.running_share(self.relay, a, b)
+        out = {"target_rate": st.get("target_rate"), "lock_waits": len(locked),
+               "lock_wait_ms_max": round(max(locked), 3) if locked else 0.0,
+               "relay_cpu_share": None if share is None else round(share, 3)}
+        if st.get("meets_slo"):
+            out["cause"] = None
+        elif locked:
+            out["cause"] = "lock"
+        elif share is not None and share >= CPU_BUSY:
+            out["cause"] = "cpu"
+        elif r.get("lost"):
+            out["cause"] = "loss"
+        else:
+            out["cause"] = st.get("cause") or "objective"
+        return out
+
     def document(self):
         stalls = [self.stall(i, s) for i, s in enumerate(self.scen["stalls"])]
         ticker = self.scen.get("ticker") or {}
@@ -269,18 +328,40 @@ def headline(doc):
     return "; ".join(parts)
 
 
+def _sweep_steps(path):
+    """The steps of a loadgen sweep's JSON, each with its run's place on
+    the trace's clock."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            steps = json.load(f)["steps"]
+        for i, st in enumerate(steps):
+            r = st["result"]
+            if not isinstance(r.get("start_mono_s"), (int, float)) or \
+                    not isinstance(r.get("elapsed_s"), (int, float)):
+                raise tracefile.TraceError(f"{path}: step {i} has no start_mono_s and elapsed_s "
+                                           "(a loadgen from before they were written?)")
+        return steps
+    except (ValueError, KeyError, TypeError) as e:
+        raise tracefile.TraceError(f"{path}: not a loadgen sweep's JSON ({e})")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="lab/ktrace/explain",
                                  description="explain a guest's stalls and slow RT datagrams from its trace")
     ap.add_argument("results", help="a guest's results directory")
     ap.add_argument("--name", help="the kernel's name in the run (stock, patched)")
     ap.add_argument("--out", help="where chains.json goes (default: RESULTS/chains.json)")
+    ap.add_argument("--sweep", help="a loadgen sweep's JSON run during the trace: the cause of "
+                    "each step that missed, from the trace, goes into chains.json's steps")
     a = ap.parse_args(argv)
     if not os.path.exists(os.path.join(a.results, "trace.txt.gz")):
         print(f"explain: {a.results}: no trace.txt.gz (a run with --trace off?)", file=sys.stderr)
         return EX_NOINPUT
     try:
-        doc = Run(a.results, a.name).document()
+        run = Run(a.results, a.name)
+        doc = run.document()
+        if a.sweep:
+            doc["steps"] = [run.step(st) for st in _sweep_steps(a.sweep)]
     except (tracefile.TraceError, OSError) as e:
         print(f"explain: {e}", file=sys.stderr)
         return EX_DATA

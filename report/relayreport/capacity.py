@@ -47,6 +47,27 @@ def _step(k, s):
     }
 
 
+CAUSES = {"lock": "RT waits on the ready-list lock held by a throttled task",
+          "cpu": "the relay's CPU was busy", "loss": "datagrams were lost"}
+
+
+def trace_steps(d, c):
+    """Each step's cause from the cell's kernel trace (lab/ktrace's
+    chains.json, beside the co-tenant's results), when it was traced."""
+    path = os.path.join(d, "cotenant", "chains.json")
+    if not os.path.exists(path):
+        return
+    steps = read_json(path).get("steps")
+    if not isinstance(steps, list) or len(steps) != len(c["steps"]):
+        raise DataError(f"{path}: its steps do not match the sweep's")
+    for mine, theirs in zip(c["steps"], steps):
+        if not isinstance(theirs, dict):
+            raise DataError(f"{path}: a step is not an object")
+        mine["cause"] = theirs.get("cause")
+        mine["trace"] = {k: number(theirs.get(k), f"{path}: {k}", optional=True)
+                         for k in ("lock_waits", "lock_wait_ms_max", "relay_cpu_share")}
+
+
 def _cell(run_dir, k, d):
     ran = _cell_params(d)
     problems = [open(os.path.join(d, f), encoding="utf-8").read().strip()
@@ -65,9 +86,12 @@ def _cell(run_dir, k, d):
              monotonic=s.get("monotonic"), verdict=s.get("verdict"),
              knee_pps=(s.get("knee") or {}).get("target_rate"),
              steps=[_step(k, x) for x in s["steps"]])
-    fail = next((x for x in s["steps"] if not x["meets_slo"]), None)
+    trace_steps(d, c)
+    fail = next((x for x in c["steps"] if not x["meets_slo"]), None)
     if fail:
-        c["why_not"] = f"{fail['target_rate']:.0f} pps: {fail.get('why')}"
+        why = fail.get("why")
+        cause = CAUSES.get(fail.get("cause"))
+        c["why_not"] = f"{fail['target_rate']:.0f} pps: " + (f"{cause} ({why})" if cause else str(why))
     if problems:  # a cell whose co-tenant was not there throughout proves nothing
         c["capacity_pps"] = None
     return c, s

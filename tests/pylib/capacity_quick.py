@@ -54,6 +54,11 @@ def check(run):
     # the stock kernel failed where the bug bites: a stall, not a hiccup
     first = next(s for s in cells["stock"]["steps"] if not s["meets_slo"])
     assert first["target_rate"] <= pa and first["latency_us"]["p99_9"] > 100000, first
+    # and the cell's kernel trace says so: an RT wait on the ready-list lock
+    # held by a throttled task (lab/ktrace), which the patched kernel's steps
+    # never show.
+    assert first.get("cause") == "lock" and first["trace"]["lock_waits"] >= 1, first
+    assert all(s["trace"]["lock_waits"] == 0 for s in cells["patched"]["steps"]), cells["patched"]["steps"]
 
 
 if __name__ == "__main__":

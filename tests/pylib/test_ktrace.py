@@ -127,6 +127,41 @@ class StockTest(unittest.TestCase):
         self.assertIn("1 of 1 stalls explained: RT relay (FIFO 50) waited in do_epoll_wait", d["line"])
 
 
+class StepTest(unittest.TestCase):
+    """A sweep's steps judged from the stock excerpt: one across the stall,
+    one after it, one that met."""
+
+    def test_causes(self):
+        run = explain.Run(os.path.join(FIX, "stock"), "stock")
+        t0 = run.t0
+
+        def step(a, b, meets=False, lost=0):
+            return {"target_rate": 117, "meets_slo": meets,
+                    "result": {"start_mono_s": t0 + a, "elapsed_s": b - a, "lost": lost}}
+        across = run.step(step(1.43, 1.65))
+        self.assertEqual(across["cause"], "lock")
+        # The relay (the writer) and the RT ticker (a reader queued behind it).
+        self.assertEqual(across["lock_waits"], 2)
+        self.assertGreater(across["lock_wait_ms_max"], 150)
+        self.assertLess(across["relay_cpu_share"], 0.5)
+        self.assertIsNone(run.step(step(1.43, 1.65, meets=True))["cause"])
+        after = run.step(step(1.644, 1.649, lost=3))
+        self.assertEqual((after["cause"], after["lock_waits"]), ("loss", 0))
+        self.assertEqual(run.step(step(1.644, 1.649))["cause"], "objective")
+
+    def test_cli_refuses_a_sweep_without_times(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        sweep = os.path.join(d, "sweep.json")
+        with open(sweep, "w", encoding="utf-8") as f:
+            json.dump({"steps": [{"result": {"elapsed_s": 4}}]}, f)
+        p = subprocess.run([os.path.join(TOP, "lab", "ktrace", "explain"), os.path.join(FIX, "stock"),
+                            "--out", os.path.join(d, "c.json"), "--sweep", sweep],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("step 0 has no start_mono_s", p.stderr)
+
+
 class PatchedTest(unittest.TestCase):
     """The patched excerpt: the relay's waits on the ready-list lock, each
     with the holder boosted to the relay's priority."""

@@ -7,7 +7,9 @@
 # default objective the patched kernel's capacity is above the stock
 # kernel's at the headline's quota ("none" counting as below any rate),
 # and there the stock kernel's first failing step stalled (a watchdog
-# lift, ~200 ms), from that step's own numbers; a capacity is never claimed
+# lift, ~200 ms), from that step's own numbers, and the cell's kernel trace
+# names the cause: an RT wait on the ready-list lock held by a throttled
+# task, never seen in the patched kernel's steps; a capacity is never claimed
 # above a step that failed; the page renders in headless Chromium with its
 # headline and both kernels' curves.
 #
