@@ -255,6 +255,9 @@ X(REPEAT, "repeat", "N", INT, repeat, 0, 10, "2", "sweep: runs again, N " \
   "failed below\none that met) to measure the noise (0: no repeats)") \
 X(LISTEN, "listen", "URL", OWN, listen, 0, 0, NULL, "echo: where to " \
   "serve (udp://ADDR:PORT)") \
+X(SERVICE, "service-us", "N", INT, service_us, 0, 1000000, "0", "echo: " \
+  "spend N us per datagram (0 to 1000000),\none at a time: a target " \
+  "whose capacity is 1e6/N\ndatagrams per second") \
 X(HELP, "help", NULL, OWN, mode, 0, 0, NULL, "this text (also -h)")
 
 enum {
@@ -524,7 +527,7 @@ void opts_usage(FILE *out)
 "       loadgen sweep --target URL --from R1 --to R2 --steps N\n"
 "                     --slo p99=1ms [options]\n"
 "       loadgen sweep --quota --rate PPS --from Q1% --to Q2% --steps N --slo ...\n"
-"       loadgen echo --listen udp://ADDR:PORT\n"
+"       loadgen echo --listen udp://ADDR:PORT [--service-us N]\n"
 "       loadgen merge --json OUT [--hgrm OUT] [--partial] FILE.hlog...\n"
 "\n"
 "Open-loop load: every datagram (or TCP message) has an intended send time\n"
@@ -541,7 +544,8 @@ void opts_usage(FILE *out)
 "Writes --json and --csv FILE, and with --hgrm FILE one distribution per\n"
 "step (FILE-<step>.hgrm).\n"
 "\n"
-"echo: a small UDP echo server for tests and benchmarks.\n"
+"echo: a small UDP echo server for tests and benchmarks; with --service-us\n"
+"a target whose capacity is known.\n"
 "\n"
 "exit: 0 done, 64 bad usage, 69 target or resource unavailable, 70 internal\n"
 "failure, 71 the system refused (cgroup permission), 130 interrupted\n"

@@ -63,6 +63,7 @@ struct opts {
 	/* echo */
 	struct addr listen;
 	int addr_flags;		/* addr_parse's: ADDR_NUMERIC never resolves */
+	int service_us;		/* busy time per datagram; 0: none */
 };
 
 /* Every flag as lib/opt's descriptors (opts.c's table), for --help, the

@@ -39,6 +39,8 @@ expect 64 "over 1e+11 packets" "${sweep[@]}" --from 1k --to 1M --duration 1e6
 expect 64 "--from/--to: 0.0001 to 10 pps is outside" "${sweep[@]}" --from 0.0001 --to 10
 expect 64 "--from/--to: a quota of 1e+300% is above" "${sweep[@]}" --quota \
 	--rate 1000 --from 1e300% --to 20%
+expect 64 "--service-us '1e9' is not a number from 0 to 1000000" echo \
+	--listen "udp://127.0.0.1:$port" --service-us 1e9
 "$LOADGEN" --help | grep -q -- "--cpu-quota PERCENT" || fail "--help"
 
 # nothing listens on the port: ICMP port unreachable
