@@ -2,6 +2,7 @@
 #include "sweep.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,46 +50,81 @@ static void slo_name(const struct opts_slo *s, char *buf, size_t len)
 			*c = '.';
 }
 
-static void add_why(char *why, size_t len, const char *fmt, const char *a,
-		    const char *b, const char *c)
+static void add_why(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Append a reason to why, "; " between reasons. */
+static void add_why(char *why, size_t len, const char *fmt, ...)
 {
 	size_t n = strlen(why);
-	if (n + 2 < len) {
-		if (n)
-			n += (size_t)snprintf(why + n, len - n, "; ");
-		snprintf(why + n, len - n, fmt, a, b, c);
-	}
+	va_list ap;
+	if (n + 2 >= len)
+		return;
+	if (n)
+		n += (size_t)snprintf(why + n, len - n, "; ");
+	va_start(ap, fmt);
+	vsnprintf(why + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+const char *sweep_cause_name(enum sweep_cause c)
+{
+	static const char *names[] = {
+		[SWEEP_INTERRUPTED] = "interrupted",
+		[SWEEP_THROTTLED] = "throttled", [SWEEP_LOSS] = "loss",
+		[SWEEP_SENDER] = "sender", [SWEEP_OBJECTIVE] = "objective",
+	};
+	return names[c];
+}
+
+/* Did every objective hold on the latency from the actual send times? A
+ * sender that fell behind then is the only reason the run missed. */
+static bool kept_up(const struct opts *o, const struct run_result *r)
+{
+	for (int i = 0; i < o->nslo; i++)
+		if (hist_percentile(&r->uncorrected, o->slo[i].pct) > o->slo[i].us)
+			return false;
+	return true;
 }
 
 void sweep_judge_run(const struct opts *o, const struct run_result *r,
 		     int pos, struct sweep_run *s)
 {
 	char a[48], b[48], c[48];
+	bool over = false;
 	memset(s, 0, sizeof(*s));
 	s->pos = pos;
+	s->rate = r->target_rate;
+	s->achieved = r->achieved_rate;
 	if (r->interrupted)
-		add_why(s->why, sizeof(s->why), "%s%s%s", "interrupted", "", "");
+		add_why(s->why, sizeof(s->why), "interrupted");
 	if (r->sent == 0)
-		add_why(s->why, sizeof(s->why), "%s%s%s", "nothing sent", "", "");
-	if (!r->rate_ok) {
-		snprintf(a, sizeof(a), "%.0f", r->achieved_rate);
-		snprintf(b, sizeof(b), "%.0f", r->target_rate);
-		add_why(s->why, sizeof(s->why), "achieved %s of %s pps%s", a,
-			b, "");
-	}
+		add_why(s->why, sizeof(s->why), "nothing sent");
+	if (!r->rate_ok)
+		add_why(s->why, sizeof(s->why), "achieved %.0f of %.0f pps",
+			r->achieved_rate, r->target_rate);
 	if (r->lost) {
-		snprintf(a, sizeof(a), "%llu", (unsigned long long)r->lost);
-		snprintf(b, sizeof(b), "%llu", (unsigned long long)r->sent);
-		snprintf(c, sizeof(c), " (%.2g%%)",
+		snprintf(s->sat_why, sizeof(s->sat_why), "lost %llu of %llu "
+			 "(%.2g%%)", (unsigned long long)r->lost,
+			 (unsigned long long)r->sent,
 			 100.0 * (double)r->lost / (double)r->sent);
-		add_why(s->why, sizeof(s->why), "lost %s of %s%s", a, b, c);
-		snprintf(s->sat_why, sizeof(s->sat_why), "lost %s of %s%s", a,
-			 b, c);
+		add_why(s->why, sizeof(s->why), "%s: no reply within %lld ms",
+			s->sat_why, (long long)o->timeout_ms);
 	}
+	/* datagrams that never left: loadgen's side, not the target's */
+	if (r->send_errors)
+		add_why(s->why, sizeof(s->why), "%llu sends failed (ENOBUFS or "
+			"a full socket buffer on loadgen's host)",
+			(unsigned long long)r->send_errors);
+	if (r->refused)
+		add_why(s->why, sizeof(s->why), "%llu refused (ICMP port "
+			"unreachable: nothing listened)",
+			(unsigned long long)r->refused);
 	for (int i = 0; i < o->nslo; i++) {
 		s->slo_us[i] = hist_percentile(&r->corrected, o->slo[i].pct);
 		if (s->slo_us[i] <= o->slo[i].us)
 			continue;
+		over = true;
 		slo_name(&o->slo[i], a, sizeof(a));
 		fmt_us(b, sizeof(b), s->slo_us[i]);
 		fmt_us(c, sizeof(c), o->slo[i].us);
@@ -96,6 +132,24 @@ void sweep_judge_run(const struct opts *o, const struct run_result *r,
 	}
 	s->meets = !s->why[0];
 	s->saturated = s->sat_why[0] != 0;
+	const struct cg_stat *w = &r->watched.stat;
+	if (s->meets)
+		s->cause = SWEEP_MET;
+	else if (r->interrupted)
+		s->cause = SWEEP_INTERRUPTED;
+	else if (r->watched.path[0] && w->nr_throttled)
+		s->cause = SWEEP_THROTTLED;
+	else if (r->lost || r->send_errors || r->refused)
+		s->cause = SWEEP_LOSS;
+	else if ((!r->rate_ok || !r->sent) && kept_up(o, r))
+		s->cause = SWEEP_SENDER;
+	else
+		s->cause = over ? SWEEP_OBJECTIVE : SWEEP_SENDER;
+	if (s->cause == SWEEP_THROTTLED)
+		add_why(s->why, sizeof(s->why), "the watched cgroup was "
+			"throttled in %llu periods, %.1f ms in all",
+			(unsigned long long)w->nr_throttled,
+			(double)w->throttled_us / 1e3);
 }
 
 void sweep_verdict(const struct sweep_run *runs, int n, int npos,
@@ -250,6 +304,7 @@ static int one(struct sweep *w, int pos, int pass, char *err, size_t errlen)
 		run_result_free(&r);
 		return status;
 	}
+	r.interrupted |= status == 130;	/* also in the probe, before any send */
 	if (w->n == w->cap) {
 		w->cap = w->cap ? 2 * w->cap : 16;
 		struct sweep_run *m = realloc(w->runs, (size_t)w->cap * sizeof(*m));
@@ -266,9 +321,15 @@ static int one(struct sweep *w, int pos, int pass, char *err, size_t errlen)
 	fflush(stdout);
 	if (w->csv)
 		csv_row(w->csv, rate, quota, &r, s, pass);
+	json_t *values = json_object();
+	for (int i = 0; i < o->nslo; i++)
+		json_object_set_new(values, o->slo[i].name,
+				    json_integer(s->slo_us[i]));
 	json_t *j = value_json(w, pos);
-	json_object_update_new(j, json_pack("{s:i, s:b, s:o, s:b, s:o, s:o}",
-		"pass", pass, "meets_slo", s->meets,
+	json_object_update_new(j, json_pack("{s:i, s:o, s:b, s:o, s:o, s:b, s:o, s:o}",
+		"pass", pass, "objectives_us", values, "meets_slo", s->meets,
+		"cause", s->meets ? json_null()
+				  : json_string(sweep_cause_name(s->cause)),
 		"why", s->meets ? json_null() : json_string(s->why),
 		"saturated", s->saturated,
 		"saturated_why", s->saturated ? json_string(s->sat_why)

@@ -1,7 +1,8 @@
 /*
  * sweep: capacity planning. One run per step over a range of rates (or of
  * quotas at one rate). A run meets the SLO when every objective holds, the
- * achieved rate is within 1 % of the target and no datagram was lost. The
+ * achieved rate is within 1 % of the target and no datagram was lost (nor
+ * failed to send, nor was refused); one that did not says why. The
  * capacity is the highest rate (lowest quota) up to which every step met
  * it; a sweep where a step failed below one that met is not monotonic: its
  * unsettled steps run again and the spread they showed is reported, and
@@ -17,10 +18,25 @@
 #include "opts.h"
 #include "run.h"
 
+/* Why a run did not meet the SLO, as loadgen can tell: the first that
+ * applies, in this order. */
+enum sweep_cause {
+	SWEEP_MET,
+	SWEEP_INTERRUPTED,
+	SWEEP_THROTTLED,	/* the --watch-cgroup was throttled meanwhile */
+	SWEEP_LOSS,		/* sent without a reply, or not sent at all */
+	SWEEP_SENDER,		/* loadgen fell short of the rate while the
+				 * target kept up (its objectives held on
+				 * the latency from the actual sends) */
+	SWEEP_OBJECTIVE,	/* a percentile over its limit */
+};
+
 /* What one run of one step measured, as far as the verdict needs it. */
 struct sweep_run {
 	int pos;		/* the step's place, easiest (0) to hardest */
+	double rate, achieved;	/* target and achieved pps */
 	bool meets;
+	enum sweep_cause cause;
 	bool saturated;		/* lost datagrams: the target stopped keeping
 				 * up (the knee); a missed rate is the sender's */
 	char why[192];		/* why it did not meet; "" when it did */
@@ -44,8 +60,12 @@ double sweep_value(const struct opts *o, int i);
  * descending quotas. */
 int sweep_step_at(const struct opts *o, int pos);
 
+/* The cause's word for the JSON and the rows ("loss"); NULL for
+ * SWEEP_MET. */
+const char *sweep_cause_name(enum sweep_cause c);
+
 /* Judge one run r at position pos into s: the objectives, the rate and
- * the loss rule, and whether the target saturated. */
+ * the loss rule, the cause of a miss, and whether the target saturated. */
 void sweep_judge_run(const struct opts *o, const struct run_result *r,
 		     int pos, struct sweep_run *s);
 
