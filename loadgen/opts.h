@@ -55,7 +55,10 @@ struct opts {
 	/* sweep */
 	enum opts_sweep sweep;
 	double from, to;	/* rates, or quota percentages */
-	int steps;
+	int steps;		/* 0 with search */
+	bool search;		/* find the capacity instead of stepping */
+	double resolution_pct;	/* search: bisect until within this */
+	int searches;		/* search: how many, one after the other */
 	struct opts_slo slo[OPTS_MAX_SLO];
 	int nslo;
 	int64_t pause_ms;

@@ -1,8 +1,9 @@
 /*
  * sweep: capacity planning. One run per step over a range of rates (or of
- * quotas at one rate). A run meets the SLO when every objective holds, the
- * achieved rate is within 1 % of the target and no datagram was lost (nor
- * failed to send, nor was refused); one that did not says why. The
+ * quotas at one rate), or a search for the capacity (search.h decides its
+ * rates). A run meets the SLO when every objective holds, the achieved
+ * rate is within 1 % of the target and no datagram was lost (nor failed
+ * to send, nor was refused); one that did not says why. A sweep's
  * capacity is the highest rate (lowest quota) up to which every step met
  * it; a sweep where a step failed below one that met is not monotonic: its
  * unsettled steps run again and the spread they showed is reported, and
@@ -33,7 +34,8 @@ enum sweep_cause {
 
 /* What one run of one step measured, as far as the verdict needs it. */
 struct sweep_run {
-	int pos;		/* the step's place, easiest (0) to hardest */
+	int pos;		/* the step's place, easiest (0) to hardest;
+				 * in a search, the search's number */
 	double rate, achieved;	/* target and achieved pps */
 	bool meets;
 	enum sweep_cause cause;
@@ -73,8 +75,9 @@ void sweep_judge_run(const struct opts *o, const struct run_result *r,
 void sweep_verdict(const struct sweep_run *runs, int n, int npos,
 		   struct sweep_verdict *v);
 
-/* Run the sweep, print a row per run and the verdict, write --json, --csv
- * and --hgrm. Returns an exit status with err filled when it is not 0. */
+/* Run the sweep (or the searches), print a row per run and the verdict,
+ * write --json, --csv and --hgrm. Returns an exit status with err filled
+ * when it is not 0. */
 int sweep_run(const struct opts *o, char *err, size_t errlen);
 
 #endif

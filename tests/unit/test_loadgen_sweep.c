@@ -1,7 +1,8 @@
 /* Unit tests for loadgen sweep's verdict: objectives given over several
- * --slo flags, a run judged against them, the rate and the loss rule, the
- * cause of a miss, and the capacity of a sweep that is not monotonic (a
- * step that failed below one that met), with the repeats counted. */
+ * --slo flags (and --search's own flags), a run judged against them, the
+ * rate and the loss rule, the cause of a miss, and the capacity of a sweep
+ * that is not monotonic (a step that failed below one that met), with the
+ * repeats counted. */
 #include "check.h"
 #include "../../loadgen/opts.h"
 #include "../../loadgen/sweep.h"
@@ -49,6 +50,45 @@ static void test_flags(void)
 		    "--slo p99.9=1,p99.99=1,max=1") == 0 && o.nslo == 6);
 	CHECK(parse(&o, "--from 1 --to 2 --steps 2 --slo p50=1,p90=1,p99=1 "
 		    "--slo p99.9=1,p99.99=1,max=1 --slo p99_9=2") == -1);
+}
+
+/* --search: its own flags, and what it cannot take */
+static void test_search_flags(void)
+{
+	struct opts o;
+	char err[512];
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms") == 0);
+	CHECK(o.search && o.resolution_pct == 5 && o.searches == 1);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--resolution 2.5% --searches 3") == 0);
+	CHECK(o.resolution_pct == 2.5 && o.searches == 3);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--resolution 0") == -1);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--resolution 101") == -1);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--searches 101") == -1);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--steps 3") == -1);
+	CHECK(parse(&o, "--search --from 1k --slo p90=5ms") == -1);
+	CHECK(parse(&o, "--search --from 2k --to 1k --slo p90=5ms") == -1);
+	CHECK(parse(&o, "--search --quota --rate 1k --from 10% --to 50% "
+		    "--slo p90=5ms") == -1);
+	/* the message names the flag and the value */
+	char *argv[] = { "loadgen", "sweep", "--search", "--resolution", "x",
+			 NULL };
+	opts_defaults(&o);
+	CHECK(opts_parse(&o, 5, argv, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "--resolution 'x'") != NULL);
+	char *echo[] = { "loadgen", "echo", "--listen", "udp://127.0.0.1:9",
+			 "--service-us", "200", NULL };
+	opts_defaults(&o);
+	CHECK(opts_parse(&o, 6, echo, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(o.service_us, 200);
+	echo[5] = "-1";
+	opts_defaults(&o);
+	CHECK(opts_parse(&o, 6, echo, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "--service-us '-1'") != NULL);
 }
 
 static void test_order(void)
@@ -229,6 +269,7 @@ static void test_verdict(void)
 int main(void)
 {
 	test_flags();
+	test_search_flags();
 	test_order();
 	test_judge();
 	test_causes();
