@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		opts_usage(stdout);
 		return 0;
 	case OPTS_ECHO: {
-		int status = echo_serve(&o.listen, err, sizeof(err));
+		int status = echo_serve(&o.listen, o.service_us, err, sizeof(err));
 		fprintf(stderr, "loadgen echo: %s\n", err);
 		return status;
 	}

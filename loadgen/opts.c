@@ -10,6 +10,7 @@
 
 #include "opt.h"
 #include "rt.h"
+#include "search.h"
 #include "why.h"
 #include "wire.h"
 
@@ -237,8 +238,10 @@ X(WINDOW, "window", "MS", MS, window_ms, 1, 0, "100", "the time series " \
 X(NO_PROGRESS, "no-progress", NULL, OWN, progress, 0, 0, NULL, "no live " \
   "progress line (shown only on a terminal)") \
 X(FROM, "from", "R1|Q1%", OWN, from, 0, 0, NULL, "sweep: the first " \
-  "step's rate, or quota with --quota") \
-X(TO, "to", "R2|Q2%", OWN, to, 0, 0, NULL, "sweep: the last step's") \
+  "step's rate, or quota with --quota;\nwith --search the rate it starts " \
+  "from") \
+X(TO, "to", "R2|Q2%", OWN, to, 0, 0, NULL, "sweep: the last step's; with " \
+  "--search the\nhighest rate it may try") \
 X(STEPS, "steps", "N", INT, steps, 1, 1000, NULL, "sweep: steps from " \
   "--from to --to, 1 to 1000") \
 X(SLO, "slo", "LIST", OWN, slo, 0, 0, NULL, "sweep: what every step must " \
@@ -246,15 +249,27 @@ X(SLO, "slo", "LIST", OWN, slo, 0, 0, NULL, "sweep: what every step must " \
   "(p99=1ms,max=20ms); the flag may be given more\nthan once") \
 X(QUOTA_SWEEP, "quota", NULL, OWN, sweep, 0, 0, NULL, "sweep quota " \
   "percentages at a fixed --rate") \
+X(SEARCH, "search", NULL, OWN, search, 0, 0, NULL, "sweep: find the " \
+  "capacity: double the rate from\n--from until a step misses, then " \
+  "bisect") \
+X(RESOLUTION, "resolution", "PCT", OWN, resolution_pct, 0, 0, "5", \
+  "search: bisect until the rate that met and the\none that missed are " \
+  "this close, 0.1 to 100") \
+X(SEARCHES, "searches", "N", INT, searches, 1, SEARCH_MAX, "1", "search: " \
+  "the whole search N times (1 to 100): the\ncapacity's median and range") \
 X(CSV, "csv", "FILE", TEXT, csv, 0, 0, NULL, "sweep: write a row per run " \
   "as CSV") \
 X(PAUSE, "pause", "MS", MS, pause_ms, 0, 0, "500", "sweep: idle time " \
   "between steps") \
 X(REPEAT, "repeat", "N", INT, repeat, 0, 10, "2", "sweep: runs again, N " \
   "times (0 to 10), the steps of\na sweep that is not monotonic (a step " \
-  "failed below\none that met) to measure the noise (0: no repeats)") \
+  "failed below\none that met) to measure the noise (0: no repeats;\n" \
+  "not with --search, see --searches)") \
 X(LISTEN, "listen", "URL", OWN, listen, 0, 0, NULL, "echo: where to " \
   "serve (udp://ADDR:PORT)") \
+X(SERVICE, "service-us", "N", INT, service_us, 0, 1000000, "0", "echo: " \
+  "spend N us per datagram (0 to 1000000),\none at a time: a target " \
+  "whose capacity is 1e6/N\ndatagrams per second") \
 X(HELP, "help", NULL, OWN, mode, 0, 0, NULL, "this text (also -h)")
 
 enum {
@@ -366,6 +381,15 @@ static int apply_own(struct opts *o, int c, const char *v, const char *flag,
 	case O_QUOTA_SWEEP:
 		o->sweep = OPTS_SWEEP_QUOTA;
 		return 0;
+	case O_SEARCH:
+		o->search = true;
+		return 0;
+	case O_RESOLUTION:
+		if (percent(v, &o->resolution_pct) < 0 ||
+		    o->resolution_pct < 0.1 || o->resolution_pct > 100)
+			return why_set(err, errlen, "--resolution '%s' is not a "
+				   "percentage from 0.1 to 100 (5, 2.5%%)", v);
+		return 0;
 	case O_HELP:
 		o->mode = OPTS_HELP;
 		return 0;
@@ -471,8 +495,20 @@ static int check(struct opts *o, char *err, size_t errlen)
 			   o->threads);
 	/* the lowest and highest rate of the run, or of any step of a sweep */
 	double lo = o->rate, hi = o->rate;
+	if (o->mode == OPTS_SWEEP && o->search) {
+		if (o->steps || o->sweep == OPTS_SWEEP_QUOTA)
+			return why_set(err, errlen, "--search chooses its own rates: "
+				   "drop %s", o->steps ? "--steps" : "--quota");
+		if (!o->nslo || o->from <= 0 || o->to <= 0)
+			return why_set(err, errlen, "--search needs --from, --to "
+				   "and --slo");
+		if (o->to <= o->from)
+			return why_set(err, errlen, "--search: --to %g is not above "
+				   "--from %g", o->to, o->from);
+	}
 	if (o->mode == OPTS_SWEEP) {
-		if (!o->steps || !o->nslo || o->from <= 0 || o->to <= 0)
+		if (!o->search && (!o->steps || !o->nslo || o->from <= 0 ||
+				   o->to <= 0))
 			return why_set(err, errlen, "sweep needs --from, --to, "
 				   "--steps and --slo");
 		if (o->sweep == OPTS_SWEEP_QUOTA && o->rate <= 0)
@@ -524,7 +560,9 @@ void opts_usage(FILE *out)
 "       loadgen sweep --target URL --from R1 --to R2 --steps N\n"
 "                     --slo p99=1ms [options]\n"
 "       loadgen sweep --quota --rate PPS --from Q1% --to Q2% --steps N --slo ...\n"
-"       loadgen echo --listen udp://ADDR:PORT\n"
+"       loadgen sweep --search --target URL --from R1 --to R2 --slo p99=1ms\n"
+"                     [--resolution PCT] [--searches N] [options]\n"
+"       loadgen echo --listen udp://ADDR:PORT [--service-us N]\n"
 "       loadgen merge --json OUT [--hgrm OUT] [--partial] FILE.hlog...\n"
 "\n"
 "Open-loop load: every datagram (or TCP message) has an intended send time\n"
@@ -541,7 +579,14 @@ void opts_usage(FILE *out)
 "Writes --json and --csv FILE, and with --hgrm FILE one distribution per\n"
 "step (FILE-<step>.hgrm).\n"
 "\n"
-"echo: a small UDP echo server for tests and benchmarks.\n"
+"sweep --search: the rate doubles from --from until a step misses the SLO\n"
+"(at most --to), then the gap between the last rate that met and the first\n"
+"that missed is halved until it is within --resolution; the capacity is the\n"
+"last rate that met, over --searches searches its median and range. Each\n"
+"step says why it missed: objective, loss, sender or throttled.\n"
+"\n"
+"echo: a small UDP echo server for tests and benchmarks; with --service-us\n"
+"a target whose capacity is known.\n"
 "\n"
 "exit: 0 done, 64 bad usage, 69 target or resource unavailable, 70 internal\n"
 "failure, 71 the system refused (cgroup permission), 130 interrupted\n"

@@ -55,7 +55,10 @@ struct opts {
 	/* sweep */
 	enum opts_sweep sweep;
 	double from, to;	/* rates, or quota percentages */
-	int steps;
+	int steps;		/* 0 with search */
+	bool search;		/* find the capacity instead of stepping */
+	double resolution_pct;	/* search: bisect until within this */
+	int searches;		/* search: how many, one after the other */
 	struct opts_slo slo[OPTS_MAX_SLO];
 	int nslo;
 	int64_t pause_ms;
@@ -63,6 +66,7 @@ struct opts {
 	/* echo */
 	struct addr listen;
 	int addr_flags;		/* addr_parse's: ADDR_NUMERIC never resolves */
+	int service_us;		/* busy time per datagram; 0: none */
 };
 
 /* Every flag as lib/opt's descriptors (opts.c's table), for --help, the

@@ -1,7 +1,9 @@
 /*
  * sweep: capacity planning. One run per step over a range of rates (or of
- * quotas at one rate). A run meets the SLO when every objective holds, the
- * achieved rate is within 1 % of the target and no datagram was lost. The
+ * quotas at one rate), or a search for the capacity (search.h decides its
+ * rates). A run meets the SLO when every objective holds, the achieved
+ * rate is within 1 % of the target and no datagram was lost (nor failed
+ * to send, nor was refused); one that did not says why. A sweep's
  * capacity is the highest rate (lowest quota) up to which every step met
  * it; a sweep where a step failed below one that met is not monotonic: its
  * unsettled steps run again and the spread they showed is reported, and
@@ -17,10 +19,26 @@
 #include "opts.h"
 #include "run.h"
 
+/* Why a run did not meet the SLO, as loadgen can tell: the first that
+ * applies, in this order. */
+enum sweep_cause {
+	SWEEP_MET,
+	SWEEP_INTERRUPTED,
+	SWEEP_THROTTLED,	/* the --watch-cgroup was throttled meanwhile */
+	SWEEP_LOSS,		/* sent without a reply, or not sent at all */
+	SWEEP_SENDER,		/* loadgen fell short of the rate while the
+				 * target kept up (its objectives held on
+				 * the latency from the actual sends) */
+	SWEEP_OBJECTIVE,	/* a percentile over its limit */
+};
+
 /* What one run of one step measured, as far as the verdict needs it. */
 struct sweep_run {
-	int pos;		/* the step's place, easiest (0) to hardest */
+	int pos;		/* the step's place, easiest (0) to hardest;
+				 * in a search, the search's number */
+	double rate, achieved;	/* target and achieved pps */
 	bool meets;
+	enum sweep_cause cause;
 	bool saturated;		/* lost datagrams: the target stopped keeping
 				 * up (the knee); a missed rate is the sender's */
 	char why[192];		/* why it did not meet; "" when it did */
@@ -44,8 +62,12 @@ double sweep_value(const struct opts *o, int i);
  * descending quotas. */
 int sweep_step_at(const struct opts *o, int pos);
 
+/* The cause's word for the JSON and the rows ("loss"); NULL for
+ * SWEEP_MET. */
+const char *sweep_cause_name(enum sweep_cause c);
+
 /* Judge one run r at position pos into s: the objectives, the rate and
- * the loss rule, and whether the target saturated. */
+ * the loss rule, the cause of a miss, and whether the target saturated. */
 void sweep_judge_run(const struct opts *o, const struct run_result *r,
 		     int pos, struct sweep_run *s);
 
@@ -53,8 +75,9 @@ void sweep_judge_run(const struct opts *o, const struct run_result *r,
 void sweep_verdict(const struct sweep_run *runs, int n, int npos,
 		   struct sweep_verdict *v);
 
-/* Run the sweep, print a row per run and the verdict, write --json, --csv
- * and --hgrm. Returns an exit status with err filled when it is not 0. */
+/* Run the sweep (or the searches), print a row per run and the verdict,
+ * write --json, --csv and --hgrm. Returns an exit status with err filled
+ * when it is not 0. */
 int sweep_run(const struct opts *o, char *err, size_t errlen);
 
 #endif

@@ -34,8 +34,13 @@ def objectives(slo):
 
 
 def load(path):
-    """The sweep JSON, checked for the names this module reads."""
-    j = read_json(path)
+    """The sweep JSON at PATH, checked for the names this module reads."""
+    return check(read_json(path), path)
+
+
+def check(j, path):
+    """J, the sweep JSON read from PATH, checked for the names this module
+    reads."""
     if not isinstance(j, dict) or j.get("mode") not in ("rate", "quota") or \
             not isinstance(j.get("steps"), list) or not isinstance(j.get("slo"), dict):
         raise DataError(f"{path}: not a loadgen sweep (mode, slo, steps)")

@@ -39,6 +39,13 @@ expect 64 "over 1e+11 packets" "${sweep[@]}" --from 1k --to 1M --duration 1e6
 expect 64 "--from/--to: 0.0001 to 10 pps is outside" "${sweep[@]}" --from 0.0001 --to 10
 expect 64 "--from/--to: a quota of 1e+300% is above" "${sweep[@]}" --quota \
 	--rate 1000 --from 1e300% --to 20%
+search=(sweep --search --target "$t" --from 1k --to 20k --slo p90=5ms)
+expect 64 "--resolution '0' is not a percentage from 0.1 to 100" "${search[@]}" --resolution 0
+expect 64 "--searches '0' is not a number from 1 to 100" "${search[@]}" --searches 0
+expect 64 "--search chooses its own rates: drop --steps" "${search[@]}" --steps 3
+expect 64 "--search: --to 1000 is not above --from 2000" "${search[@]}" --from 2k --to 1k
+expect 64 "--service-us '1e9' is not a number from 0 to 1000000" echo \
+	--listen "udp://127.0.0.1:$port" --service-us 1e9
 "$LOADGEN" --help | grep -q -- "--cpu-quota PERCENT" || fail "--help"
 
 # nothing listens on the port: ICMP port unreachable

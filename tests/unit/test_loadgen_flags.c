@@ -137,6 +137,8 @@ static void test_defaults(void)
 	CHECK(o.window_ms == 100 && o.pause_ms == 500 && o.repeat == 2);
 	CHECK(!o.quota_threads && !o.epoll_timer && o.spin_us == 0);
 	CHECK(o.quota_pct < 0 && o.probe && o.progress == -1 && o.flows == 0);
+	CHECK(!o.search && o.resolution_pct == 5 && o.searches == 1);
+	CHECK(o.service_us == 0);
 }
 
 int main(void)

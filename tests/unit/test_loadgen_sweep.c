@@ -1,7 +1,8 @@
 /* Unit tests for loadgen sweep's verdict: objectives given over several
- * --slo flags, a run judged against them, the rate and the loss rule, and
- * the capacity of a sweep that is not monotonic (a step that failed below
- * one that met), with the repeats counted. */
+ * --slo flags (and --search's own flags), a run judged against them, the
+ * rate and the loss rule, the cause of a miss, and the capacity of a sweep
+ * that is not monotonic (a step that failed below one that met), with the
+ * repeats counted. */
 #include "check.h"
 #include "../../loadgen/opts.h"
 #include "../../loadgen/sweep.h"
@@ -51,6 +52,45 @@ static void test_flags(void)
 		    "--slo p99.9=1,p99.99=1,max=1 --slo p99_9=2") == -1);
 }
 
+/* --search: its own flags, and what it cannot take */
+static void test_search_flags(void)
+{
+	struct opts o;
+	char err[512];
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms") == 0);
+	CHECK(o.search && o.resolution_pct == 5 && o.searches == 1);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--resolution 2.5% --searches 3") == 0);
+	CHECK(o.resolution_pct == 2.5 && o.searches == 3);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--resolution 0") == -1);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--resolution 101") == -1);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--searches 101") == -1);
+	CHECK(parse(&o, "--search --from 1k --to 20k --slo p90=5ms "
+		    "--steps 3") == -1);
+	CHECK(parse(&o, "--search --from 1k --slo p90=5ms") == -1);
+	CHECK(parse(&o, "--search --from 2k --to 1k --slo p90=5ms") == -1);
+	CHECK(parse(&o, "--search --quota --rate 1k --from 10% --to 50% "
+		    "--slo p90=5ms") == -1);
+	/* the message names the flag and the value */
+	char *argv[] = { "loadgen", "sweep", "--search", "--resolution", "x",
+			 NULL };
+	opts_defaults(&o);
+	CHECK(opts_parse(&o, 5, argv, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "--resolution 'x'") != NULL);
+	char *echo[] = { "loadgen", "echo", "--listen", "udp://127.0.0.1:9",
+			 "--service-us", "200", NULL };
+	opts_defaults(&o);
+	CHECK(opts_parse(&o, 6, echo, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(o.service_us, 200);
+	echo[5] = "-1";
+	opts_defaults(&o);
+	CHECK(opts_parse(&o, 6, echo, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "--service-us '-1'") != NULL);
+}
+
 static void test_order(void)
 {
 	struct opts o;
@@ -64,14 +104,18 @@ static void test_order(void)
 	CHECK(sweep_value(&o, sweep_step_at(&o, 0)) == 50);
 }
 
-/* A run result with n samples of us each, the rest as given. */
+/* A run result with 1000 samples of us each (from the actual sends too),
+ * the rest as given. */
 static void result(struct run_result *r, int64_t us, uint64_t lost,
 		   bool rate_ok)
 {
 	memset(r, 0, sizeof(*r));
 	hist_init_us(&r->corrected);
-	for (int i = 0; i < 1000; i++)
+	hist_init_us(&r->uncorrected);
+	for (int i = 0; i < 1000; i++) {
 		hist_record(&r->corrected, us);
+		hist_record(&r->uncorrected, us);
+	}
 	r->sent = 1000 + lost;
 	r->received = 1000;
 	r->lost = lost;
@@ -90,24 +134,96 @@ static void test_judge(void)
 	result(&r, 500, 0, true);
 	sweep_judge_run(&o, &r, 0, &s);
 	CHECK(s.meets && !s.saturated && s.why[0] == 0);
-	hist_free(&r.corrected);
+	run_result_free(&r);
 	/* one datagram lost is not met, and is where the target saturated */
 	result(&r, 500, 1, true);
 	sweep_judge_run(&o, &r, 1, &s);
 	CHECK(!s.meets && strstr(s.why, "lost 1 of 1001") && s.saturated);
-	hist_free(&r.corrected);
+	run_result_free(&r);
 	result(&r, 500, 0, false);
 	sweep_judge_run(&o, &r, 1, &s);
 	CHECK(!s.meets && strstr(s.why, "achieved 900 of 1000 pps"));
 	CHECK(!s.saturated);	/* the sender fell behind, not the target */
-	hist_free(&r.corrected);
+	run_result_free(&r);
 	/* both objectives broken: both named, with units */
 	result(&r, 2600, 0, true);
 	sweep_judge_run(&o, &r, 2, &s);
 	CHECK(!s.meets && strstr(s.why, "p99.9 2.6 ms > 1 ms") &&
 	      strstr(s.why, "p50 2.6 ms > 800 us"));
 	CHECK(!s.saturated);	/* slow, but it kept up */
-	hist_free(&r.corrected);
+	run_result_free(&r);
+}
+
+/* Why a run missed: one cause in a word, and every reason in words. */
+static void test_causes(void)
+{
+	struct opts o;
+	struct run_result r;
+	struct sweep_run s;
+	CHECK(parse(&o, "--from 1k --to 5k --steps 5 --slo p99=1ms "
+		    "--timeout 500") == 0);
+	result(&r, 500, 0, true);
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.cause == SWEEP_MET && sweep_cause_name(s.cause) == NULL);
+	run_result_free(&r);
+	/* over the objective */
+	result(&r, 1500, 0, true);
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.cause == SWEEP_OBJECTIVE &&
+	      strcmp(sweep_cause_name(s.cause), "objective") == 0);
+	run_result_free(&r);
+	/* lost: no reply within the timeout, and over the objective too */
+	result(&r, 1500, 3, true);
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.cause == SWEEP_LOSS &&
+	      strcmp(sweep_cause_name(s.cause), "loss") == 0);
+	CHECK(strstr(s.why, "lost 3 of 1003 (0.3%): no reply within 500 ms"));
+	CHECK(strstr(s.why, "p99 1.5 ms > 1 ms"));
+	run_result_free(&r);
+	/* sends that failed are lost on loadgen's side, not saturation */
+	result(&r, 500, 0, true);
+	r.send_errors = 7;
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.cause == SWEEP_LOSS && !s.saturated && !s.meets);
+	CHECK(strstr(s.why, "7 sends failed (ENOBUFS"));
+	run_result_free(&r);
+	/* short of the rate, late only from the intended times: the sender */
+	result(&r, 500, 0, false);
+	hist_reset(&r.corrected);
+	hist_record(&r.corrected, 5000);
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.cause == SWEEP_SENDER &&
+	      strcmp(sweep_cause_name(s.cause), "sender") == 0);
+	CHECK(strstr(s.why, "achieved 900 of 1000 pps"));
+	run_result_free(&r);
+	/* ... but late from the actual sends as well: the target */
+	result(&r, 1500, 0, false);
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.cause == SWEEP_OBJECTIVE);
+	run_result_free(&r);
+	/* the watched cgroup was throttled: that first */
+	result(&r, 1500, 3, true);
+	snprintf(r.watched.path, sizeof(r.watched.path), "/sys/fs/cgroup/x");
+	r.watched.stat.nr_throttled = 4;
+	r.watched.stat.throttled_us = 12500;
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.cause == SWEEP_THROTTLED &&
+	      strcmp(sweep_cause_name(s.cause), "throttled") == 0);
+	CHECK(strstr(s.why, "throttled in 4 periods, 12.5 ms in all"));
+	/* ... which says nothing when the run met */
+	hist_reset(&r.corrected);
+	hist_record(&r.corrected, 500);
+	r.lost = 0;
+	r.sent = 1000;
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.meets && s.cause == SWEEP_MET && !s.why[0]);
+	run_result_free(&r);
+	/* interrupted */
+	result(&r, 500, 0, true);
+	r.interrupted = true;
+	sweep_judge_run(&o, &r, 0, &s);
+	CHECK(s.cause == SWEEP_INTERRUPTED);
+	run_result_free(&r);
 }
 
 static struct sweep_run run(int pos, bool meets)
@@ -153,8 +269,10 @@ static void test_verdict(void)
 int main(void)
 {
 	test_flags();
+	test_search_flags();
 	test_order();
 	test_judge();
+	test_causes();
 	test_verdict();
 	return check_done();
 }
