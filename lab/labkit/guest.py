@@ -9,6 +9,9 @@ from . import TOP
 from .run import EX_INITRAMFS, LabError
 
 SPEC_IN_GUEST = "/etc/lab/spec.json"
+# A traced guest's RAM: room for lab/ktrace/ktrace's buffers (160 MiB per
+# CPU) beside the run.
+TRACED_MEMORY_MB = 1024
 
 
 def initramfs(init, files, spec_path, out, log):
@@ -36,12 +39,16 @@ def sha256(path):
     return h.hexdigest()
 
 
-def boot(image, initrd, out, clock, timeout, log=None):
+def boot(image, initrd, out, clock, timeout, log=None, memory_mb=None):
     """Start one guest (kernel/vm/boot) in the background: the Popen.
-    Its console goes to OUT/console.log, its /results to OUT/results."""
+    Its console goes to OUT/console.log, its /results to OUT/results.
+    memory_mb: the guest's RAM when not boot's default (a traced guest
+    holds its trace buffers)."""
     os.makedirs(out, exist_ok=True)
     argv = [os.path.join(TOP, "kernel/vm/boot"), "--kernel", image, "--initrd", initrd,
             "--out", out, "--clock", clock, "--timeout", str(timeout)]
+    if memory_mb:
+        argv += ["--memory-mb", str(memory_mb)]
     sink = open(log or os.path.join(out, "boot.log"), "w", encoding="utf-8")
     with sink:
         return subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT,

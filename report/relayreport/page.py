@@ -175,10 +175,10 @@ def render(view, plots, generated):
 <p class="muted">Latencies in milliseconds. p99.99 and max come from few samples: read them as the
 size of the worst events, not as a rate.</p>
 {_note(view)}
-{_why(view, plots)}
 <h2 id="plots">Plots</h2>
 {_figures(view, main_plots)}
 {_cost(view, plots)}
+{_why(view, plots)}
 <h2 id="run">What was run</h2>
 <dl>{facts}</dl>
 <h2 id="caveats">Caveats</h2>
