@@ -8,7 +8,9 @@
 #                           systemd host (KCONFIG=FILE: start from a host's
 #                           /boot/config-* instead of tinyconfig); prints the
 #                           path of each package, one per line
-#   make kernel-6.1         the same for the 6.1 line (no PREEMPT_RT)
+#   make kernel-6.1         the same for the 6.1 line (PREEMPT_RT with Debian's
+#                           RT patches; KERNEL_LINE=6.1.8-rt: the historical
+#                           6.1.8-1 kernel as Debian shipped it, one image)
 #   make kernel-selftests   boot both 6.12 kernels, run the epoll selftests and
 #                           benchmarks (KERNEL_LINE=6.1 for the other line)
 #   make kernel-followup    evaluate the ep_poll_callback wakeup follow-up patch

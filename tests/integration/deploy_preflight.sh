@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # relay-preflight on made-up hosts (a root with the /proc, /sys and /boot
-# files it reads): every way it decides the fix, the RT_GROUP_SCHED trap,
+# files it reads, and dpkg's database): every way it decides the fix, what
+# Debian's kernel package version carries, the RT_GROUP_SCHED trap,
 # a missing cpu controller, relay's CPUs not isolated; then on this machine,
 # a busy task on relay's CPU.
 # timeout: 240
@@ -9,6 +10,9 @@
 pf=$top/deploy/preflight
 
 # host DIR RELEASE VERSION [--rt] [--config LINES] [--v1] [--no-cpu]
+#      [--dpkg PACKAGE VERSION]
+# --dpkg: dpkg's database under DIR says PACKAGE VERSION is installed and
+# owns /boot/vmlinuz-RELEASE (PACKAGE "-": a database where nothing does).
 host() {
 	local d=$1 rel=$2 ver=$3; shift 3
 	rm -rf "$d"
@@ -25,6 +29,14 @@ host() {
 		--v1) echo "cgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0" >"$d/proc/mounts"
 		      mkdir -p "$d/sys/fs/cgroup/cpu"; touch "$d/sys/fs/cgroup/cpu/cpu.cfs_quota_us" ;;
 		--no-cpu) echo "cpuset io memory pids" >"$d/sys/fs/cgroup/cgroup.controllers" ;;
+		--dpkg) mkdir -p "$d/var/lib/dpkg/info"
+			: >"$d/var/lib/dpkg/status"
+			if [ "$2" != - ]; then
+				printf 'Package: %s\nStatus: install ok installed\nArchitecture: amd64\nVersion: %s\nDescription: Linux\n\n' \
+					"$2" "$3" >"$d/var/lib/dpkg/status"
+				printf '/.\n/boot\n/boot/vmlinuz-%s\n' "$rel" >"$d/var/lib/dpkg/info/$2.list"
+			fi
+			shift 2 ;;
 		esac
 		shift
 	done
@@ -102,6 +114,56 @@ host "$TEST_TMP/h" 6.12.57-rt "#1 SMP PREEMPT_RT" --rt \
 	--config "CONFIG_PREEMPT_RT=y # CONFIG_CFS_BANDWIDTH is not set # CONFIG_RT_GROUP_SCHED is not set"
 expect "no CFS bandwidth control" 1 '^act +CPU bandwidth control: CONFIG_CFS_BANDWIDTH is off'
 
+# Debian's kernel package: which one owns the running kernel, and what its
+# version carries (Debian's changelogs: the fix from 6.1.159-1 and
+# 6.12.57-1, the follow-up from 6.12.100-1 and in no 6.1 package through
+# 6.1.192-3). uname -v names no Debian version here, so the package decides.
+fu='"eventpoll: Fix epoll_wait\(\) report false negative"'
+# debian_host VERSION [PACKAGE]: a PREEMPT_RT host whose kernel package is
+# PACKAGE (linux-image-6.1.0-38-rt-amd64) at VERSION.
+debian_host() {
+	host "$TEST_TMP/h" 6.1.0-38-rt-amd64 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg" \
+		--dpkg "${2:-linux-image-6.1.0-38-rt-amd64}" "$1"
+}
+debian_host 6.1.187-1
+expect "Debian 6.1 RT package with the fix" 0 \
+	"^ok +epoll ready-list fix: present; decided from the version of Debian's package linux-image-6.1.0-38-rt-amd64, 6.1.187-1" \
+	"^ok +kernel package: linux-image-6.1.0-38-rt-amd64 6.1.187-1 \(owns /boot/vmlinuz-6.1.0-38-rt-amd64\): has the fix \(Debian 6.1 from 6.1.159-1\); lacks the follow-up $fu \(in no Debian 6.1 package through 6.1.192-3\)"
+debian_host 6.1.159-1
+expect "Debian 6.1.159-1, the first with the fix" 0 "^ok +kernel package: .* 6.1.159-1 .*: has the fix"
+debian_host 6.1.158-1
+expect "Debian 6.1.158-1, the last without" 1 \
+	"^act +epoll ready-list fix: MISSING on a PREEMPT_RT kernel; decided from the version of Debian's package linux-image-6.1.0-38-rt-amd64, 6.1.158-1" \
+	"^note +kernel package: .* 6.1.158-1 .*: lacks the fix \(Debian 6.1 has it from 6.1.159-1\); lacks the follow-up"
+debian_host 6.1.8-1
+expect "Debian 6.1.8-1, bookworm's release kernel" 1 "^act +epoll ready-list fix: MISSING" \
+	"^note +kernel package: linux-image-6.1.0-38-rt-amd64 6.1.8-1 .*: lacks the fix"
+debian_host 6.1.200-1
+expect "a Debian 6.1 package newer than the table" 0 \
+	"^ok +kernel package: .* 6.1.200-1 .*: has the fix .*; the follow-up $fu unknown: 6.1.200-1 is newer than 6.1.192-3"
+debian_host 6.12.57-1~bpo12+1 linux-image-6.12.57+bpo-rt-amd64
+expect "Debian 6.12 backport with the fix" 0 \
+	"^ok +kernel package: linux-image-6.12.57\+bpo-rt-amd64 6.12.57-1~bpo12\+1 .*: has the fix \(Debian 6.12 from 6.12.57-1\); lacks the follow-up $fu \(Debian 6.12 has it from 6.12.100-1\)"
+debian_host 6.12.43-1~bpo12+1
+expect "Debian 6.12 backport before the fix" 1 "^act +epoll ready-list fix: MISSING.*6.12.43-1~bpo12\+1" \
+	"^note +kernel package: .*: lacks the fix \(Debian 6.12 has it from 6.12.57-1\); lacks the follow-up"
+debian_host 6.12.99-1
+expect "Debian 6.12.99-1, before the follow-up" 0 "^ok +kernel package: .* 6.12.99-1 .*: has the fix .*; lacks the follow-up"
+debian_host 6.12.100-1~bpo12+1
+expect "Debian 6.12.100-1's backport, the first with the follow-up" 0 "^ok +kernel package: .*: has the fix .*; has the follow-up"
+debian_host 6.12.117-1~deb12u1
+expect "Debian 6.12 with the fix and the follow-up" 0 \
+	"^ok +kernel package: .* 6.12.117-1~deb12u1 .*: has the fix \(Debian 6.12 from 6.12.57-1\); has the follow-up $fu \(Debian 6.12 from 6.12.100-1\)"
+debian_host 5.10.237-1
+expect "a Debian package of another line" 1 \
+	"^note +kernel package: linux-image-6.1.0-38-rt-amd64 5.10.237-1: not a Debian 6.1 or 6.12 kernel version"
+debian_host - -
+expect "a kernel no package owns" 1 "^note +kernel package: no package in dpkg's database owns /boot/vmlinuz-6.1.0-38-rt-amd64"
+host "$TEST_TMP/h" 6.1.0-38-rt-amd64 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
+out=$("$pf" --root "$TEST_TMP/h" --sample 0 2>&1)
+! grep -q "kernel package" <<<"$out" || { echo "$out"; fail "no dpkg database, yet a kernel package line"; }
+pass "no dpkg database: no kernel package line"
+
 # The BTF rule, through a stand-in bpftool that prints what the real one
 # prints for a kernel whose ready list is still an rwlock.
 mkdir -p "$TEST_TMP/bin"
@@ -114,6 +176,13 @@ host "$TEST_TMP/h" 6.12.117-relay-patched "#1 SMP PREEMPT_RT" --rt --config "$rt
 mkdir -p "$TEST_TMP/h/sys/kernel/btf" && : >"$TEST_TMP/h/sys/kernel/btf/vmlinux"
 PATH=$TEST_TMP/bin:$PATH expect "BTF outranks the release name" 1 \
 	"^act +epoll ready-list fix: MISSING .*decided from the running kernel's BTF: struct eventpoll's lock is rwlock_t"
+# The package says fixed, the kernel's own types say rwlock_t.
+debian_host 6.1.187-1
+mkdir -p "$TEST_TMP/h/sys/kernel/btf" && : >"$TEST_TMP/h/sys/kernel/btf/vmlinux"
+PATH=$TEST_TMP/bin:$PATH expect "BTF and the package disagree" 1 \
+	"^act +epoll ready-list fix: MISSING .*decided from the running kernel's BTF" \
+	"^warn +kernel package: linux-image-6.1.0-38-rt-amd64 6.1.187-1 .*has the fix.*but the running kernel's BTF says the fix is absent" \
+	'what to do: check which kernel booted'
 
 # --btf FILE: the lock type alone, as kernel/build's proof reads it.
 btf=$TEST_TMP/h/sys/kernel/btf/vmlinux

@@ -4,7 +4,8 @@
 # writes nothing; before a result is there it exits 9 naming the line, the
 # result it looked for and what builds it (saying so when a build of it
 # runs now); with a result it prints "stock PATH" and "patched PATH", the
-# bzImages (--host: the packages) in the directory --print-dir names; a
+# bzImages (--host: the packages) in the directory --print-dir names, and
+# for a historical line "historical PATH", its one image, saying so; a
 # result missing an image is refused, and so is --print-images beside
 # --print-dir or --check-only; another config fragment is another result.
 # timeout: 300
@@ -100,3 +101,26 @@ printf 'stock %s\npatched %s\n' "$hdir/linux-image-6.12.0-relay-stock_6.12.0-1re
 	"$hdir/linux-image-6.12.0-relay-patched_6.12.0-1relay_amd64.deb" >"$TEST_TMP/want"
 diff -u "$TEST_TMP/want" "$TEST_TMP/host.out" || fail "host: not the two packages"
 pass "host: $(paste -sd' ' "$TEST_TMP/host.out")"
+
+# A historical line (6.1.8-rt: Debian's 6.1.8-1 as shipped): one image,
+# named "historical", and a note that there is no stock/patched pair.
+run hist-none --line 6.1.8-rt --print-images
+refused hist-none 9 "^kernel/build: error: linux 6\.1\.8-rt: the historical image is not built yet \(no $RELAY_CACHE/kernels/6\.1\.8-rt-[0-9a-f]{16}/manifest\.json\).*make kernels KERNEL_LINE=6\.1\.8-rt"
+hist=$(result_dir hist-none)
+mkdir -p "$hist"
+echo '{}' >"$hist/manifest.json"
+echo historical >"$hist/bzImage-historical"
+run hist --line 6.1.8-rt --print-images
+[ "$rc" = 0 ] || { cat "$TEST_TMP/hist.err" >&2; fail "hist: exit $rc"; }
+[ "$(cat "$TEST_TMP/hist.out")" = "historical $hist/bzImage-historical" ] ||
+	fail "hist: printed '$(cat "$TEST_TMP/hist.out")', expected the one historical image"
+grep -q "linux 6.1.8-rt is a historical line: one image, Debian's linux 6.1.8-1 as shipped, no stock/patched pair" \
+	"$TEST_TMP/hist.err" || { cat "$TEST_TMP/hist.err" >&2; fail "hist: no note that the line is historical"; }
+pass "hist: $(cat "$TEST_TMP/hist.out")"
+rm "$hist/bzImage-historical"
+run hist-partial --line 6.1.8-rt --print-images
+refused hist-partial 9 "cached result $hist has a manifest but no historical image"
+run hist-patches --line 6.1.8-rt --patches "$top/kernel/patches/6.1" --print-images
+refused hist-patches 2 'linux 6\.1\.8-rt is a historical line .*--patches does not apply to it'
+run hist-host --line 6.1.8-rt --host --print-images
+refused hist-host 2 'linux 6\.1\.8-rt is a historical line: --host'

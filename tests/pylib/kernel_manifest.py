@@ -8,6 +8,11 @@ RT rwlock where the patched one takes the RT spinlock.
   kernel_manifest.py debs MANIFEST     tests/vm/kernel_debs.sh: the
                                        packages' manifest (nm, and the lock
                                        type in each package's BTF)
+  kernel_manifest.py historical MANIFEST
+                                       a historical line's manifest (one
+                                       image, Debian's tree as shipped: the
+                                       rwlock in its source and its
+                                       eventpoll.o, its source verified)
 """
 import json
 import sys
@@ -61,10 +66,36 @@ def debs(m):
     return None
 
 
+def historical(m):
+    """The first failure of a historical line's manifest M, or None (then
+    prints what it proves)."""
+    if m.get("images_kind") != "historical" or list(m["images"]) != ["historical"]:
+        return "not a historical line's manifest: images %s" % sorted(m["images"])
+    if m["series"] or m["differing_files"]:
+        return "a historical kernel has no series, but %s" % (m["series"] or m["differing_files"])
+    src = m["eventpoll_source"]["historical"]
+    if (src["struct_eventpoll_lock"], src["ep_poll_callback_lock"]) != ("rwlock_t", "read_lock_irqsave"):
+        return "fs/eventpoll.c has %(struct_eventpoll_lock)s, %(ep_poll_callback_lock)s" % src
+    locks = set(m["eventpoll_locks"]["historical"])
+    if not {"rt_read_lock", "rt_write_lock"} <= locks:
+        return "eventpoll.o calls %s, not rt_read_lock/rt_write_lock" % sorted(locks)
+    files = {f["file"]: f["sha256"] for f in m["source"]["files"]}
+    if not any(f.endswith(".dsc") for f in files):
+        return "no .dsc among the source files %s" % sorted(files)
+    print("ok: %s %s as shipped: struct eventpoll's lock %s, ep_poll_callback() %s, eventpoll.o calls %s"
+          % (m["package"], m["version"], src["struct_eventpoll_lock"], src["ep_poll_callback_lock"],
+             " ".join(sorted(locks))))
+    print("ok: %d RT patches; %s" % (len(m["source"]["rt_patches"]),
+                                     ", ".join("%s %s" % kv for kv in sorted(files.items()))))
+    return None
+
+
+CHECKS = {"images": images, "debs": debs, "historical": historical}
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("images", "debs"):
+    if len(sys.argv) != 3 or sys.argv[1] not in CHECKS:
         sys.exit(__doc__)
-    failure = (images if sys.argv[1] == "images" else debs)(read(sys.argv[2]))
+    failure = CHECKS[sys.argv[1]](read(sys.argv[2]))
     if failure:
         print("FAIL:", failure, file=sys.stderr)
         sys.exit(1)

@@ -19,8 +19,21 @@ MANIFEST = {
 }
 
 
-def edited(path, value):
-    m = copy.deepcopy(MANIFEST)
+HISTORICAL = {
+    "images_kind": "historical", "package": "linux", "version": "6.1.8-1",
+    "series": [], "differing_files": [],
+    "eventpoll_source": {"historical": {"struct_eventpoll_lock": "rwlock_t",
+                                        "ep_poll_callback_lock": "read_lock_irqsave"}},
+    "eventpoll_locks": {"historical": ["rt_read_lock", "rt_read_unlock", "rt_write_lock"]},
+    "source": {"files": [{"file": "linux_6.1.8-1.dsc", "sha256": "d1"},
+                         {"file": "linux_6.1.8.orig.tar.xz", "sha256": "o1"}],
+               "rt_patches": [{"patch": "a.patch"}, {"patch": "b.patch"}]},
+    "images": {"historical": {"sha256": "cc"}},
+}
+
+
+def edited(path, value, base=MANIFEST):
+    m = copy.deepcopy(base)
     d = m
     for key in path[:-1]:
         d = d[key]
@@ -67,6 +80,26 @@ class ManifestTest(unittest.TestCase):
                 (["eventpoll_locks", "patched"], ["rt_write_lock"],
                  "patched eventpoll.o locks ['rt_write_lock']")):
             self.assertEqual(run(kernel_manifest.debs, edited(path, value)), (failure, ""))
+
+    def test_historical_holds(self):
+        self.assertEqual(run(kernel_manifest.historical, HISTORICAL),
+                         (None, "ok: linux 6.1.8-1 as shipped: struct eventpoll's lock rwlock_t, "
+                          "ep_poll_callback() read_lock_irqsave, eventpoll.o calls rt_read_lock "
+                          "rt_read_unlock rt_write_lock\n"
+                          "ok: 2 RT patches; linux_6.1.8-1.dsc d1, linux_6.1.8.orig.tar.xz o1\n"))
+
+    def test_historical_failures(self):
+        for path, value, failure in (
+                (["images"], {"stock": {}, "patched": {}},
+                 "not a historical line's manifest: images ['patched', 'stock']"),
+                (["series"], ["0001.patch"], "a historical kernel has no series, but ['0001.patch']"),
+                (["eventpoll_source", "historical", "struct_eventpoll_lock"], "spinlock_t",
+                 "fs/eventpoll.c has spinlock_t, read_lock_irqsave"),
+                (["eventpoll_locks", "historical"], ["rt_spin_lock"],
+                 "eventpoll.o calls ['rt_spin_lock'], not rt_read_lock/rt_write_lock"),
+                (["source", "files"], [{"file": "x.tar.xz", "sha256": "x"}],
+                 "no .dsc among the source files ['x.tar.xz']")):
+            self.assertEqual(run(kernel_manifest.historical, edited(path, value, HISTORICAL)), (failure, ""))
 
 
 if __name__ == "__main__":

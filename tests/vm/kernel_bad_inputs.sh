@@ -4,7 +4,9 @@
 # kernel/build refuses bad input with a clear message and its own exit
 # status, and leaves nothing in the cache: a source version apt does not
 # have, a patch that does not apply, a config option that olddefconfig
-# drops, a disk too small. Small synthetic inputs; no compiler run.
+# drops, a disk too small; for a line from Debian's source package, a .dsc
+# or RT patches other than the pinned ones (10); a line's conf that
+# contradicts itself (2). Small synthetic inputs; no compiler run.
 . "$(dirname "$0")/../lib.sh"
 need_root "mounts a small tmpfs, fetches the source package with apt"
 "$top/mk/deps" kernel >/dev/null || fail "mk/deps kernel"
@@ -71,3 +73,27 @@ expect dropped-option 5 'CONFIG_KVM=y .*did not survive olddefconfig' --config "
 
 # A full disk: the 64 MB tmpfs cannot hold a build.
 expect disk-full 6 'not enough disk|disk full'
+
+# A line from Debian's source package (6.1): its unpacked, verified tree is
+# shared too. A .dsc other than the one pinned, RT patches other than the
+# pinned ones: exit 10, nothing left.
+conf61=$top/kernel/lines/6.1.conf
+v61=$(sed -n 's/^version=//p' "$conf61")
+if [ ! -f "$real/src/linux_$v61+rt.json" ]; then
+	"$top/kernel/build" --line 6.1 --check-only >/dev/null 2>&1 || fail "kernel/build --line 6.1 --check-only on good input failed"
+fi
+sed "s/^dsc_sha256=.*/dsc_sha256=$(printf '%064d' 0)/" "$conf61" >"$TEST_TMP/other-dsc.conf"
+expect other-dsc 10 'unpacked from a .dsc other than the one pinned' --line-conf "$TEST_TMP/other-dsc.conf" --check-only
+sed "s/^rt_patches_sha256=.*/rt_patches_sha256=$(printf '%064d' 1)/" "$conf61" >"$TEST_TMP/other-rt.conf"
+expect other-rt-patches 10 "Debian's RT patches in linux $v61 hash to [0-9a-f]{64} .*pins rt_patches_sha256=0{63}1" \
+	--line-conf "$TEST_TMP/other-rt.conf" --check-only
+
+# Confs that contradict themselves, refused before anything is fetched.
+{ cat "$top/kernel/lines/6.1.8-rt.conf"; echo "baseline=baseline/linux-6.1-stock.patch"; } >"$TEST_TMP/hist-baseline.conf"
+expect historical-with-baseline 2 'images=historical takes no baseline= or patches=' --line-conf "$TEST_TMP/hist-baseline.conf" --check-only
+{ cat "$conf61"; echo "config_add=MODULES"; } >"$TEST_TMP/bad-add.conf"
+expect bad-config-add 2 'config_add=MODULES is not CONFIG_NAME=VALUE' --line-conf "$TEST_TMP/bad-add.conf" --check-only
+sed 's/^source=debian/source=tarball/' "$conf61" >"$TEST_TMP/bad-source.conf"
+expect bad-source 2 'source=tarball, expected binary or debian' --line-conf "$TEST_TMP/bad-source.conf" --check-only
+sed '/^dsc_sha256=/d' "$conf61" >"$TEST_TMP/no-pin.conf"
+expect no-dsc-pin 2 "'dsc_sha256=' is missing" --line-conf "$TEST_TMP/no-pin.conf" --check-only

@@ -1,11 +1,13 @@
 #!/bin/bash
 # timeout: 900
 # lane: side
-# The patch series against the reconstructed stock trees (6.12 and 6.1):
-# the baseline and the series apply with patch -p1 and with git am, the first
-# patch turns stock fs/eventpoll.c into Debian's byte for byte, every patch
-# passes the tree's own checkpatch.pl, and every config fragment option
-# survives olddefconfig. Needs no compiler run beyond Kconfig.
+# The patch series against the reconstructed stock trees (6.12, and 6.1
+# with Debian's RT patches): the baseline and the series apply with patch
+# -p1 and with git am, the first patch turns stock fs/eventpoll.c into
+# Debian's byte for byte, every patch passes the tree's own checkpatch.pl,
+# and every config fragment option survives olddefconfig. The historical
+# 6.1.8-rt line: its source verified, its fs/eventpoll.c the rwlock one,
+# its config. Needs no compiler run beyond Kconfig.
 . "$(dirname "$0")/../lib.sh"
 need_root "fetches the source package with apt, writes ${RELAY_CACHE:-/var/cache/relay}"
 "$top/mk/deps" kernel >/dev/null || fail "mk/deps kernel"
@@ -24,6 +26,8 @@ for line in 6.12 6.1; do
 	baseline=$top/kernel/$(sed -n 's/^baseline=//p' "$conf")
 	patches=$top/kernel/$(sed -n 's/^patches=//p' "$conf")
 	src=$cache/src/${package}_$version
+	# A line from Debian's source package: the tree with its RT patches.
+	! grep -qx 'rt_patches=yes' "$conf" || src+=+rt
 	[ -f "$src/fs/eventpoll.c" ] || fail "linux $line: $src was not unpacked"
 
 	# git am onto a repository holding the stock file.
@@ -53,3 +57,12 @@ for line in 6.12 6.1; do
 	[ $first = 0 ] || fail "linux $line: empty series"
 	pass "linux $line: fs/eventpoll.c after the fix == Debian $package $version"
 done
+
+# The historical line: no baseline, no series; the check verifies the
+# source and finds the rwlock in its fs/eventpoll.c.
+rc=0
+"$top/kernel/build" --line 6.1.8-rt --check-only 2>"$TEST_TMP/hist.err" || rc=$?
+[ "$rc" = 0 ] || { cat "$TEST_TMP/hist.err" >&2; fail "linux 6.1.8-rt: kernel/build --check-only exited $rc"; }
+grep -q "fs/eventpoll.c as shipped: struct eventpoll's lock is rwlock_t, ep_poll_callback() takes read_lock_irqsave()" \
+	"$TEST_TMP/hist.err" || { cat "$TEST_TMP/hist.err" >&2; fail "linux 6.1.8-rt: no rwlock proof"; }
+pass "linux 6.1.8-rt: Debian's 6.1.8-1 with its RT patches, verified; the rwlock in fs/eventpoll.c; fragment survives"
