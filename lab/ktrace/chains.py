@@ -29,8 +29,11 @@ EPOLL_FRAMES = ("ep_poll", "ep_start_scan", "ep_done_scan", "ep_poll_callback",
                 "ep_send_events", "do_epoll_wait", "__x64_sys_epoll_wait", "ep_insert",
                 "ep_modify", "ep_remove", "ep_clear_and_put", "ep_free")
 # Who let a throttled cgroup go, by a frame of the unthrottle's stack.
+# The period's refill of a remote CPU's run queue arrives there as a
+# function call IPI (__cfsb_csd_unthrottle).
 UNTHROTTLE_CAUSES = (("tg_set_cfs_bandwidth", "cpu.max"), ("cpu_max_write", "cpu.max"),
-                     ("sched_cfs_period_timer", "period"), ("distribute_cfs_runtime", "period"))
+                     ("sched_cfs_period_timer", "period"), ("distribute_cfs_runtime", "period"),
+                     ("__cfsb_csd_unthrottle", "period"))
 UNTHROTTLE_TEXT = {"cpu.max": "a write to cpu.max (the watchdog's lift)",
                    "period": "the quota period's refill", None: "not known"}
 # A lock is an epoll instance's ready-list lock when its address is the

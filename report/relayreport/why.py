@@ -62,6 +62,8 @@ def rows(why):
 
     def late(w):
         t = w["totals"]
+        if not t["late"]:
+            return "none that slow"
         return f"{t['late_explained']} of {t['late']} ({t.get('late_by_lock', 0)} by a lock wait)"
 
     def lost(w):
@@ -77,8 +79,10 @@ def rows(why):
         c = w.get("non_rt_waiter")
         if not c:
             return "none seen"
+        if not c.get("holder"):
+            return f"{_task(c['waiter'])} waited {c['wait']['ms']} ms on ep->lock (its holder not seen)"
         return (f"{_task(c['waiter'])} waited {c['wait']['ms']} ms on ep->lock held by "
-                f"{_task(c.get('holder'))}, which was {_state(c)}; boost: {_boost(c)}")
+                f"{_task(c['holder'])}, which was {_state(c)}; boost: {_boost(c)}")
     return [
         ("stalls explained", each(totals)),
         ("worst wait: RT waiter", chain_cell(lambda c: f"{_task(c['waiter'])} in {c['waiter']['where']}")),
