@@ -1,9 +1,10 @@
 # lab/: the experiments, one folder each (lab/README.md).
 #
 #   make demo            stock vs patched PREEMPT_RT kernel under QEMU, then the
-#                        report (DEMO_ARGS="--duration 60 ..." passes flags to
+#                        report (DEMO_ARGS="--duration-s 60 ..." passes flags to
 #                        lab/demo/run; DEMO_CLOCK=host boots the guests on the
-#                        host clock instead of the virtual one, as a cross-check)
+#                        host clock instead of the virtual one, as a cross-check;
+#                        KERNEL_LINE=6.1: the pair of Debian 12's 6.1 RT line)
 #   make demo-model      the userspace model of the same locking (lab/model)
 #   make capacity        stock vs patched: RT load meeting a latency objective
 #   make host-ab         the scenario under systemd on stock and patched test hosts
@@ -19,7 +20,7 @@ DEMO_CLOCK ?= virtual
 .PHONY: demo
 demo:
 	@mk/deps build report demo
-	@lab/demo/run --clock $(DEMO_CLOCK) $(DEMO_ARGS)
+	@lab/demo/run --clock $(DEMO_CLOCK) --kernel-line $(KERNEL_LINE) $(DEMO_ARGS)
 
 include lab/capacity/capacity.mk lab/model/model.mk lab/hostab/hostab.mk \
 	lab/fleet/fleet.mk lab/soak/soak.mk
