@@ -69,6 +69,8 @@ def check(run):
               f"{k.get('rt_late')} of {k.get('rt_samples')}, RT max {rt_max(k)} us, "
               f"freezes {k.get('guest_freezes')}, late timer windows {k.get('timer_late_windows')}")
     print(f"verdict: {s['verdict']}: {s['headline']}")
+    for name, k in (("stock", st), ("patched", pa)):
+        assert k["outcome"] == "ok", f"{name}: the guest's outcome is {k['outcome']}: {s['headline']}"
     # The clock: virtual, recorded everywhere, and the two guests side by side.
     assert s["params"]["clock"] == "virtual" and s["clock"] == "virtual", s["params"]
     assert s["rule"]["clock"] == "virtual" and s["rule"]["patched_late_allowance"] == 0, s["rule"]

@@ -28,7 +28,7 @@
 # it must reject it (a check that cannot fail proves nothing).
 # Builds the kernels when they are not cached (~10 min once); with cached
 # images the run takes about 2 minutes on 2 free host CPUs.
-# timeout: 1800
+# timeout: 2700
 # needs: kernels
 # lane: side
 . "$(dirname "$0")/../lib.sh"
