@@ -21,7 +21,7 @@
 # steady rate, about one a second, so a 10 s step expects some ten, and
 # 617 pps is a second chance (lab/capacity/run says more). One
 # quota, 10 %: a 25 % cell doubled what the test cost.
-# timeout: 1800
+# timeout: 2700
 # needs: kernels
 # lane: side
 . "$(dirname "$0")/../lib.sh"
