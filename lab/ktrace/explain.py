@@ -245,8 +245,7 @@ class Run:
         for w in self.ready_list_waits(a, b):
             if w["end"] is None or w["end"] - w["begin"] < 1e-3:
                 continue
-            hs = chains.holders(self.tl, w, self.offset)
-            if any(self.tl.throttled_at(w["begin"]) for _ in hs[:1]):
+            if chains.holders(self.tl, w, self.offset) and self.tl.throttled_at(w["begin"]):
                 locked.append((w["end"] - w["begin"]) * 1000)
         share = self.running_share(self.relay, a, b)
         out = {"target_rate": st.get("target_rate"), "lock_waits": len(locked),

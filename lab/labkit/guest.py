@@ -55,6 +55,17 @@ def boot(image, initrd, out, clock, timeout, log=None, memory_mb=None):
                                 stdin=subprocess.DEVNULL)
 
 
+def explain(results, name, log, sweep=None):
+    """Start lab/ktrace/explain on a guest's results (chains.json beside
+    them; with sweep, each step's cause too) in the background: the Popen.
+    What it says goes to LOG."""
+    argv = [os.path.join(TOP, "lab/ktrace/explain"), results, "--name", name]
+    if sweep:
+        argv += ["--sweep", sweep]
+    with open(log, "w", encoding="utf-8") as sink:
+        return subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
 def outcome(out):
     """kernel/vm/boot's one word for the guest (no-results when it left none)."""
     try:
