@@ -275,9 +275,24 @@ static void reply(struct evhttp_request *req, int code, const char *type,
 	evhttp_add_header(headers, "Content-Type", type);
 	evhttp_send_reply(req, code, code == 200 ? "OK" : code == 404 ?
 			  "Not Found" : code == 400 ? "Bad Request" :
+			  code == 501 ? "Not Implemented" :
 			  code == 505 ? "HTTP Version Not Supported" :
 			  "Unavailable", out);
 	evbuffer_free(out);
+}
+
+/* The refusal is out: shut the connection down ourselves. evhttp closes
+ * after a "Connection: close" answer, except to CONNECT, whose connection
+ * it keeps reading (a tunnel's) whatever the header says: the next request
+ * would be answered on a connection promised closed. */
+static void refused_sent(struct evhttp_request *req, void *arg)
+{
+	(void)arg;
+	struct bufferevent *bev = evhttp_connection_get_bufferevent(
+		evhttp_request_get_connection(req));
+	evutil_socket_t fd = bev ? bufferevent_getfd(bev) : -1;
+	if (fd >= 0)
+		shutdown(fd, SHUT_RDWR);
 }
 
 /* Refuse a request evhttp let through, and close the connection, so that
@@ -286,6 +301,7 @@ static void refuse(struct evhttp_request *req, int code, const char *why)
 {
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Connection",
 			  "close");
+	evhttp_request_set_on_complete_cb(req, refused_sent, NULL);
 	reply(req, code, "text/plain; charset=utf-8", why, strlen(why));
 }
 
@@ -295,9 +311,18 @@ static int refused(struct evhttp_request *req)
 {
 	/* evhttp answers in whatever version the request names ("HTTP/1.9
 	 * 200 OK"), which no client can rely on. */
-	if (req->major != 1 || (req->minor != 0 && req->minor != 1)) {
+	bool version = req->major == 1 && (req->minor == 0 || req->minor == 1);
+	if (!version) {
 		req->major = 1;
 		req->minor = 1;
+	}
+	/* evhttp refuses the other methods itself (501), but CONNECT's
+	 * refusal would leave the connection open (refused_sent()). */
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_CONNECT) {
+		refuse(req, 501, "only GET and HEAD here\n");
+		return 1;
+	}
+	if (!version) {
 		refuse(req, 505, "only HTTP/1.0 and HTTP/1.1 here\n");
 		return 1;
 	}
@@ -427,9 +452,11 @@ struct admin *admin_serve(struct event_base *base, int fd,
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	evhttp_set_gencb(ad->http, handle, ad);
 	/* evhttp refuses the rest before handle() sees them, and closes:
-	 * another method 501, a body 413, a malformed request or one whose
-	 * line and headers pass the limit 400. */
-	evhttp_set_allowed_methods(ad->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	 * another method 501 (CONNECT is refused in handle()), a body 413,
+	 * a malformed request or one whose line and headers pass the limit
+	 * 400. */
+	evhttp_set_allowed_methods(ad->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD |
+				   EVHTTP_REQ_CONNECT);
 	evhttp_set_max_headers_size(ad->http, ADMIN_MAX_HEADERS);
 	evhttp_set_max_body_size(ad->http, 0);
 	/* Per read: for a connection past the cap, which no sweep sees. */
