@@ -5,6 +5,8 @@
 #                        lab/demo/run; DEMO_CLOCK=host boots the guests on the
 #                        host clock instead of the virtual one, as a cross-check;
 #                        KERNEL_LINE=6.1: the pair of Debian 12's 6.1 RT line)
+#   make demo-runs       make demo DEMO_RUNS (10) times, each run on its own
+#                        trajectory, and the table of the runs (lab/demo/repeat)
 #   make demo-model      the userspace model of the same locking (lab/model)
 #   make capacity        stock vs patched: RT load meeting a latency objective
 #   make host-ab         the scenario under systemd on stock and patched test hosts
@@ -21,6 +23,12 @@ DEMO_CLOCK ?= virtual
 demo:
 	@mk/deps build report demo
 	@lab/demo/run --clock $(DEMO_CLOCK) --kernel-line $(KERNEL_LINE) $(DEMO_ARGS)
+
+DEMO_RUNS ?= 10
+.PHONY: demo-runs
+demo-runs:
+	@mk/deps build report demo
+	@lab/demo/repeat $(DEMO_RUNS) --clock $(DEMO_CLOCK) --kernel-line $(KERNEL_LINE) $(DEMO_ARGS)
 
 include lab/capacity/capacity.mk lab/model/model.mk lab/hostab/hostab.mk \
 	lab/fleet/fleet.mk lab/soak/soak.mk
