@@ -3,8 +3,9 @@ summary.json (the form of the tables in docs/measurements.md).
 
     python3 lab/demo/runs.py RUN_DIR...
 
-Exit status: 0 printed; 2 no run given; 65 a run without a readable
-summary.json (named).
+Exit status: 0 printed; 1 printed, but two runs have the same figures (one
+trajectory twice: not independent runs); 2 no run given; 65 a run without
+a readable summary.json (named).
 """
 import json
 import os
@@ -35,6 +36,14 @@ def row(n, s, wall_s):
             f"{lost} | {wall_s if wall_s is not None else '?'} s | {s.get('verdict')} |")
 
 
+def figures(s):
+    """What two runs on independent trajectories do not share."""
+    st, pa = s["stock"], s["patched"]
+    return (st.get("stalls"), st.get("rt_late"), st.get("rt_samples"), pa.get("rt_samples"),
+            json.dumps(st.get("rt_latency_us"), sort_keys=True),
+            json.dumps(pa.get("rt_latency_us"), sort_keys=True))
+
+
 def wall(run_dir):
     """The whole run's seconds, from its phases in run.json."""
     try:
@@ -49,17 +58,25 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     out = [HEAD, "|" + "---|" * (HEAD.count("|") - 1)]
+    seen, same = {}, []
     for n, d in enumerate(argv, 1):
         path = os.path.join(d, "summary.json")
         try:
             with open(path, encoding="utf-8") as f:
                 s = json.load(f)
             out.append(row(n, s, wall(d)))
+            key = figures(s)
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"runs: {path}: {e}", file=sys.stderr)
             return 65
+        if key in seen:
+            same.append((seen[key], n))
+        seen.setdefault(key, n)
     print("\n".join(out))
-    return 0
+    for a, b in same:
+        print(f"runs: runs {a} and {b} have the same figures: one trajectory twice, not "
+              "independent runs", file=sys.stderr)
+    return 1 if same else 0
 
 
 if __name__ == "__main__":

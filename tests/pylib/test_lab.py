@@ -1,6 +1,8 @@
 """lab/labkit and the soak's verdict (lab/soak/soak.py), on made-up runs."""
 import argparse
+import contextlib
 import csv
+import io
 import json
 import os
 import subprocess
@@ -14,6 +16,7 @@ sys.path.insert(0, os.path.join(TOP, "lab", "soak"))
 sys.path.insert(0, os.path.join(TOP, "lab", "demo"))
 import runs  # noqa: E402
 import soak  # noqa: E402
+from labkit import guest  # noqa: E402
 from labkit import run as labrun  # noqa: E402
 from labkit import spec  # noqa: E402
 
@@ -161,6 +164,32 @@ class DemoRunsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             self.assertEqual(runs.main([d]), 65)
         self.assertEqual(runs.main([]), 2)
+
+    def test_one_trajectory_twice_is_said(self):
+        with tempfile.TemporaryDirectory() as d:
+            dirs = []
+            for i, p99 in enumerate((95, 96, 95)):
+                s = json.loads(json.dumps(self.SUMMARY))
+                s["patched"]["rt_latency_us"]["p99_9"] = p99
+                dirs.append(os.path.join(d, str(i)))
+                os.makedirs(dirs[-1])
+                with open(os.path.join(dirs[-1], "summary.json"), "w", encoding="utf-8") as f:
+                    json.dump(s, f)
+            err = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                self.assertEqual(runs.main(dirs), 1)
+            self.assertIn("runs 1 and 3 have the same figures", err.getvalue())
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(runs.main(dirs[:2]), 0)
+
+
+class SaltTest(unittest.TestCase):
+    def test_its_own_per_run_and_the_same_again(self):
+        ids = [f"20261204-2114{i:02d}-{i * 7919 % 65536:04x}" for i in range(40)]
+        salts = [guest.salt_us(i) for i in ids]
+        self.assertEqual(salts, [guest.salt_us(i) for i in ids])
+        self.assertTrue(all(0 <= v < guest.SALT_SPAN_US for v in salts))
+        self.assertGreater(len(set(salts)), 35)
 
 
 if __name__ == "__main__":
