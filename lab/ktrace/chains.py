@@ -14,6 +14,8 @@ guess.
 import bisect
 from collections import Counter, defaultdict
 
+from .tracefile import holds_bh
+
 # Frames of the lock's own machinery and of the tracer: not the place a
 # task waited.
 LOCK_FRAMES = ("rwbase_write_lock", "rwbase_read_lock", "rt_write_lock", "rt_read_lock",
@@ -39,6 +41,11 @@ UNTHROTTLE_TEXT = {"cpu.max": "a write to cpu.max (the watchdog's lift)",
 # A lock is an epoll instance's ready-list lock when its address is the
 # instance's plus this many bytes, for at least this many waits.
 MIN_OFFSET_SUPPORT = 3
+# A lock this close to a CPU's run queue is one of that CPU's per-CPU
+# variables (both in its static per-CPU area, well under this on the
+# project's config); the locks of sockets, files and epoll instances are
+# slab objects, far from it.
+PERCPU_NEAR = 256 << 10
 
 
 def policy(prio):
@@ -85,14 +92,18 @@ class Timeline:
 
     def __init__(self, events):
         self.comm = {}
+        # pid -> its own priority: the lowest seen (the largest number), as
+        # a boost only ever raises a task's for a while.
         self.prio = {}
         self.runs = defaultdict(list)          # pid -> [(ts switched in, cpu)]
         self.stops = defaultdict(list)         # pid -> [(ts switched out, state)]
         self.on_cpu = defaultdict(list)        # cpu -> [(ts, pid)] who ran from ts
         self.wakings = defaultdict(list)       # pid -> [(ts, waker pid, cpu)]
         self.callbacks = defaultdict(list)     # pid -> [[entry ts, exit ts or None, ep]]
-        self.boosts = defaultdict(list)        # pid -> [(ts, oldprio, newprio, by pid)]
-        self.throttles = defaultdict(list)     # (tg, rq) -> [[ts, unthrottle ts, cause, stack, pid]]
+        # pid -> [(ts, oldprio, newprio, by pid, the booster's wait or None)]
+        self.boosts = defaultdict(list)
+        # (tg, rq) -> [[ts, unthrottle ts, cause, stack, pid, flags, cpu]]
+        self.throttles = defaultdict(list)
         self.waits = []                        # dicts, by begin time
         self.first = events[0].ts if events else None
         self.last = events[-1].ts if events else None
@@ -101,14 +112,14 @@ class Timeline:
             f, n = e.fields, e.name
             self.comm.setdefault(e.pid, e.comm)
             if n == "sched_switch":
-                self.prio[f["prev_pid"]] = f["prev_prio"]
-                self.prio[f["next_pid"]] = f["next_prio"]
+                self._saw_prio(f["prev_pid"], f["prev_prio"])
+                self._saw_prio(f["next_pid"], f["next_prio"])
                 self.comm[f["next_pid"]] = f["next_comm"]
                 self.stops[f["prev_pid"]].append((e.ts, f["prev_state"]))
                 self.runs[f["next_pid"]].append((e.ts, e.cpu))
                 self.on_cpu[e.cpu].append((e.ts, f["next_pid"]))
             elif n == "sched_waking":
-                self.prio.setdefault(f["pid"], f.get("prio"))
+                self._saw_prio(f["pid"], f.get("prio"))
                 self.comm.setdefault(f["pid"], f["comm"])
                 self.wakings[f["pid"]].append((e.ts, e.pid, f.get("target_cpu", e.cpu)))
             elif n == "ep_cb":
@@ -131,17 +142,26 @@ class Timeline:
                         open_.pop(i)["end"] = e.ts
                         break
             elif n == "sched_pi_setprio":
-                self.boosts[f["pid"]].append((e.ts, f.get("oldprio"), f.get("newprio"), e.pid))
+                self._saw_prio(f["pid"], f.get("oldprio"))
+                self._saw_prio(f["pid"], f.get("newprio"))
+                open_ = waiting.get(e.pid)
+                self.boosts[f["pid"]].append((e.ts, f.get("oldprio"), f.get("newprio"), e.pid,
+                                              open_[-1] if open_ else None))
             elif n == "throttle":
                 # A cgroup is throttled per CPU (per run queue), from that
                 # CPU or another one.
-                self.throttles[(f.get("tg"), f.get("rq"))].append([e.ts, None, None, e.stack, e.pid])
+                self.throttles[(f.get("tg"), f.get("rq"))].append(
+                    [e.ts, None, None, e.stack, e.pid, e.flags, e.cpu])
             elif n == "unthrottle":
                 ivs = self.throttles.get((f.get("tg"), f.get("rq")), [])
                 if ivs and ivs[-1][1] is None:
                     ivs[-1][1], ivs[-1][2] = e.ts, unthrottle_cause(e.stack)
         self.begins = [w["begin"] for w in self.waits]
         self.longest_wait = max(((w["end"] or self.last) - w["begin"] for w in self.waits), default=0)
+
+    def _saw_prio(self, pid, prio):
+        if prio is not None and prio > self.prio.get(pid, -1):
+            self.prio[pid] = prio
 
     def task(self, pid):
         pol, level = policy(self.prio.get(pid))
@@ -323,7 +343,7 @@ def boost_of(tl, pid, w):
     end = w["end"] if w["end"] is not None else tl.last
     i = bisect.bisect_left(rows, w["begin"] - 1e-6, key=lambda r: r[0])
     for j in range(i, len(rows)):
-        ts, old, new, by = rows[j]
+        ts, old, new, by, _ = rows[j]
         if ts > end:
             break
         if by == w["pid"] and old is not None and new is not None and new < old:
@@ -331,3 +351,42 @@ def boost_of(tl, pid, w):
             return {"after_wait_began_ms": _ms(w["begin"], ts), "from": policy(old), "to": policy(new),
                     "by": tl.task(by), "boosted_ms": _ms(ts, back)}
     return None
+
+
+def softirq_holds(tl, t0):
+    """The throttles that caught their task holding its CPU's softirq lock
+    (tracefile.holds_bh): while it is held no other task runs the CPU's
+    softirqs, and PREEMPT_RT does not even wake ksoftirqd, so a timer
+    delivered as a softirq (the relay's timerfd tick) waits with no task
+    waiting on the lock: nobody lends the holder a priority. Each lasts
+    until an RT task that needs the lock on that CPU boosts the holder
+    through it (a per-CPU lock of that CPU: PERCPU_NEAR) or the cgroup is
+    unthrottled. A boost through another lock the holder has (ep->lock,
+    a socket's wait queue) lets it run only to that lock's release, with
+    softirqs still held. [dict], in time order."""
+    out = []
+    for (_, rq), ivs in tl.throttles.items():
+        for start, unthrottled, cause, _, pid, flags, cpu in ivs:
+            if not holds_bh(flags):
+                continue
+            end, boost = unthrottled, None
+            rows = tl.boosts.get(pid, [])
+            for ts, old, new, by, w in rows[bisect.bisect_right(rows, start, key=lambda r: r[0]):]:
+                if end is not None and ts > end:
+                    break
+                if w is not None and tl.is_rt(by) and w["cpu"] == cpu and rq is not None \
+                        and abs(w["lock"] - rq) < PERCPU_NEAR and None not in (old, new) and new < old:
+                    end, boost = ts, {"by": tl.task(by), "through_lock": hex(w["lock"]), "to": policy(new)}
+                    break
+            h = {"holder": tl.task(pid), "cpu": cpu,
+                 "holding": "serving softirqs" if flags[2] in "sH" else "with softirqs disabled",
+                 "throttled_s": _s(start, t0), "held_until_s": _s(end, t0), "held_ms": _ms(start, end),
+                 "ended_by": "boost" if boost else ("unthrottle" if end is not None else None),
+                 "complete": end is not None}
+            if boost:
+                h["boost"] = boost
+            elif end is not None:
+                h["unthrottled_by"] = cause
+            out.append(h)
+    out.sort(key=lambda h: h["throttled_s"])
+    return out

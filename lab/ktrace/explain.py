@@ -263,6 +263,20 @@ class Run:
             out["cause"] = st.get("cause") or "objective"
         return out
 
+    def softirq_held(self):
+        """The CPU's softirqs held by a throttled task (chains.softirq_holds):
+        how often, how long, how many past the scenario's late limit, and
+        the longest, which is the non-RT waker's chain: the relay's timerfd
+        tick is a softirq, and no task waits for it to boost the holder."""
+        spans = chains.softirq_holds(self.tl, self.t0)
+        late_ms = self.scen["params"].get("late_ms")
+        held = [h["held_ms"] for h in spans if h["held_ms"] is not None]
+        done = [h for h in spans if h["complete"]]
+        return {"throttles_holding": len(spans), "held_ms": percentiles(held), "late_ms": late_ms,
+                "over_late_ms": sum(1 for v in held if isinstance(late_ms, (int, float)) and v > late_ms),
+                "ended_by_boost": sum(1 for h in done if h["ended_by"] == "boost"),
+                "longest": max(spans, key=lambda h: h["held_ms"] or 0, default=None)}
+
     def document(self):
         stalls = [self.stall(i, s) for i, s in enumerate(self.scen["stalls"])]
         ticker = self.scen.get("ticker") or {}
@@ -283,6 +297,7 @@ class Run:
         # ksoftirqd): a waiter that cannot boost a throttled holder.
         doc["longest_non_rt_wait"] = (chains.chain(self.tl, self.longest_other, self.offset, self.t0)
                                       if self.longest_other else None)
+        doc["softirq_held"] = self.softirq_held()
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),
@@ -322,6 +337,13 @@ def headline(doc):
     if t["late"]:
         parts.append(f"{t['late_explained']} of {t['late']} RT datagrams over "
                      f"{doc['late_listed_over_us'] / 1000:g} ms explained")
+    sh = doc["softirq_held"]
+    if sh["over_late_ms"]:
+        h = sh["longest"]
+        n = sh["over_late_ms"]
+        parts.append(f"CPU {h['cpu']}'s softirqs (the relay's timerfd tick) held past "
+                     f"{sh['late_ms']:g} ms by a throttled task {n} time{'s' if n != 1 else ''}, "
+                     f"longest {h['held_ms']:.1f} ms by {h['holder']['comm']}/{h['holder']['pid']}")
     if not doc["trace"]["complete"]:
         parts.append(f"the trace lost {doc['trace']['lost']['total']} events")
     return "; ".join(parts)

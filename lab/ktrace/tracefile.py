@@ -40,6 +40,9 @@ class Event:
     comm: str
     name: str           # sched_switch, contention_begin, ep_cb, ...
     fields: dict
+    # The irqs-off/need-resched/hardirq-softirq/preempt columns ("d.s25"),
+    # "" when the trace has none.
+    flags: str = ""
     stack: list = field(default_factory=list)   # innermost first, when a trigger printed one
 
 
@@ -85,8 +88,16 @@ def _open(path):
     return open(path, encoding="utf-8", errors="replace")
 
 
+def holds_bh(flags):
+    """Whether the task an event fired in held its CPU's softirq lock: BH
+    disabled ("D", "b" in the first column) or serving softirqs ("s", "H"
+    in the third). On PREEMPT_RT both hold the per-CPU softirq_ctrl lock,
+    and while a task holds it no other runs the CPU's softirqs."""
+    return len(flags) >= 3 and (flags[0] in "Db" or flags[2] in "sH")
+
+
 def _split(line):
-    """(comm, pid, cpu, ts, name, body) of a trace line, or None. The fast
+    """(comm, pid, cpu, flags, ts, name, body) of a trace line, or None. The fast
     way: the first ": " ends the timestamp, and the columns before it are
     read from the right (a task's name may hold spaces); the regex when
     that does not add up."""
@@ -98,13 +109,14 @@ def _split(line):
             name, sep2, body = rest.partition(": ")
             if dash and pid.isdigit() and cols[1][1:-1].isdigit() and sep2 and name.isidentifier():
                 try:
-                    return comm, int(pid), int(cols[1][1:-1]), float(cols[3]), name, body
+                    return comm, int(pid), int(cols[1][1:-1]), cols[2], float(cols[3]), name, body
                 except ValueError:
                     pass
     m = _LINE.match(line)
     if not m:
         return None
-    return m["comm"].strip(), int(m["pid"]), int(m["cpu"]), float(m["ts"]), m["name"], m["body"]
+    return (m["comm"].strip(), int(m["pid"]), int(m["cpu"]), m["flags"] or "", float(m["ts"]),
+            m["name"], m["body"])
 
 
 def parse(lines, source="trace"):
@@ -139,7 +151,7 @@ def parse(lines, source="trace"):
         parts = _split(line)
         if parts is None:
             raise TraceError(f"{source}:{n}: not a trace line: {line[:120]!r}")
-        comm, pid, cpu, ts, name, body = parts
+        comm, pid, cpu, flags, ts, name, body = parts
         try:
             f = _fields(name, body)
         except ValueError:
@@ -147,7 +159,7 @@ def parse(lines, source="trace"):
         if f is None:
             raise TraceError(f"{source}:{n}: event {name} with fields it should not have: {body[:120]!r}")
         in_stack = None
-        events.append(Event(ts, cpu, pid, comm, name, f))
+        events.append(Event(ts, cpu, pid, comm, name, f, flags))
     return events
 
 

@@ -202,6 +202,7 @@ def why(res):
     return {"line": ch["line"], "totals": ch["totals"], "trace": ch["trace"],
             "contentions": ch["contentions"], "worst_stall": worst, "worst_late": worst_late,
             "non_rt_waiter": non_rt, "longest_rt_wait": ch.get("longest_rt_wait"),
+            "softirq_held": ch.get("softirq_held"),
             "chains": os.path.relpath(path, os.path.dirname(os.path.dirname(res)))}
 
 

@@ -43,6 +43,23 @@ def _boost(c):
             f"{b['after_wait_began_ms']} ms, ran boosted {b['boosted_ms']} ms")
 
 
+def _softirqs(sh):
+    """The non-RT waker's chain: the relay's timerfd tick is a softirq, held
+    with the CPU's softirq lock by a throttled task that no task waits on."""
+    h = sh["longest"]
+    text = (f"CPU {h['cpu']}'s softirqs (the relay's timerfd tick) held {h['held_ms']} ms by "
+            f"{_task(h['holder'])}, throttled {h['holding']}; no task waited on the lock to "
+            "boost it")
+    if h.get("boost"):
+        text += (f", until {_task(h['boost']['by'])} needed the lock and boosted it to "
+                 f"{h['boost']['to'][0]} {h['boost']['to'][1]}")
+    elif h.get("ended_by") == "unthrottle":
+        text += ", until the unthrottle"
+    if sh.get("late_ms") is not None:
+        text += f" ({sh['over_late_ms']} of {sh['throttles_holding']} such holds over {sh['late_ms']:g} ms)"
+    return text
+
+
 def _pcts(p, unit="us"):
     return "-" if not p else f"p50 {p['p50']:g}, p99 {p['p99']:g}, max {p['max']:g} {unit} ({p['n']})"
 
@@ -77,6 +94,10 @@ def rows(why):
 
     def non_rt(w):
         c = w.get("non_rt_waiter")
+        h = (w.get("softirq_held") or {}).get("longest")
+        if h and h.get("held_ms") is not None and \
+                (not c or (c["wait"].get("ms") or 0) < h["held_ms"]):
+            return _softirqs(w["softirq_held"])
         if not c:
             return "none seen"
         if not c.get("holder"):

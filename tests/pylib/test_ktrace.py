@@ -13,7 +13,9 @@ import unittest
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(TOP, "lab"))
+sys.path.insert(0, os.path.join(TOP, "report"))
 from ktrace import chains, explain, tracefile  # noqa: E402
+from relayreport import summary, why  # noqa: E402
 
 FIX = os.path.join(TOP, "tests", "fixtures", "ktrace")
 
@@ -25,7 +27,7 @@ def lines_of(kernel):
 
 class ReadTest(unittest.TestCase):
     def test_real_traces_parse(self):
-        for kernel in ("stock", "patched"):
+        for kernel in ("stock", "patched", "patched-softirq"):
             events = tracefile.read(os.path.join(FIX, kernel, "trace.txt.gz"))
             names = {e.name for e in events}
             self.assertTrue({"sched_switch", "contention_begin", "contention_end", "ep_cb", "ep_cb_ret",
@@ -184,6 +186,65 @@ class PatchedTest(unittest.TestCase):
     def test_offset_agrees_with_the_stock_kernel(self):
         stock = explain.Run(os.path.join(FIX, "stock"), "stock")
         self.assertEqual(self.doc["ready_list_lock"]["offset_in_eventpoll"], stock.offset)
+
+
+class SoftirqTest(unittest.TestCase):
+    """The patched-softirq excerpt: the non-RT waker's chain. A loadgen
+    thread is throttled serving softirqs; a boost through ep->lock does not
+    end the hold, the relay's boost through CPU 1's softirq lock does."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.run_ = explain.Run(os.path.join(FIX, "patched-softirq"), "patched")
+        cls.doc = cls.run_.document()
+
+    def test_the_hold_and_what_ended_it(self):
+        sh = self.doc["softirq_held"]
+        self.assertEqual((sh["throttles_holding"], sh["over_late_ms"], sh["late_ms"]), (1, 1, 5))
+        h = sh["longest"]
+        self.assertEqual((h["holder"]["comm"], h["holder"]["pid"], h["holder"]["policy"]),
+                         ("loadgen", 77, "OTHER"))
+        self.assertEqual((h["cpu"], h["holding"], h["ended_by"]), (1, "serving softirqs", "boost"))
+        self.assertAlmostEqual(h["held_ms"], 7.996, places=3)
+        self.assertEqual((h["boost"]["by"]["comm"], h["boost"]["to"]), ("relay", ["FIFO", 50]))
+        # Through a lock of no epoll instance: not the ready-list lock the
+        # relay boosted the same thread through 46 us into the hold.
+        lock = int(h["boost"]["through_lock"], 16)
+        epolls = {cb[2] for cbs in self.run_.tl.callbacks.values() for cb in cbs}
+        self.assertNotIn(lock - self.doc["ready_list_lock"]["offset_in_eventpoll"], epolls)
+        early = [b for b in self.run_.tl.boosts[77] if b[0] < self.run_.t0 + h["held_until_s"] - 0.001]
+        self.assertTrue(any(b[4] and b[4]["lock"] - 144 in epolls for b in early), early)
+        self.assertIn("held past 5 ms by a throttled task 1 time, longest 8.0 ms by loadgen/77",
+                      self.doc["line"])
+
+    def test_the_page_row(self):
+        # chains.json as the report reads it: the non-RT waiter's row shows
+        # the hold, not the loadgen thread's microseconds on ep->lock.
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        res = os.path.join(d, "patched", "results")
+        os.makedirs(res)
+        with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
+            json.dump(self.doc, f)
+        rows = dict(why.rows([("patched", summary.why(res))]))
+        cell = rows["non-RT waiter (the caveat)"][0]
+        self.assertEqual(cell, "CPU 1's softirqs (the relay's timerfd tick) held 7.996 ms by loadgen/77 "
+                         "(OTHER 0), throttled serving softirqs; no task waited on the lock to boost it, "
+                         "until relay/71 (FIFO 50) needed the lock and boosted it to FIFO 50 "
+                         "(1 of 1 such holds over 5 ms)")
+
+    def test_no_hold_without_the_flags(self):
+        # The same excerpt with the throttle's columns saying nothing was
+        # held: no hold is claimed.
+        lines = [ln.replace("dNs26", "dN.2.") if " throttle: " in ln else ln
+                 for ln in lines_of("patched-softirq")]
+        tl = chains.Timeline(tracefile.parse(lines))
+        self.assertEqual(chains.softirq_holds(tl, 0), [])
+
+    def test_holds_bh(self):
+        for flags, held in (("dNs26", True), ("DNZ13", True), ("b...3", True), ("d.H2.", True),
+                            ("dN.2.", False), ("d.h3.", False), ("", False), ("d.", False)):
+            self.assertEqual(tracefile.holds_bh(flags), held, flags)
 
 
 class CliTest(unittest.TestCase):
