@@ -159,13 +159,14 @@ static int start_relay(struct run *r)
 static int start_loadgen(struct run *r)
 {
 	const struct params *p = &r->p;
-	char target[64], rate[16], dur[16], cpu[16], threads[16];
+	char target[64], rate[16], dur[16], cpu[16], threads[16], spin[16];
 	char json[512], hgrm[512], ts[512], log[512], err[256];
 	snprintf(target, sizeof(target), "udp://127.0.0.1:%d", p->port);
 	snprintf(rate, sizeof(rate), "%d", p->rate_pps);
 	snprintf(dur, sizeof(dur), "%d", p->duration_s);
 	snprintf(cpu, sizeof(cpu), "%d", p->cpu);
 	snprintf(threads, sizeof(threads), "%d", p->senders);
+	snprintf(spin, sizeof(spin), "%d", p->spin_us);
 	path(json, sizeof(json), p->out, "loadgen.json");
 	path(hgrm, sizeof(hgrm), p->out, "loadgen.hgrm");
 	path(ts, sizeof(ts), p->out, "loadgen.timeseries.csv");
@@ -173,13 +174,15 @@ static int start_loadgen(struct run *r)
 	char *argv[] = { (char *)p->loadgen, "--target", target, "--rate", rate,
 		"--duration", dur, "--threads", threads, "--cpus", cpu,
 		"--cgroup", r->cg.path, "--json", json, "--hgrm", hgrm,
-		"--timeseries", ts, NULL };
+		"--timeseries", ts, "--spin-us", spin, NULL };
 	if (child_start(&r->loadgen, "loadgen", argv, log, err, sizeof(err)) < 0) {
 		problem(r, "%s", err);
 		return -1;
 	}
 	fprintf(stderr, "demo-scenario: loadgen sending %d pps for %d s from %d threads in %s\n",
 		p->rate_pps, p->duration_s, p->senders, r->cg.path);
+	if (p->spin_us)
+		fprintf(stderr, "demo-scenario: its senders spin %d us before each send\n", p->spin_us);
 	/* Its own --duration ends it, plus its start-up and its 2 s wait for
 	 * late replies when it kept up. */
 	r->stop_ns = clock_ns(CLOCK_MONOTONIC) + (int64_t)(p->duration_s + 3) * 1000000000;

@@ -15,6 +15,9 @@
 	X(duration_s, "duration-s", 1, 3600, 30, "how long loadgen sends (s)") \
 	X(rate_pps, "rate-pps", 1, 1000000, 2000, "datagrams per second, all senders together") \
 	X(senders, "senders", 1, 64, 2, "loadgen sender threads, all in the quota") \
+	X(spin_us, "spin-us", 0, 10000, 0, \
+	  "each sender busy-waits this long before each send (loadgen --spin-us): " \
+	  "at or above its interval the senders fill any quota") \
 	X(cpu_quota_pct, "cpu-quota-pct", 1, 100, 10, \
 	  "the senders' cpu.max quota, % of one CPU per period") \
 	X(period_us, "period-us", 1000, 1000000, 10000, "the quota period (us)") \
