@@ -7,6 +7,8 @@
 #                        KERNEL_LINE=6.1: the pair of Debian 12's 6.1 RT line)
 #   make demo-runs       make demo DEMO_RUNS (10) times, each run on its own
 #                        trajectory, and the table of the runs (lab/demo/repeat)
+#   make demo-matrix     make demo on each kernel pair a Debian 12 user meets
+#                        (6.12, 6.1-rt, historical 6.1.8-rt), one page of them
 #   make demo-model      the userspace model of the same locking (lab/model)
 #   make capacity        stock vs patched: RT load meeting a latency objective
 #   make host-ab         the scenario under systemd on stock and patched test hosts
@@ -23,6 +25,11 @@ DEMO_CLOCK ?= virtual
 demo:
 	@mk/deps build report demo
 	@lab/demo/run --clock $(DEMO_CLOCK) --kernel-line $(KERNEL_LINE) $(DEMO_ARGS)
+
+.PHONY: demo-matrix
+demo-matrix:
+	@mk/deps build report demo
+	@python3 lab/demo/matrix.py --clock $(DEMO_CLOCK) $(DEMO_ARGS)
 
 DEMO_RUNS ?= 10
 .PHONY: demo-runs

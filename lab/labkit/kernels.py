@@ -21,8 +21,19 @@ def images(run, line="6.12"):
     return lookup(line)
 
 
-def lookup(line="6.12"):
-    """Where the built images of LINE are, without building."""
+def historical(run, line):
+    """The one image of a historical LINE (kernel/lines/*.conf with
+    images=historical), built first if need be."""
+    log = run.path(f"kernels-{line}.log")
+    try:
+        run.command(["make", "-C", TOP, "--no-print-directory", "kernels", f"KERNEL_LINE={line}"],
+                    log, "make kernels")
+    except LabError as e:
+        raise LabError(EX_KERNELS, str(e))
+    return _print_images(line).get("historical") or _missing(line, "historical")
+
+
+def _print_images(line):
     p = subprocess.run([os.path.join(TOP, "kernel/build"), "--line", line, "--print-images"],
                        capture_output=True, text=True)
     if p.returncode != 0:
@@ -30,9 +41,19 @@ def lookup(line="6.12"):
     found = {}
     for row in p.stdout.splitlines():
         words = row.split(None, 1)
-        if len(words) == 2 and words[0] in KERNELS:
+        if len(words) == 2 and os.path.isfile(words[1].strip()):
             found[words[0]] = words[1].strip()
-    for k in KERNELS:
-        if not os.path.isfile(found.get(k, "")):
-            raise LabError(EX_KERNELS, f"kernel/build --print-images names no {k} image")
     return found
+
+
+def _missing(line, kind):
+    raise LabError(EX_KERNELS, f"kernel/build --line {line} --print-images names no {kind} image")
+
+
+def lookup(line="6.12"):
+    """Where the built images of LINE are, without building."""
+    found = _print_images(line)
+    for k in KERNELS:
+        if k not in found:
+            _missing(line, k)
+    return {k: found[k] for k in KERNELS}

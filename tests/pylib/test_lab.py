@@ -14,6 +14,7 @@ TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(TOP, "lab"))
 sys.path.insert(0, os.path.join(TOP, "lab", "soak"))
 sys.path.insert(0, os.path.join(TOP, "lab", "demo"))
+import matrix  # noqa: E402
 import runs  # noqa: E402
 import soak  # noqa: E402
 from labkit import guest  # noqa: E402
@@ -181,6 +182,70 @@ class DemoRunsTest(unittest.TestCase):
             self.assertIn("runs 1 and 3 have the same figures", err.getvalue())
             with contextlib.redirect_stdout(io.StringIO()):
                 self.assertEqual(runs.main(dirs[:2]), 0)
+
+
+class MatrixTest(unittest.TestCase):
+    """lab/demo/matrix.py: a pair's row, from its run's summary and the
+    kernels' manifests; the table and the page."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.addCleanup(__import__("shutil").rmtree, self.d)
+
+    def image(self, name, manifest):
+        kdir = os.path.join(self.d, name)
+        os.makedirs(kdir, exist_ok=True)
+        with open(os.path.join(kdir, "manifest.json"), "w", encoding="utf-8") as f:
+            json.dump(manifest, f)
+        return kdir
+
+    def test_how_each_kernel_was_made(self):
+        ab = self.image("6.1", {"package": "linux", "version": "6.1.187-1", "images_kind": "ab",
+                                "source": {"rt_patches": [{"patch": "0001.patch"}]}})
+        hist = self.image("6.1.8-rt", {"package": "linux", "version": "6.1.8-1",
+                                       "images_kind": "historical"})
+        self.assertEqual(matrix.obtained(os.path.join(ab, "bzImage-stock")),
+                         "Debian's linux 6.1.187-1 with its own RT patches, the fix reversed")
+        self.assertEqual(matrix.obtained(os.path.join(ab, "bzImage-patched")),
+                         "Debian's linux 6.1.187-1 with its own RT patches")
+        self.assertEqual(matrix.obtained(os.path.join(hist, "bzImage-historical")),
+                         "Debian's linux 6.1.8-1 with its own RT patches, as shipped")
+        self.assertEqual(matrix.obtained(os.path.join(self.d, "nowhere", "bzImage-stock")), "?")
+
+    def test_rows_table_and_page(self):
+        hist = self.image("h", {"package": "linux", "version": "6.1.8-1", "images_kind": "historical"})
+        run = os.path.join(self.d, "20261204-220000-abcd")
+        os.makedirs(run)
+        s = json.loads(json.dumps(DemoRunsTest.SUMMARY))
+        s["stock"].update(kernel="6.1.8-rt5-relay-historical",
+                          kernel_image=os.path.join(hist, "bzImage-historical"))
+        s["patched"].update(kernel="6.1.187-rt64-relay-patched", kernel_image="/nowhere/bzImage-patched")
+        s["headline"] = "FIXED: ..."
+        with open(os.path.join(run, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump(s, f)
+        rows = [matrix.row("6.1.8-rt", run), matrix.row("6.1", None, "lab/demo/run exited 4 (log: x)")]
+        self.assertEqual((rows[0]["stock"]["stalls"], rows[0]["stock"]["rt_p99_9_ms"],
+                          rows[0]["patched"]["rt_max_ms"], rows[0]["verdict"]), (7, 215.0, 0.6, "fixed"))
+        md = matrix.markdown(rows)
+        self.assertIn("| 6.1.8-rt5-relay-historical (Debian's linux 6.1.8-1 with its own RT patches, "
+                      "as shipped) | 6.1.187-rt64-relay-patched (?) | 7 | 215 / 216 ms | 0 | 0.095 / 0.6 ms "
+                      "| fixed |", md)
+        self.assertIn("| no report: lab/demo/run exited 4 (log: x) |", md)
+        page = matrix.page(rows)
+        self.assertIn('<a href="20261204-220000-abcd/report.html">historical 6.1.8-rt', page)
+        self.assertIn("no report: lab/demo/run exited 4", page)
+
+    def test_bad_arguments(self):
+        for argv, what in ((["--pairs", "6.1,5.10"], "5.10: not one of"),
+                           (["--stock-image", "x"], "chooses each pair's kernels"),
+                           (["--pairs", "--results", self.d], "--pairs: expected one argument")):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), \
+                    self.assertRaises(SystemExit) as e:
+                matrix.matrix(argv + ["--results", self.d])
+            self.assertEqual(e.exception.code, 2)
+            self.assertIn(what, err.getvalue())
+        self.assertEqual(os.listdir(self.d), [])
 
 
 class SaltTest(unittest.TestCase):
