@@ -105,11 +105,13 @@ class Timeline:
         # (tg, rq) -> [[ts, unthrottle ts, cause, stack, pid, flags, cpu]]
         self.throttles = defaultdict(list)
         self.waits = []                        # dicts, by begin time
+        self.seen = defaultdict(list)          # cpu -> [ts of every event on it]
         self.first = events[0].ts if events else None
         self.last = events[-1].ts if events else None
         waiting = {}
         for e in events:
             f, n = e.fields, e.name
+            self.seen[e.cpu].append(e.ts)
             self.comm.setdefault(e.pid, e.comm)
             if n == "sched_switch":
                 self._saw_prio(f["prev_pid"], f["prev_prio"])
@@ -198,6 +200,17 @@ class Timeline:
         """When pid next ran at or after t, or None."""
         r = _first_at_or_after(self.runs.get(pid, []), t)
         return r[0] if r else None
+
+    def silent(self, cpu, a, b):
+        """The longest stretch of [a, b] with no event on cpu, in seconds."""
+        rows = self.seen.get(cpu, [])
+        i, j = bisect.bisect_right(rows, a), bisect.bisect_left(rows, b)
+        marks = [a] + rows[i:j] + [b]
+        return max((y - x for x, y in zip(marks, marks[1:])), default=0.0)
+
+    def callback_after(self, pid, t):
+        """pid's first ep_poll_callback entered at or after t: [entry, exit, ep] or None."""
+        return _first_at_or_after(self.callbacks.get(pid, []), t)
 
     def woken_after(self, pid, t):
         """pid's first wake-up at or after t: (ts, waker, cpu), or None."""

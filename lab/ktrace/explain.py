@@ -176,9 +176,24 @@ class Run:
             steps.append({"step": f"the {who}: woken to running on CPU {wk[2]}", "ms": _ms(wk[0], ran),
                           "cpu_ran": "idle" if busy == 0 else (tl.task(busy) if busy else None)})
             t = max(t, ran)
+            if who == "ticker":
+                t = self._sent(pid, wk[2], a, t, b, steps)
         steps.append({"step": "to the echo", "ms": _ms(t, b)})
         dom = max(steps, key=lambda s: s["ms"] or 0)
         return {"steps": steps, "dominant": dom if len(steps) > 1 else None}
+
+    def _sent(self, pid, cpu, slot, t, b, steps):
+        """The ticker's datagram into the relay's socket: the ticker's own
+        ep_poll_callback after its slot. It spins to the slot on the clock,
+        so a step long past the slot with its CPU silent (no event at all)
+        is time that CPU did not execute: under QEMU's TCG the vCPUs run
+        one at a time. Returns when the step ended (t when not seen)."""
+        cb = self.tl.callback_after(pid, max(t, slot))
+        if cb is None or cb[0] > b:
+            return t
+        steps.append({"step": "the ticker's datagram into the relay's socket", "ms": _ms(max(t, slot), cb[0]),
+                      "cpu_silent_ms": round(self.tl.silent(cpu, max(t, slot), cb[0]) * 1000, 3)})
+        return cb[0]
 
     def contentions(self):
         """Every wait on a ready-list lock: by RT waiters (with the holder's

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +74,14 @@ static void *ticker_main(void *arg)
 		sem_post(&s->ready);
 		return NULL;
 	}
+	/* Made on this CPU, so that its timer is this CPU's. */
+	t->slot_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (t->slot_fd < 0) {
+		snprintf(t->err, sizeof(t->err), "rt ticker: timerfd: %s", strerror(errno));
+		s->rc = -1;
+		sem_post(&s->ready);
+		return NULL;
+	}
 	s->rc = 0;
 	sem_post(&s->ready);	/* s is gone after this */
 	/* The schedule runs on CLOCK_MONOTONIC, the samples on CLOCK_REALTIME;
@@ -89,6 +98,16 @@ static void *ticker_main(void *arg)
 		 * times a whole tick late) stays out of what it measures, unless
 		 * it is later than the lead. It is measured apart. */
 		struct timespec wake = clock_ns_ts(due - t->lead_ns);
+		/* And a timer of this CPU's at the slot itself, never read. QEMU's
+		 * TCG runs the vCPUs one at a time, each until the next timer
+		 * deadline of any of them: with none here at the slot, the
+		 * relay's busy CPU ran on past it (to its own next timer, up to a
+		 * millisecond) while this one did not execute at all, neither to
+		 * switch to the woken ticker nor to let it see its slot come, and
+		 * the datagram went out that much late on some trajectories. On
+		 * hardware it costs an interrupt. */
+		struct itimerspec at = { .it_value = clock_ns_ts(due) };
+		timerfd_settime(t->slot_fd, TFD_TIMER_ABSTIME, &at, NULL);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, NULL) == EINTR)
 			;
 		int64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -121,6 +140,7 @@ int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
 		 char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
+	t->slot_fd = -1;
 	t->origin_ns = origin_ns;
 	t->cpu = cpu;
 	t->prio = prio;
@@ -173,6 +193,7 @@ void ticker_stop(struct ticker *t)
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t->thread, NULL);
 	close(t->fd);
+	close(t->slot_fd);
 	t->started = false;
 }
 

@@ -35,6 +35,7 @@
 
 struct ticker {
 	int fd;
+	int slot_fd;		/* a timerfd armed at each slot, never read (ticker.c) */
 	int cpu, prio, period_us;
 	int64_t origin_ns;	/* the first slot */
 	int64_t over_us;	/* samples above this are counted in over */
