@@ -164,7 +164,8 @@ class Run:
         for pid, who in ((self.ticker, "ticker"), (self.relay, "relay")):
             if pid is None:
                 continue
-            wk = tl.woken_after(pid, t - (lead if who == "ticker" else 0) - 1e-6)
+            # The guest's clock and the trace's agree to some microseconds.
+            wk = tl.woken_after(pid, t - (lead if who == "ticker" else 0) - 50e-6)
             if wk is None or wk[0] > b:
                 continue
             ran = tl.ran_after(pid, wk[0])
@@ -174,7 +175,8 @@ class Run:
                 continue
             busy = tl.running(wk[2], wk[0])
             steps.append({"step": f"the {who}: woken to running on CPU {wk[2]}", "ms": _ms(wk[0], ran),
-                          "cpu_ran": "idle" if busy == 0 else (tl.task(busy) if busy else None)})
+                          "cpu_ran": "idle" if busy == 0 else (tl.task(busy) if busy else None),
+                          "cpu_silent_ms": round(tl.silent(wk[2], wk[0], ran) * 1000, 3)})
             t = max(t, ran)
             if who == "ticker":
                 t = self._sent(pid, wk[2], a, t, b, steps)
@@ -316,9 +318,18 @@ class Run:
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),
-                         "late_by_lock": sum(1 for s in late if "chain" in s)}
+                         "late_by_lock": sum(1 for s in late if "chain" in s),
+                         "late_vcpu_idle": sum(1 for s in late if vcpu_idle(s))}
         doc["line"] = headline(doc)
         return doc
+
+
+def vcpu_idle(row):
+    """Whether a late RT datagram's time went mostly to its CPU logging
+    nothing at all while the ticker waited to run or spun to its slot: the
+    vCPU did not execute (QEMU's TCG runs one vCPU at a time)."""
+    d = (row.get("path") or {}).get("dominant") or {}
+    return (d.get("ms") or 0) >= 0.1 and (d.get("cpu_silent_ms") or 0) >= 0.8 * d["ms"]
 
 
 def headline(doc):
@@ -351,7 +362,9 @@ def headline(doc):
         parts.append(s + f", waits p99 {w['p99']:.0f} us, max {w['max']:.0f} us")
     if t["late"]:
         parts.append(f"{t['late_explained']} of {t['late']} RT datagrams over "
-                     f"{doc['late_listed_over_us'] / 1000:g} ms explained")
+                     f"{doc['late_listed_over_us'] / 1000:g} ms explained"
+                     + (f" ({t['late_vcpu_idle']} while the ticker's vCPU did not execute)"
+                        if t["late_vcpu_idle"] else ""))
     sh = doc["softirq_held"]
     if sh["over_late_ms"]:
         h = sh["longest"]

@@ -81,7 +81,9 @@ def rows(why):
         t = w["totals"]
         if not t["late"]:
             return "none that slow"
-        return f"{t['late_explained']} of {t['late']} ({t.get('late_by_lock', 0)} by a lock wait)"
+        idle = (f", {t['late_vcpu_idle']} while the ticker's vCPU did not execute"
+                if t.get("late_vcpu_idle") else "")
+        return f"{t['late_explained']} of {t['late']} ({t.get('late_by_lock', 0)} by a lock wait{idle})"
 
     def lost(w):
         tr = w["trace"]

@@ -27,11 +27,13 @@ def lines_of(kernel):
 
 class ReadTest(unittest.TestCase):
     def test_real_traces_parse(self):
-        for kernel in ("stock", "patched", "patched-softirq"):
+        for kernel in ("stock", "patched", "patched-softirq", "patched-vcpu"):
             events = tracefile.read(os.path.join(FIX, kernel, "trace.txt.gz"))
             names = {e.name for e in events}
+            # (The 3 ms of patched-vcpu hold no throttle, only an unthrottle.)
             self.assertTrue({"sched_switch", "contention_begin", "contention_end", "ep_cb", "ep_cb_ret",
-                             "throttle", "unthrottle", "sched_pi_setprio"} <= names, (kernel, names))
+                             "unthrottle", "sched_pi_setprio"} <= names, (kernel, names))
+            self.assertEqual("throttle" in names, kernel != "patched-vcpu")
             self.assertEqual([e.ts for e in events], sorted(e.ts for e in events), kernel)
             stacks = [e for e in events if e.stack]
             self.assertTrue(stacks and all(e.name in ("contention_begin", "throttle", "unthrottle")
@@ -245,6 +247,25 @@ class SoftirqTest(unittest.TestCase):
         for flags, held in (("dNs26", True), ("DNZ13", True), ("b...3", True), ("d.H2.", True),
                             ("dN.2.", False), ("d.h3.", False), ("", False), ("d.", False)):
             self.assertEqual(tracefile.holds_bh(flags), held, flags)
+
+
+class VcpuTest(unittest.TestCase):
+    """The patched-vcpu excerpt: an RT datagram late because the ticker's
+    vCPU did not execute."""
+
+    def test_the_silent_cpu_is_the_step(self):
+        doc = explain.Run(os.path.join(FIX, "patched-vcpu"), "patched").document()
+        (row,) = doc["late"]
+        d = row["path"]["dominant"]
+        self.assertEqual(d["step"], "the ticker's datagram into the relay's socket")
+        self.assertAlmostEqual(d["ms"], 0.548, places=3)
+        self.assertAlmostEqual(d["cpu_silent_ms"], 0.512, places=3)
+        self.assertNotIn("unexplained", row)
+        self.assertEqual((doc["totals"]["late"], doc["totals"]["late_vcpu_idle"]), (1, 1))
+        self.assertIn("(1 while the ticker's vCPU did not execute)", doc["line"])
+        # A CPU that logged events through the step did execute.
+        busy = dict(d, cpu_silent_ms=0.05)
+        self.assertFalse(explain.vcpu_idle({"path": {"dominant": busy}}))
 
 
 class CliTest(unittest.TestCase):
