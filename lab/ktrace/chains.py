@@ -92,9 +92,10 @@ class Timeline:
 
     def __init__(self, events):
         self.comm = {}
-        # pid -> its own priority: the lowest seen (the largest number), as
-        # a boost only ever raises a task's for a while.
-        self.prio = {}
+        # pid -> its priority as last seen, and its own as priority
+        # inheritance saw it (the one a boost started from or went back to):
+        # a boosted task runs for a while at its booster's.
+        self.prio, self.base = {}, {}
         self.runs = defaultdict(list)          # pid -> [(ts switched in, cpu)]
         self.stops = defaultdict(list)         # pid -> [(ts switched out, state)]
         self.on_cpu = defaultdict(list)        # cpu -> [(ts, pid)] who ran from ts
@@ -114,14 +115,14 @@ class Timeline:
             self.seen[e.cpu].append(e.ts)
             self.comm.setdefault(e.pid, e.comm)
             if n == "sched_switch":
-                self._saw_prio(f["prev_pid"], f["prev_prio"])
-                self._saw_prio(f["next_pid"], f["next_prio"])
+                self.prio[f["prev_pid"]] = f["prev_prio"]
+                self.prio[f["next_pid"]] = f["next_prio"]
                 self.comm[f["next_pid"]] = f["next_comm"]
                 self.stops[f["prev_pid"]].append((e.ts, f["prev_state"]))
                 self.runs[f["next_pid"]].append((e.ts, e.cpu))
                 self.on_cpu[e.cpu].append((e.ts, f["next_pid"]))
             elif n == "sched_waking":
-                self._saw_prio(f["pid"], f.get("prio"))
+                self.prio.setdefault(f["pid"], f.get("prio"))
                 self.comm.setdefault(f["pid"], f["comm"])
                 self.wakings[f["pid"]].append((e.ts, e.pid, f.get("target_cpu", e.cpu)))
             elif n == "ep_cb":
@@ -144,8 +145,9 @@ class Timeline:
                         open_.pop(i)["end"] = e.ts
                         break
             elif n == "sched_pi_setprio":
-                self._saw_prio(f["pid"], f.get("oldprio"))
-                self._saw_prio(f["pid"], f.get("newprio"))
+                old, new = f.get("oldprio"), f.get("newprio")
+                if old is not None and new is not None and old != new:
+                    self.base[f["pid"]] = max(old, new)
                 open_ = waiting.get(e.pid)
                 self.boosts[f["pid"]].append((e.ts, f.get("oldprio"), f.get("newprio"), e.pid,
                                               open_[-1] if open_ else None))
@@ -161,16 +163,15 @@ class Timeline:
         self.begins = [w["begin"] for w in self.waits]
         self.longest_wait = max(((w["end"] or self.last) - w["begin"] for w in self.waits), default=0)
 
-    def _saw_prio(self, pid, prio):
-        if prio is not None and prio > self.prio.get(pid, -1):
-            self.prio[pid] = prio
+    def own_prio(self, pid):
+        return self.base.get(pid, self.prio.get(pid))
 
     def task(self, pid):
-        pol, level = policy(self.prio.get(pid))
+        pol, level = policy(self.own_prio(pid))
         return {"pid": pid, "comm": self.comm.get(pid, "?"), "policy": pol, "priority": level}
 
     def is_rt(self, pid):
-        p = self.prio.get(pid)
+        p = self.own_prio(pid)
         return p is not None and p < 100
 
     def inside_callback(self, pid, t):

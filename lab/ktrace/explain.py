@@ -101,8 +101,8 @@ class Run:
         several: None when the trace has none."""
         if not isinstance(rtprio, int):
             return None
-        pids = [pid for pid, pr in self.tl.prio.items()
-                if pr == 99 - rtprio and self.tl.comm.get(pid) == comm]
+        pids = [pid for pid in self.tl.prio
+                if self.tl.own_prio(pid) == 99 - rtprio and self.tl.comm.get(pid) == comm]
         return max(pids, key=lambda pid: len(self.tl.runs.get(pid, [])), default=None)
 
     def ready_list_waits(self, a, b, rt=True):

@@ -243,6 +243,23 @@ class SoftirqTest(unittest.TestCase):
         tl = chains.Timeline(tracefile.parse(lines))
         self.assertEqual(chains.softirq_holds(tl, 0), [])
 
+    def test_a_task_s_own_priority(self):
+        # The relay starts as SCHED_OTHER and then goes FIFO 50: RT. A
+        # loadgen thread boosted to FIFO 50 and seen running so: not RT,
+        # OTHER in a chain.
+        lines = [
+            "  relay-71  [001] d..2.  1.0: sched_switch: prev_comm=relay prev_pid=71 prev_prio=120 "
+            "prev_state=S ==> next_comm=loadgen next_pid=77 next_prio=120",
+            "  relay-71  [001] d..3.  1.1: sched_pi_setprio: comm=loadgen pid=77 oldprio=120 newprio=49",
+            "  loadgen-77  [001] d..2.  1.2: sched_switch: prev_comm=loadgen prev_pid=77 prev_prio=49 "
+            "prev_state=R+ ==> next_comm=relay next_pid=71 next_prio=49",
+        ]
+        tl = chains.Timeline(tracefile.parse(lines))
+        self.assertTrue(tl.is_rt(71))
+        self.assertFalse(tl.is_rt(77))
+        self.assertEqual(tl.task(77)["policy"], "OTHER")
+        self.assertEqual(tl.task(71)["policy"], "FIFO")
+
     def test_holds_bh(self):
         for flags, held in (("dNs26", True), ("DNZ13", True), ("b...3", True), ("d.H2.", True),
                             ("dN.2.", False), ("d.h3.", False), ("", False), ("d.", False)):
