@@ -132,7 +132,7 @@ def kernel_summary(kdir, rule):
     out["rt_samples"] = tick.get("echoes") if tick.get("enabled") else None
     out["rt_expected"] = (int(p["duration_s"] * 1e6 / p["ticker_us"])
                           if tick.get("enabled") and p.get("ticker_us") else None)
-    # The non-RT waker: the relay's timerfd, delivered by ksoftirqd
+    # The non-RT waker: the relay's timerfd, a softirq
     # (SCHED_OTHER on 6.12). 100 ms windows in which a tick was later than
     # the late limit.
     out["timer_late_windows"] = None
@@ -341,10 +341,11 @@ def rule_json(rule):
 
 
 def caveat(kernels, rule):
-    """The non-RT waker (the relay's timerfd via ksoftirqd), measured: the
+    """The non-RT waker (the relay's timerfd, a softirq), measured: the
     fix does not cover it on 6.12."""
-    out = {"what": ("100 ms windows in which the relay's timerfd tick (delivered by "
-                    f"ksoftirqd, SCHED_OTHER on 6.12) was over {rule.late_ms:g} ms late")}
+    out = {"what": ("100 ms windows in which the relay's timerfd tick (a softirq, which "
+                    "waits while a throttled task holds the CPU's softirq lock) was over "
+                    f"{rule.late_ms:g} ms late")}
     for name, k in kernels.items():
         out[name] = k.get("timer_late_windows")
     return out

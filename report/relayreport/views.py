@@ -130,7 +130,7 @@ def demo_view(run_dir, s):
         sections.append(("RT ticker datagram, due time to echo, ms (the RT waker the fix protects)",
                          _pct_rows(cols, "rt_latency_us")))
     sections += [
-        ("relay timer tick lateness, ms (non-RT waker: ksoftirqd)" if rt else
+        ("relay timer tick lateness, ms (non-RT waker: a softirq)" if rt else
          "relay tick lateness, ms (the RT side)", _pct_rows(cols, "relay_latency_us")),
         ("loadgen send to reply, ms (the throttled side)", _pct_rows(cols, "loadgen_latency_us")),
         ("stalls and throttling", [
@@ -210,9 +210,11 @@ def demo_view(run_dir, s):
         "reply (not corrected for the schedule, which would measure its own backlog) and "
         "includes its own quota waits on both kernels. The fix protects the real-time "
         "relay, not the throttled sender.",
-        "The fix protects RT waiters only. On the patched 6.12 kernel the relay's timerfd "
-        "tick is delivered by ksoftirqd (SCHED_OTHER), which can still wait for a throttled "
-        "producer: boosting a SCHED_OTHER waiter does not escape the quota. The row 'timer "
+        "The fix protects RT waiters only. The relay's timerfd tick is a softirq: when a "
+        "throttled producer holds its CPU's softirq lock, no task runs it and none waits on "
+        "the lock (PREEMPT_RT does not wake ksoftirqd then), so nothing boosts the holder "
+        "until the relay itself needs the lock for its next datagram, or the quota comes back "
+        "(the kernel's trace shows each such hold: the 'why' section). The row 'timer "
         f"ticks over {late:g} ms late' counts it on both kernels"
         + (f" (this run: {_caveat_counts(s)})" if _caveat_counts(s) else "")
         + ". The verdict judges the RT side (the RT ticker and the watchdog); without an RT "

@@ -8,8 +8,8 @@
  * the throttled sender like every reader (rwlock readers get no priority
  * inheritance); on the patched kernel it boosts the sender out of the lock.
  * Without it the relay's only wake-ups would be the throttled senders and
- * its timerfd, delivered by ksoftirqd (SCHED_OTHER on 6.12), which even the
- * fix cannot hurry.
+ * its timerfd, a softirq that waits while a throttled sender holds the
+ * CPU's softirq lock, which even the fix cannot hurry.
  *
  * It also measures what it suffers: each datagram carries the time its
  * slot in the schedule was due (CLOCK_REALTIME), the relay echoes it, and
