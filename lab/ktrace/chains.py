@@ -367,6 +367,18 @@ def boost_of(tl, pid, w):
     return None
 
 
+# A throttle in the task's own switch-out: the task the event fired in is
+# the throttled group's. (A throttle can also come from another task's
+# context: a boost changing a waiting task's class, a wake-up into the
+# group, a CPU mask change; that task holds nothing of the group's.)
+SWITCH_OUT = ("__schedule", "pick_next_task_fair", "pick_task_fair", "put_prev_set_next_task")
+
+
+def throttled_itself(tl, pid, stack):
+    return (not tl.is_rt(pid) and any(f in stack for f in SWITCH_OUT)
+            and "rt_mutex_setprio" not in stack)
+
+
 def softirq_holds(tl, t0):
     """The throttles that caught their task holding its CPU's softirq lock
     (tracefile.holds_bh): while it is held no other task runs the CPU's
@@ -380,8 +392,8 @@ def softirq_holds(tl, t0):
     softirqs still held. [dict], in time order."""
     out = []
     for (_, rq), ivs in tl.throttles.items():
-        for start, unthrottled, cause, _, pid, flags, cpu in ivs:
-            if not holds_bh(flags):
+        for start, unthrottled, cause, stack, pid, flags, cpu in ivs:
+            if not holds_bh(flags) or not throttled_itself(tl, pid, stack):
                 continue
             end, boost = unthrottled, None
             rows = tl.boosts.get(pid, [])

@@ -243,6 +243,18 @@ class SoftirqTest(unittest.TestCase):
         tl = chains.Timeline(tracefile.parse(lines))
         self.assertEqual(chains.softirq_holds(tl, 0), [])
 
+    def test_a_throttle_in_another_task_s_context_holds_nothing(self):
+        # The same throttle, fired while an RT task's boost changed the
+        # loadgen thread's class (rt_mutex_setprio): not the thread's own
+        # switch-out, so not its softirq lock.
+        lines = []
+        for ln in lines_of("patched-softirq"):
+            lines.append(ln)
+            if ln.startswith(" => put_prev_task_fair"):
+                lines.append(" => rt_mutex_setprio")
+        tl = chains.Timeline(tracefile.parse(lines))
+        self.assertEqual(chains.softirq_holds(tl, 0), [])
+
     def test_a_task_s_own_priority(self):
         # The relay starts as SCHED_OTHER and then goes FIFO 50: RT. A
         # loadgen thread boosted to FIFO 50 and seen running so: not RT,
