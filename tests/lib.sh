@@ -73,6 +73,18 @@ tcp_up() { timeout 1 bash -c ": 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root ($1)"; }
 
+# need_scenario: what running demo-scenario on this host needs (root for
+# the cgroup quota and SCHED_FIFO, two CPUs for the relay and the
+# watchdog, the cpu controller); skips naming what is missing, and sets
+# $scenario to the built binary.
+need_scenario() {
+	need_root "cgroup quota and SCHED_FIFO"
+	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (relay and watchdog on different ones)"
+	grep -qw cpu /proc/cgroups 2>/dev/null || skip "no cpu cgroup controller"
+	scenario=$BUILD/bin/demo-scenario
+	[ -x "$scenario" ] || fail "$scenario not built"
+}
+
 # asan builds are slower; scale time-based expectations with this factor.
 slow_factor() { [ "${VARIANT:-release}" = asan ] && echo 3 || echo 1; }
 

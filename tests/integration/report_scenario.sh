@@ -6,11 +6,7 @@
 # directory, summary, report.
 # timeout: 240
 . "$(dirname "$0")/../lib.sh"
-need_root "cgroup quota and SCHED_FIFO"
-[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (relay and watchdog on different ones)"
-grep -qw cpu /proc/cgroups 2>/dev/null || skip "no cpu cgroup controller"
-scenario=$BUILD/bin/demo-scenario
-[ -x "$scenario" ] || fail "$scenario not built"
+need_scenario
 
 out=$TEST_TMP/one
 port=$(free_udp_port)

@@ -9,11 +9,7 @@
 # timeout: 120
 # variants: release
 . "$(dirname "$0")/../lib.sh"
-need_root "cgroup quota and SCHED_FIFO"
-[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (relay and watchdog on different ones)"
-grep -qw cpu /proc/cgroups 2>/dev/null || skip "no cpu cgroup controller"
-scenario=$BUILD/bin/demo-scenario
-[ -x "$scenario" ] || fail "$scenario not built"
+need_scenario
 
 # run NAME SPIN: 3 s of the scenario, the quota 10 % of 10 ms periods
 run() {
