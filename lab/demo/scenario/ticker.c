@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +63,29 @@ static void drain(struct ticker *t)
 	}
 }
 
+/* The keeper: a timer of the ticker's CPU at each slot, and nothing else.
+ * QEMU's TCG runs the vCPUs one at a time, each until the next timer
+ * deadline of any of them: with none on the ticker's CPU at the slot, the
+ * relay's busy CPU ran on past it (to its own next timer, up to a
+ * millisecond) while the ticker's did not execute at all, neither to
+ * switch to the woken ticker nor to let it see its slot come. A timerfd
+ * did not do: on PREEMPT_RT it is a soft hrtimer, whose deadline is not
+ * programmed while the CPU's softirqs are pending. An RT task's sleep is
+ * a hard one. The keeper is below the ticker, so it runs only once the
+ * ticker has sent; on hardware it costs a wake-up per slot. */
+static void *keeper_main(void *arg)
+{
+	struct ticker *t = arg;
+	int64_t period = (int64_t)t->period_us * 1000;
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		struct timespec at = clock_ns_ts(clock_next_slot(t->origin_ns,
+								 clock_ns(CLOCK_MONOTONIC), period));
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+			;
+	}
+	return NULL;
+}
+
 static void *ticker_main(void *arg)
 {
 	struct start *s = arg;
@@ -74,10 +97,26 @@ static void *ticker_main(void *arg)
 		sem_post(&s->ready);
 		return NULL;
 	}
-	/* Made on this CPU, so that its timer is this CPU's. */
-	t->slot_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (t->slot_fd < 0) {
-		snprintf(t->err, sizeof(t->err), "rt ticker: timerfd: %s", strerror(errno));
+	/* The keeper on this CPU, one priority below (at least 1). */
+	pthread_attr_t attr;
+	struct sched_param sp = { .sched_priority = t->prio > 1 ? t->prio - 1 : 1 };
+	cpu_set_t cpus;
+	CPU_ZERO(&cpus);
+	CPU_SET(t->cpu, &cpus);
+	int rc = pthread_attr_init(&attr);
+	if (!rc)
+		rc = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	if (!rc)
+		rc = pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+	if (!rc)
+		rc = pthread_attr_setschedparam(&attr, &sp);
+	if (!rc)
+		rc = pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+	if (!rc)
+		rc = pthread_create(&t->keeper, &attr, keeper_main, t);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		snprintf(t->err, sizeof(t->err), "rt ticker: its slot keeper: %s", strerror(rc));
 		s->rc = -1;
 		sem_post(&s->ready);
 		return NULL;
@@ -98,16 +137,6 @@ static void *ticker_main(void *arg)
 		 * times a whole tick late) stays out of what it measures, unless
 		 * it is later than the lead. It is measured apart. */
 		struct timespec wake = clock_ns_ts(due - t->lead_ns);
-		/* And a timer of this CPU's at the slot itself, never read. QEMU's
-		 * TCG runs the vCPUs one at a time, each until the next timer
-		 * deadline of any of them: with none here at the slot, the
-		 * relay's busy CPU ran on past it (to its own next timer, up to a
-		 * millisecond) while this one did not execute at all, neither to
-		 * switch to the woken ticker nor to let it see its slot come, and
-		 * the datagram went out that much late on some trajectories. On
-		 * hardware it costs an interrupt. */
-		struct itimerspec at = { .it_value = clock_ns_ts(due) };
-		timerfd_settime(t->slot_fd, TFD_TIMER_ABSTIME, &at, NULL);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, NULL) == EINTR)
 			;
 		int64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -140,7 +169,6 @@ int ticker_start(struct ticker *t, int port, int cpu, int prio, int period_us,
 		 char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
-	t->slot_fd = -1;
 	t->origin_ns = origin_ns;
 	t->cpu = cpu;
 	t->prio = prio;
@@ -192,8 +220,8 @@ void ticker_stop(struct ticker *t)
 		return;
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t->thread, NULL);
+	pthread_join(t->keeper, NULL);	/* within a period of the stop */
 	close(t->fd);
-	close(t->slot_fd);
 	t->started = false;
 }
 

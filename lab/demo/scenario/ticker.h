@@ -35,13 +35,13 @@
 
 struct ticker {
 	int fd;
-	int slot_fd;		/* a timerfd armed at each slot, never read (ticker.c) */
 	int cpu, prio, period_us;
 	int64_t origin_ns;	/* the first slot */
 	int64_t over_us;	/* samples above this are counted in over */
 	int64_t list_us;	/* samples above this are kept in late[] */
 	int64_t lead_ns;	/* wakes this long before each slot */
 	pthread_t thread;
+	pthread_t keeper;	/* a hard timer at each slot (ticker.c) */
 	bool started;
 	int stop;		/* set to 1 to end it (atomic) */
 	uint64_t sent, send_errors, echoes, foreign;
