@@ -149,8 +149,7 @@ class Timeline:
                 if old is not None and new is not None and old != new:
                     self.base[f["pid"]] = max(old, new)
                 open_ = waiting.get(e.pid)
-                self.boosts[f["pid"]].append((e.ts, f.get("oldprio"), f.get("newprio"), e.pid,
-                                              open_[-1] if open_ else None))
+                self.boosts[f["pid"]].append((e.ts, old, new, e.pid, open_[-1] if open_ else None))
             elif n == "throttle":
                 # A cgroup is throttled per CPU (per run queue), from that
                 # CPU or another one.

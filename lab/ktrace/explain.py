@@ -176,7 +176,7 @@ class Run:
             busy = tl.running(wk[2], wk[0])
             steps.append({"step": f"the {who}: woken to running on CPU {wk[2]}", "ms": _ms(wk[0], ran),
                           "cpu_ran": "idle" if busy == 0 else (tl.task(busy) if busy else None),
-                          "cpu_silent_ms": round(tl.silent(wk[2], wk[0], ran) * 1000, 3)})
+                          "cpu_silent_ms": _ms(0, tl.silent(wk[2], wk[0], ran))})
             t = max(t, ran)
             if who == "ticker":
                 t = self._sent(pid, wk[2], a, t, b, steps)
@@ -190,11 +190,12 @@ class Run:
         so a step long past the slot with its CPU silent (no event at all)
         is time that CPU did not execute: under QEMU's TCG the vCPUs run
         one at a time. Returns when the step ended (t when not seen)."""
-        cb = self.tl.callback_after(pid, max(t, slot))
+        start = max(t, slot)
+        cb = self.tl.callback_after(pid, start)
         if cb is None or cb[0] > b:
             return t
-        steps.append({"step": "the ticker's datagram into the relay's socket", "ms": _ms(max(t, slot), cb[0]),
-                      "cpu_silent_ms": round(self.tl.silent(cpu, max(t, slot), cb[0]) * 1000, 3)})
+        steps.append({"step": "the ticker's datagram into the relay's socket", "ms": _ms(start, cb[0]),
+                      "cpu_silent_ms": _ms(0, self.tl.silent(cpu, start, cb[0]))})
         return cb[0]
 
     def contentions(self):

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +75,10 @@ static void drain(struct ticker *t)
 static void *keeper_main(void *arg)
 {
 	struct ticker *t = arg;
+	char why[200];
+	/* It has the ticker's CPU and priority; one below, or (should that
+	 * fail) the ticker's own, where it still waits for the ticker. */
+	(void)rt_set_fifo(t->prio > 1 ? t->prio - 1 : 1, why, sizeof(why));
 	int64_t period = (int64_t)t->period_us * 1000;
 	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
 		struct timespec at = clock_ns_ts(clock_next_slot(t->origin_ns,
@@ -97,24 +100,8 @@ static void *ticker_main(void *arg)
 		sem_post(&s->ready);
 		return NULL;
 	}
-	/* The keeper on this CPU, one priority below (at least 1). */
-	pthread_attr_t attr;
-	struct sched_param sp = { .sched_priority = t->prio > 1 ? t->prio - 1 : 1 };
-	cpu_set_t cpus;
-	CPU_ZERO(&cpus);
-	CPU_SET(t->cpu, &cpus);
-	int rc = pthread_attr_init(&attr);
-	if (!rc)
-		rc = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	if (!rc)
-		rc = pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-	if (!rc)
-		rc = pthread_attr_setschedparam(&attr, &sp);
-	if (!rc)
-		rc = pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
-	if (!rc)
-		rc = pthread_create(&t->keeper, &attr, keeper_main, t);
-	pthread_attr_destroy(&attr);
+	/* The keeper inherits this thread's CPU and priority. */
+	int rc = pthread_create(&t->keeper, NULL, keeper_main, t);
 	if (rc) {
 		snprintf(t->err, sizeof(t->err), "rt ticker: its slot keeper: %s", strerror(rc));
 		s->rc = -1;
