@@ -22,6 +22,9 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 [ -n "$relay_pid" ] || fail "no relay child of the scenario runner"
+# The watchdog is armed while loadgen sends: on a loaded host the relay
+# can take seconds to be ready, and loadgen starts only then.
+wait_for 20 test -e "$out/loadgen.log" || fail "loadgen did not start (scenario log: $(ls "$out"))"
 sleep 1.5
 kill -STOP "$relay_pid"
 sleep 0.6
