@@ -62,16 +62,24 @@ static void drain(struct ticker *t)
 	}
 }
 
-/* The keeper: a timer of the ticker's CPU at each slot, and nothing else.
- * QEMU's TCG runs the vCPUs one at a time, each until the next timer
- * deadline of any of them: with none on the ticker's CPU at the slot, the
- * relay's busy CPU ran on past it (to its own next timer, up to a
- * millisecond) while the ticker's did not execute at all, neither to
- * switch to the woken ticker nor to let it see its slot come. A timerfd
- * did not do: on PREEMPT_RT it is a soft hrtimer, whose deadline is not
- * programmed while the CPU's softirqs are pending. An RT task's sleep is
- * a hard one. The keeper is below the ticker, so it runs only once the
- * ticker has sent; on hardware it costs a wake-up per slot. */
+/*
+ * The keeper: timers of the ticker's CPU while a datagram is in flight,
+ * and nothing else. QEMU's TCG runs the vCPUs one at a time, each for
+ * half the time to the next timer deadline of any of them: with only the
+ * scheduler's tick armed, one vCPU ran on for up to half a millisecond
+ * while the other did not execute at all, neither to switch to a woken
+ * task nor to carry the datagram on (the trace shows that CPU silent).
+ * A timer at the slot and then every KEEP_STEP_US until KEEP_SPAN_US
+ * after it keeps those turns short while the datagram goes to the relay
+ * and back. A timerfd did not do: on PREEMPT_RT it is a soft hrtimer,
+ * whose deadline is not programmed while the CPU's softirqs are pending;
+ * an RT task's sleep is a hard one. The keeper is below the ticker, so
+ * at the slot it runs only once the ticker has sent; on hardware it
+ * costs a dozen wake-ups per slot.
+ */
+#define KEEP_STEP_US	25
+#define KEEP_SPAN_US	300
+
 static void *keeper_main(void *arg)
 {
 	struct ticker *t = arg;
@@ -81,10 +89,13 @@ static void *keeper_main(void *arg)
 	(void)rt_set_fifo(t->prio > 1 ? t->prio - 1 : 1, why, sizeof(why));
 	int64_t period = (int64_t)t->period_us * 1000;
 	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
-		struct timespec at = clock_ns_ts(clock_next_slot(t->origin_ns,
-								 clock_ns(CLOCK_MONOTONIC), period));
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
-			;
+		int64_t slot = clock_next_slot(t->origin_ns, clock_ns(CLOCK_MONOTONIC), period);
+		for (int64_t after = 0; after <= KEEP_SPAN_US * 1000LL && after < period;
+		     after += KEEP_STEP_US * 1000LL) {
+			struct timespec at = clock_ns_ts(slot + after);
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+				;
+		}
 	}
 	return NULL;
 }

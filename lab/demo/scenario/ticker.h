@@ -41,7 +41,7 @@ struct ticker {
 	int64_t list_us;	/* samples above this are kept in late[] */
 	int64_t lead_ns;	/* wakes this long before each slot */
 	pthread_t thread;
-	pthread_t keeper;	/* a hard timer at each slot (ticker.c) */
+	pthread_t keeper;	/* hard timers while a datagram is out (ticker.c) */
 	bool started;
 	int stop;		/* set to 1 to end it (atomic) */
 	uint64_t sent, send_errors, echoes, foreign;
