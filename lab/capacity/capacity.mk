@@ -1,10 +1,10 @@
 # make capacity: what the fix buys in RT load rate at a latency objective,
 # stock vs patched in the VM (lab/capacity/run; report/README.md).
 #
-#   make capacity                          the default grid
-#   make capacity CAPACITY_ARGS=--quick    the small grid of the test
-#   make capacity CAPACITY_ARGS="--slo p99.9=500us --quotas 10,50"
-#   make test-capacity                     the quick grid's test alone (make test runs it too)
+#   make capacity                          the default plan
+#   make capacity CAPACITY_ARGS=--quick    the small plan of the test
+#   make capacity CAPACITY_ARGS="--slo p99.9=500us --cpu-quota-pct 10,50"
+#   make test-capacity                     the quick plan's test alone (make test runs it too)
 CAPACITY_ARGS ?=
 .PHONY: capacity test-capacity
 capacity:

@@ -1,17 +1,17 @@
-"""make capacity's results: the grid of each kernel (lab/capacity/grid,
-one loadgen sweep per co-tenant quota and rate) as capacity.json, the
-terminal table with the headline last, the plots and the page."""
+"""make capacity's results: each kernel's capacity searches (lab/capacity/grid,
+one loadgen sweep --search per co-tenant quota and rate) as capacity.json,
+the terminal table with the headline last, the plots and the page."""
 import glob
 import json
 import os
 import re
 
-from . import png, sweep
+from . import png, search, sweep
 from .check import CheckError, read_texts
 from .check import plots as check_plots
 from .files import DataError, number, read_json
 from .page import CSS
-from .escape import gnuplot_string, html_text
+from .escape import gnuplot_number, gnuplot_string, html_text
 from .plots import COLOURS, _block, _gnuplot, head
 
 KERNELS = ("stock", "patched")
@@ -19,26 +19,29 @@ GOOD, MIXED = "#1e8449", "#9a7d0a"
 
 
 def _cell_params(d):
-    """The part of the spec a grid cell ran: its cell.json, beside its
+    """The part of the spec a cell ran: its cell.json, beside its
     results."""
     path = os.path.join(d, "cell.json")
     cell = read_json(path)
     if not isinstance(cell, dict):
         raise DataError(f"{path}: expected an object")
     return {k: int(number(cell.get(k), f"{path}: {k}"))
-            for k in ("cpu_quota_pct", "cotenant_rate_pps")}
+            for k in ("cpu_quota_pct", "cotenant_rate_pps", "cotenant_spin_us")}
 
 
 def _step(k, s):
-    r = s["result"]
+    r = s.get("result") or {}
     watched = r.get("watched_cgroup") or {}
     hgrm = s.get("hgrm")
+    lat = (r.get("latency_us") or {}).get("corrected")
+    if not isinstance(lat, dict):
+        raise DataError(f"{k}: search {s['search']:g} at {s['target_rate']:g} pps: "
+                        "no result.latency_us.corrected")
     return {
-        "target_rate": s["target_rate"], "achieved_rate": r.get("achieved_rate"),
-        "pass": s.get("pass", 0), "meets_slo": s["meets_slo"], "why": s.get("why"),
-        "saturated": s.get("saturated", False),
-        "latency_us": r["latency_us"]["corrected"],
-        "sent": r.get("sent"), "lost": r.get("lost"),
+        "search": s["search"], "target_rate": s["target_rate"],
+        "achieved_rate": r.get("achieved_rate"), "meets_slo": s["meets_slo"],
+        "why": s.get("why"), "cause": s.get("cause"), "saturated": s.get("saturated", False),
+        "latency_us": lat, "sent": r.get("sent"), "lost": r.get("lost"),
         "throttled_periods": watched.get("nr_throttled"),
         "throttled_us": watched.get("throttled_us"),
         "periods": watched.get("nr_periods"),
@@ -47,8 +50,12 @@ def _step(k, s):
     }
 
 
+# A missed step's cause: the trace's (lock, cpu, loss; lab/ktrace/explain)
+# where the cell was traced, else loadgen's own word (loadgen(1) SWEEP).
 CAUSES = {"lock": "RT waits on the ready-list lock held by a throttled task",
-          "cpu": "the relay's CPU was busy", "loss": "datagrams were lost"}
+          "cpu": "the relay's CPU was busy", "loss": "datagrams were lost",
+          "throttled": "the co-tenant was throttled during the step",
+          "objective": "the latency objective", "sender": "the load generator could not send the rate"}
 
 
 def trace_steps(d, c):
@@ -59,42 +66,67 @@ def trace_steps(d, c):
         return
     steps = read_json(path).get("steps")
     if not isinstance(steps, list) or len(steps) != len(c["steps"]):
-        raise DataError(f"{path}: its steps do not match the sweep's")
+        raise DataError(f"{path}: its steps do not match the search's")
     for mine, theirs in zip(c["steps"], steps):
         if not isinstance(theirs, dict):
             raise DataError(f"{path}: a step is not an object")
-        mine["cause"] = theirs.get("cause")
+        if not mine["meets_slo"]:
+            mine["cause"] = theirs.get("cause") or mine["cause"]
         mine["trace"] = {k: number(theirs.get(k), f"{path}: {k}", optional=True)
                          for k in ("lock_waits", "lock_wait_ms_max", "relay_cpu_share")}
+
+
+def _limits(c, intervals):
+    """Each search's end with what bounded it: the cause of the step that
+    missed at its first missed rate (the lowest rate for "none"); a
+    ceiling of loadgen's for "to" and "sender"."""
+    out = []
+    for i in intervals:
+        n, end = i["search"], i["end"]
+        missed = [s for s in c["steps"] if s["search"] == n and not s["meets_slo"]
+                  and i.get("missed") is not None and s["target_rate"] == i["missed"]]
+        cause = {"to": "ceiling", "sender": "ceiling"}.get(end) or \
+            (missed[-1]["cause"] if missed else None)
+        out.append({"search": n, "end": end, "met_pps": i.get("met"), "missed_pps": i.get("missed"),
+                    "steps": i.get("steps"), "limit": cause})
+    return out
 
 
 def _cell(run_dir, k, d):
     ran = _cell_params(d)
     problems = [open(os.path.join(d, f), encoding="utf-8").read().strip()
                 for f in ("failed", "cotenant-ended-early") if os.path.exists(os.path.join(d, f))]
-    c = {**ran, "capacity_pps": None,
-         "at_least": False, "monotonic": None, "knee_pps": None, "verdict": None,
-         "why_not": None, "problems": problems, "steps": []}
+    c = {**ran, "capacity_pps": None, "capacity": None, "at_least": False, "limit": None,
+         "monotonic": None, "nonmonotonic": None, "verdict": None, "why_not": None,
+         "problems": problems, "searches": [], "rates": [], "steps": []}
     path = os.path.join(d, "sweep.json")
     if not os.path.exists(path):
-        c["problems"].append("no sweep.json: the sweep did not finish")
+        c["problems"].append("no sweep.json: the searches did not finish")
         return c, None
-    s = sweep.load(path)
-    cap = s.get("capacity")
-    c.update(capacity_pps=cap["target_rate"] if cap else None,
-             at_least=bool(cap) and all(x["meets_slo"] for x in s["steps"]),
-             monotonic=s.get("monotonic"), verdict=s.get("verdict"),
-             knee_pps=(s.get("knee") or {}).get("target_rate"),
-             steps=[_step(k, x) for x in s["steps"]])
+    j = read_json(path)
+    if not search.is_search(j):
+        raise DataError(f"{path}: not a loadgen sweep --search (mode {j.get('mode')!r})")
+    search.check(j, path)
+    cap = j["capacity"]
+    c.update(monotonic=j.get("monotonic"), nonmonotonic=j.get("nonmonotonic"),
+             verdict=j["verdict"], rates=j["rates"], steps=[_step(k, x) for x in j["steps"]])
     trace_steps(d, c)
+    c["searches"] = _limits(c, j["intervals"])
+    if cap:
+        c["capacity"] = {"median_pps": cap["target_rate"], "min_pps": cap.get("min_rate"),
+                         "max_pps": cap["max_rate"], "searches": cap["searches"]}
+        c.update(capacity_pps=cap["target_rate"], at_least=cap["at_least"])
+    limits = [s["limit"] for s in c["searches"] if s["limit"]]
+    c["limit"] = max(set(limits), key=limits.count) if limits else None
     fail = next((x for x in c["steps"] if not x["meets_slo"]), None)
     if fail:
         why = fail.get("why")
         cause = CAUSES.get(fail.get("cause"))
-        c["why_not"] = f"{fail['target_rate']:.0f} pps: " + (f"{cause} ({why})" if cause else str(why))
+        c["why_not"] = (f"search {fail['search']:g}, {fail['target_rate']:.0f} pps: "
+                        + (f"{cause} ({why})" if cause else str(why)))
     if problems:  # a cell whose co-tenant was not there throughout proves nothing
-        c["capacity_pps"] = None
-    return c, s
+        c["capacity_pps"] = c["capacity"] = None
+    return c, j
 
 
 def headline_cell(kernels):
@@ -113,12 +145,51 @@ def headline_cell(kernels):
     return best
 
 
+def _pps(x):
+    return "none" if x is None else f"{x:.0f}"
+
+
 def cap_text(c):
+    """A cell's capacity: "none (lock)", "26000 pps (24000-28000, 3
+    searches; cpu)", ">= 60000 pps (the highest tried)"."""
     if c is None:
         return "no result"
+    if c["problems"]:
+        return "no result (a problem, below)"
+    limit = c.get("limit")
     if c["capacity_pps"] is None:
-        return "none"
-    return f"{'>= ' if c['at_least'] else ''}{c['capacity_pps']:.0f} pps"
+        return "none" + (f" ({limit})" if limit else "")
+    cap = c["capacity"]
+    n = cap["searches"]
+    span = (f"{_pps(cap['min_pps'])}-{_pps(cap['max_pps'])}, {n} searches" if n > 1
+            else "1 search")
+    if c["at_least"]:
+        return f">= {c['capacity_pps']:.0f} pps ({span}; a ceiling of loadgen's)"
+    return f"{c['capacity_pps']:.0f} pps ({span}" + (f"; {limit})" if limit else ")")
+
+
+def quota_for(kernel, rate, crate):
+    """The tightest co-tenant quota of the grid from which up every quota
+    met RATE in every search (the lowest capacity of its searches at or
+    above it): {cpu_quota_pct, tightest_tried}, or None when even the
+    loosest did not."""
+    cells = sorted((c for c in kernel["by_quota"] if c["cotenant_rate_pps"] == crate),
+                   key=lambda c: c["cpu_quota_pct"])
+    ok = None
+    for c in reversed(cells):
+        cap = c["capacity"]
+        if not cap or cap["min_pps"] is None or cap["min_pps"] < rate or c["problems"]:
+            break
+        ok = c["cpu_quota_pct"]
+    if ok is None:
+        return None
+    return {"cpu_quota_pct": ok, "tightest_tried": ok == cells[0]["cpu_quota_pct"]}
+
+
+def quota_text(q, quotas):
+    if q is None:
+        return f"none of {min(quotas)}-{max(quotas)} %" if len(quotas) > 1 else f"not {quotas[0]} %"
+    return f"{q['cpu_quota_pct']} %" + (" (the tightest tried)" if q["tightest_tried"] else "")
 
 
 def build(run_dir):
@@ -128,6 +199,7 @@ def build(run_dir):
     spec = read_json(spec_path)
     if not isinstance(spec, dict) or not isinstance(spec.get("capacity"), dict):
         raise DataError(f"{spec_path}: not a capacity run's spec (no \"capacity\" object)")
+    plan = spec["capacity"]
     kernels, slo = {}, None
     for k in KERNELS:
         boot_path = os.path.join(run_dir, k, "boot.json")
@@ -136,12 +208,12 @@ def build(run_dir):
         dirs = sorted(os.path.dirname(f) for f in
                       glob.glob(os.path.join(run_dir, k, "results", "grid", "*", "cell.json")))
         for d in dirs:
-            c, s = _cell(run_dir, k, d)
+            c, j = _cell(run_dir, k, d)
             cells.append(c)
-            if s is not None:
-                if slo is not None and s["slo"] != slo:
-                    raise DataError(f"{d}: objectives {s['slo']} differ from {slo}")
-                slo = s["slo"]
+            if j is not None:
+                if slo is not None and j["slo"] != slo:
+                    raise DataError(f"{d}: objectives {j['slo']} differ from {slo}")
+                slo = j["slo"]
         cells.sort(key=lambda c: (c["cotenant_rate_pps"], c["cpu_quota_pct"]))
         kernels[k] = {"outcome": boot.get("outcome"), "version": boot.get("version"),
                       "by_quota": cells}
@@ -149,10 +221,16 @@ def build(run_dir):
         raise DataError(f"{run_dir}: no kernel left a sweep.json (see */console.log)")
     best = headline_cell(kernels)
     objective = sweep.objectives(slo)
+    rate = number(plan.get("planned_rate_pps"), f"{spec_path}: capacity.planned_rate_pps")
+    crate = min(plan.get("cotenant_rate_pps") or [0])
+    quotas = sorted({c["cpu_quota_pct"] for k in KERNELS for c in kernels[k]["by_quota"]})
+    planned = {"rt_rate_pps": rate, "cotenant_rate_pps": crate,
+               **{k: quota_for(kernels[k], rate, crate) for k in KERNELS}}
     if best:
         _, p, s = best
         headline = (f"at quota {p['cpu_quota_pct']}%, {objective}: stock {cap_text(s)}, "
-                    f"patched {cap_text(p)}")
+                    f"patched {cap_text(p)}. Co-tenant quota for {rate:.0f} pps: "
+                    + ", ".join(f"{k} {quota_text(planned[k], quotas)}" for k in KERNELS))
     else:
         headline = f"{objective}: " + ", ".join(
             f"{k} {kernels[k]['outcome']}" for k in KERNELS)
@@ -160,39 +238,70 @@ def build(run_dir):
             "initramfs_sha256": run.get("initramfs_sha256"), "spec": spec,
             "wall_s": run.get("wall_s"), "slo": slo, "headline": headline,
             "fix_buys": bool(best) and (best[1]["capacity_pps"] or 0) > (best[2]["capacity_pps"] or 0),
-            "kernels": kernels}
+            "quota_for_rate": planned, "kernels": kernels}
 
 
-def table(cap):
-    """The terminal table: capacity per kernel and quota, why not met, and
-    the headline last."""
-    grid = cap["spec"]["capacity"]
-    lines = [f"Capacity: the highest RT load rate up to which every step met "
-             f"{sweep.objectives(cap['slo'])}",
-             f"(RT client SCHED_FIFO on CPU 0 through the relay on CPU 1; a co-tenant "
-             f"on CPU 1 under a CPU quota; {cap.get('clock') or '?'} clock; rates "
-             f"{grid['rt_rate_from_pps']}-{grid['rt_rate_to_pps']} pps in "
-             f"{grid['rt_rate_steps']} steps of {grid['step_s']} s)", ""]
-    rows = [("quota", "co-tenant", "stock", "patched")]
+def _by_cell(cap):
     cells = {}
     for k in KERNELS:
         for c in cap["kernels"][k]["by_quota"]:
             cells.setdefault((c["cotenant_rate_pps"], c["cpu_quota_pct"]), {})[k] = c
-    for (crate, q), by in sorted(cells.items()):
-        rows.append((f"{q}%", f"{crate} pps", cap_text(by.get("stock")),
-                     cap_text(by.get("patched"))))
+    return sorted(cells.items())
+
+
+def _search_text(s):
+    """One search's end: "26000/27300 pps (cpu)", "none at 117 pps (lock)"."""
+    limit = f" ({s['limit']})" if s["limit"] else ""
+    if s["end"] == "none":
+        return f"none at {_pps(s['missed_pps'])} pps{limit}"
+    if s["end"] in ("to", "sender"):
+        return f">= {_pps(s['met_pps'])} pps (ceiling: {s['end']})"
+    if s["end"] == "found":
+        return f"{_pps(s['met_pps'])}/{_pps(s['missed_pps'])} pps{limit}"
+    return s["end"]
+
+
+def _mixed_rates(c):
+    """The rates some but not all of whose runs met: "234 pps 1/3"."""
+    return ", ".join(f"{r['target_rate']:.0f} pps {r['met']:g}/{r['runs']:g}"
+                     for r in c["rates"] if 0 < r["met"] < r["runs"])
+
+
+def table(cap):
+    """The terminal table: capacity per kernel and quota with its range and
+    what bounded it, how each search ended, and the headline last."""
+    plan = cap["spec"]["capacity"]
+    lines = [f"Capacity: the highest RT load rate meeting {sweep.objectives(cap['slo'])}, "
+             f"median of each cell's searches (their range; what bounded them)",
+             f"(RT client SCHED_FIFO on CPU 0 through the relay on CPU 1; a co-tenant "
+             f"on CPU 1 under a CPU quota; {cap.get('clock') or '?'} clock; each search "
+             f"doubles from {plan['rt_rate_from_pps']} pps up to {plan['rt_rate_to_pps']} "
+             f"pps, then bisects to {plan['resolution_pct']} %; steps of {plan['step_s']} s)", ""]
+    rows = [("quota", "co-tenant", "stock", "patched")]
+    for (crate, q), by in _by_cell(cap):
+        spin = next(iter(by.values()))["cotenant_spin_us"]
+        rows.append((f"{q}%", f"{crate} pps" + (f", spin {spin} us" if spin else ""),
+                     cap_text(by.get("stock")), cap_text(by.get("patched"))))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines += ["  ".join(x.ljust(w) if i < 2 else x.rjust(w) for i, (x, w) in
                         enumerate(zip(r, widths))) for r in rows]
-    whys = [f"  {k} at {q}%: {by[k]['why_not']}" for (_, q), by in sorted(cells.items())
-            for k in KERNELS if k in by and by[k]["why_not"]]
-    probs = [f"  {k} at {q}%: {p}" for (_, q), by in sorted(cells.items())
+    ends = [f"  {k} at {q}%: " + "; ".join(f"{s['search']:g}: {_search_text(s)}" for s in by[k]["searches"])
+            for (_, q), by in _by_cell(cap) for k in KERNELS if k in by and by[k]["searches"]]
+    mixed = [f"  {k} at {q}%: {_mixed_rates(by[k])}" for (_, q), by in _by_cell(cap)
+             for k in KERNELS if k in by and _mixed_rates(by[k])]
+    bad = [f"  {k} at {q}%: {by[k]['verdict']}" for (_, q), by in _by_cell(cap)
+           for k in KERNELS if k in by and by[k]["monotonic"] is False]
+    probs = [f"  {k} at {q}%: {p}" for (_, q), by in _by_cell(cap)
              for k in KERNELS if k in by for p in by[k]["problems"]]
     for k in KERNELS:
         if cap["kernels"][k]["outcome"] != "ok":
             probs.append(f"  {k}: the guest's outcome was {cap['kernels'][k]['outcome']}")
-    if whys:
-        lines += ["", "the first step not met:"] + whys
+    if ends:
+        lines += ["", "each search: the rate met / the first missed (what bounded it)"] + ends
+    if mixed:
+        lines += ["", "rates some runs met and some did not:"] + mixed
+    if bad:
+        lines += ["", "not monotonic (a rate missed below one that met):"] + bad
     if probs:
         lines += ["", "problems (a cell with one has no capacity):"] + probs
     lines += ["", f"headline: {cap['headline']}"]
@@ -204,8 +313,9 @@ def _cells(cap, k, crate):
 
 
 def heatmap(cap, k, crate, out, cb):
-    """p99.9 (the worst run) over RT load rate x quota, log colour, the
-    value in each cell; a cross where the step was not met."""
+    """p99.9 (the worst run) over every RT load rate a search tried x
+    quota, log colour, the value in each cell while there is room for it;
+    a cross where a run was not met."""
     cells = _cells(cap, k, crate)
     rates = sorted({s["target_rate"] for c in cells for s in c["steps"]})
     quotas = sorted(c["cpu_quota_pct"] for c in cells)
@@ -221,14 +331,14 @@ def heatmap(cap, k, crate, out, cb):
             worst = max(s["latency_us"].get("p99_9") or 0 for s in runs) / 1000.0
             met = all(s["meets_slo"] for s in runs)
             rows.append((xi, yi, max(worst, cb[0])))
-            value = f"{worst:.0f}" if worst >= 100 else f"{worst:.3g}"
+            value = "" if len(rates) > 12 else f"{worst:.0f}" if worst >= 100 else f"{worst:.3g}"
             labels.append((xi, yi, value + ("" if met else " ✗")))
-    xt = ", ".join(f'"{r / 1000:g}k" {i}' for i, r in enumerate(rates))
+    xt = ", ".join(f'"{r / 1000:.3g}k" {i}' for i, r in enumerate(rates))
     yt = ", ".join(f'"{q}%%" {i}' for i, q in enumerate(quotas))  # a tic label is a format
     script = head(820, 120 + 70 * len(quotas), out) + \
         _block("h", rows) + _block("l", labels) + f"""
 set title {gnuplot_string(f"{k}: p99.9 latency (ms) over RT load x co-tenant quota (✗: not met)")} noenhanced
-set xtics ({xt})
+set xtics ({xt}) rotate by 45 right
 set ytics ({yt})
 set xrange [-0.5:{len(rates) - 0.5}]
 set yrange [-0.5:{len(quotas) - 0.5}]
@@ -248,6 +358,49 @@ plot $h using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, $l using 1:2:3 with 
     return True
 
 
+def capacity_plot(cap, crate, out):
+    """Each kernel's capacity against the co-tenant quota: the median of
+    its searches, the range as an error bar; "none" on the axis as a
+    cross, a ceiling of loadgen's as a triangle."""
+    blocks, plots, top = "", [], 1.0
+    for i, k in enumerate(KERNELS):
+        found, none, ceil = [], [], []
+        for c in _cells(cap, k, crate):
+            q, cp = c["cpu_quota_pct"], c["capacity"]
+            if cp is None:
+                none.append((q, 0))
+            elif c["at_least"]:
+                ceil.append((q, cp["median_pps"]))
+            else:
+                found.append((q, cp["median_pps"], cp["min_pps"] or 0, cp["max_pps"]))
+            top = max(top, cp["max_pps"] if cp else 0)
+        colour = COLOURS[i]
+        for name, rows, style in (
+                (f"f{i}", found, f'with yerrorbars lw 2 pt 7 ps 1.2 lc rgb "{colour}" title '
+                                 f'{gnuplot_string(f"{k}: median, range of the searches")}'),
+                (f"n{i}", none, f'with points pt 2 ps 2 lw 3 lc rgb "{colour}" title '
+                                f'{gnuplot_string(f"{k}: none")}'),
+                (f"c{i}", ceil, f'with points pt 9 ps 1.8 lc rgb "{colour}" title '
+                                f'{gnuplot_string(f"{k}: at least (loadgen ceiling)")}')):
+            if rows:
+                blocks += _block(name, sorted(rows))
+                plots.append(f"${name} using 1:2" + (":3:4 " if name[0] == "f" else " ") + style)
+        if found:
+            plots.append(f'$f{i} using 1:2 with lines lw 1.5 dt 2 lc rgb "{colour}" notitle')
+    if not plots:
+        return False
+    script = head(820, 480, out) + blocks + f"""
+set title {gnuplot_string(f"capacity at {sweep.objectives(cap['slo'])} vs co-tenant quota")} noenhanced
+set xlabel "co-tenant CPU quota (% of the relay's CPU)"
+set ylabel "RT load (datagrams/s)"
+set yrange [-{gnuplot_number(top * 0.04)}:{gnuplot_number(top * 1.15)}]
+set offsets graph 0.05, graph 0.05, 0, 0
+set key below horizontal samplen 2
+"""
+    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    return True
+
+
 def draw_all(cap, plot_dir):
     """Every plot: [(file, caption)]."""
     os.makedirs(plot_dir, exist_ok=True)
@@ -259,6 +412,9 @@ def draw_all(cap, plot_dir):
     crates = sorted({c["cotenant_rate_pps"] for k in KERNELS for c in cap["kernels"][k]["by_quota"]})
     for crate in crates:
         tag = "" if len(crates) == 1 else f"-c{crate}"
+        f = f"capacity{tag}.svg"
+        if capacity_plot(cap, crate, os.path.join(plot_dir, f)):
+            made.append((f, "both kernels: capacity against the co-tenant quota, with its range"))
         for k in KERNELS:
             f = f"heatmap-{k}{tag}.svg"
             if heatmap(cap, k, crate, os.path.join(plot_dir, f), cb):
@@ -287,45 +443,61 @@ def _as_sweep_step(s):
 
 
 EXPLAIN = {
-    "heatmap": "Each cell is one step of the grid: the RT client's p99.9 latency (the worst "
+    "capacity": "Red stock, blue patched: the median capacity of each cell's searches, the "
+                "bar from the lowest to the highest; a cross on the axis where no search "
+                "found one (the lowest rate missed), a triangle where the highest rate "
+                "loadgen tried still met.",
+    "heatmap": "Each cell is one rate a search tried: the RT client's p99.9 latency (the worst "
                "of its runs) at that RT load with the co-tenant under that quota. A cross "
-               "marks a step that did not meet the objective (latency, a lost datagram or a "
-               "missed rate).",
+               "marks a rate where a run did not meet the objective (latency, a lost datagram "
+               "or a missed rate). Blank: the searches did not try that rate there.",
     "latency": "Both kernels at one quota, red stock and blue patched: p50 (dotted), p99 "
-               "(dash-dot), p99.9 (solid) and max (dashed) against the RT load, each "
-               "objective as a grey dashed line.",
+               "(dash-dot), p99.9 (solid) and max (dashed) against the RT load, the worst "
+               "run of each rate, each objective as a grey dashed line.",
 }
 
 
 def render_page(cap, plots, generated):
     colour = GOOD if cap["fix_buys"] else MIXED
-    cells = {}
-    for k in KERNELS:
-        for c in cap["kernels"][k]["by_quota"]:
-            cells.setdefault((c["cotenant_rate_pps"], c["cpu_quota_pct"]), {})[k] = c
     body = "".join(
         f"<tr><td>{q}%</td><td>{crate} pps</td>" + "".join(
             f"<td title='{html_text((by.get(k) or {}).get('why_not') or '')}'>"
             f"{html_text(cap_text(by.get(k)))}</td>"
-            for k in KERNELS) + "</tr>" for (crate, q), by in sorted(cells.items()))
+            for k in KERNELS) + "</tr>" for (crate, q), by in _by_cell(cap))
+    ends = "".join(
+        f"<tr><td>{html_text(k)}</td><td>{q}%</td><td>{s['search']:g}</td>"
+        f"<td>{html_text(_search_text(s))}</td><td>{s['steps'] or 0:g}</td>"
+        f"<td>{html_text(CAUSES.get(s['limit'], s['limit'] or ''))}</td></tr>"
+        for (_, q), by in _by_cell(cap) for k in KERNELS if k in by for s in by[k]["searches"])
+    mixed = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(_mixed_rates(by[k]))}</li>"
+                    for (_, q), by in _by_cell(cap) for k in KERNELS
+                    if k in by and _mixed_rates(by[k]))
+    bad = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(by[k]['verdict'])}</li>"
+                  for (_, q), by in _by_cell(cap) for k in KERNELS
+                  if k in by and by[k]["monotonic"] is False)
     whys = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(by[k]['why_not'])}</li>"
-                   for (_, q), by in sorted(cells.items()) for k in KERNELS
+                   for (_, q), by in _by_cell(cap) for k in KERNELS
                    if k in by and by[k]["why_not"])
     probs = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(p)}</li>"
-                    for (_, q), by in sorted(cells.items()) for k in KERNELS
+                    for (_, q), by in _by_cell(cap) for k in KERNELS
                     if k in by for p in by[k]["problems"])
     figs = "".join(f'<figure><img src="plots/{html_text(f)}" alt="{html_text(c)}">'
                    f'<figcaption><b>{html_text(c)}.</b> '
-                   f'{html_text(EXPLAIN[f.split("-")[0]])}</figcaption></figure>' for f, c in plots)
-    grid = cap["spec"]["capacity"]
+                   f'{html_text(EXPLAIN[re.match("[a-z]+", f).group(0)])}</figcaption></figure>'
+                   for f, c in plots)
+    plan = cap["spec"]["capacity"]
+    quotas = sorted({c["cpu_quota_pct"] for k in KERNELS for c in cap["kernels"][k]["by_quota"]})
+    planned = cap["quota_for_rate"]
     facts = [("run", cap.get("run_id")), ("date", cap.get("date")), ("clock", cap.get("clock")),
              ("objectives", sweep.objectives(cap["slo"])),
-             ("RT load", f"{grid['rt_rate_from_pps']}-{grid['rt_rate_to_pps']} pps, "
-                         f"{grid['rt_rate_steps']} steps of {grid['step_s']} s, "
-                         f"{grid['repeat']} repeat pass(es) where not monotonic"),
-             ("co-tenant", f"{grid['senders']} loadgen senders at "
-                           f"{grid['cotenant_rate_pps']} pps on the relay's CPU, "
-                           f"cpu.max period {grid['period_us']} us"),
+             ("RT load", f"each search from {plan['rt_rate_from_pps']} pps, doubling up to "
+                         f"{plan['rt_rate_to_pps']} pps, then bisecting to "
+                         f"{plan['resolution_pct']} %; {plan['searches']} searches a cell, "
+                         f"steps of {plan['step_s']} s"),
+             ("co-tenant", f"{plan['senders']} loadgen senders at "
+                           f"{', '.join(map(str, plan['cotenant_rate_pps']))} pps on the relay's "
+                           f"CPU, busy-waiting for a demand of {plan['cotenant_demand_pct']} % "
+                           f"of the quota, cpu.max period {plan['period_us']} us"),
              ("run spec", "spec.json: " + json.dumps(cap["spec"], sort_keys=True)),
              ("initramfs sha256", cap.get("initramfs_sha256")),
              ("wall time", f"{cap.get('wall_s')} s")] + \
@@ -343,9 +515,22 @@ def render_page(cap, plots, generated):
 <h2 id="capacity">Highest RT load meeting {html_text(sweep.objectives(cap['slo']))}</h2>
 <table><thead><tr><th>co-tenant quota</th><th>co-tenant rate</th><th>stock</th><th>patched</th></tr></thead>
 <tbody>{body}</tbody></table>
-<p class="muted">The capacity is the highest RT load up to which every step met the objective
-in every run; "none" where even the lowest load did not (not a measured 0); "&gt;=" where every
-step of the grid met it. A step that lost a datagram or missed its rate is not met.</p>
+<p class="muted">Each cell's capacity is the median of its searches, with the lowest and the
+highest; a search doubles the RT load until a step misses, then bisects between the last rate
+that met and the first that missed. "none" where a search's lowest rate missed (not a measured
+0); "&gt;=" where the highest rate loadgen tried still met: a ceiling of the load generator's,
+not the relay's capacity. A step that lost a datagram or missed its rate is not met. In
+brackets: what bounded the searches, from the cell's kernel trace where it was recorded.</p>
+<h2 id="quota">How tight the co-tenants' quota may be</h2>
+<p>For {planned['rt_rate_pps']:.0f} pps, every search meeting the objective at that quota and every
+looser one of the grid ({html_text(", ".join(f"{q} %" for q in quotas))}):
+{"; ".join(f"<b>{html_text(k)}</b> {html_text(quota_text(planned[k], quotas))}" for k in KERNELS)}.
+Read off the quota rows, not searched between them.</p>
+<h2 id="searches">Each search</h2>
+<table><thead><tr><th>kernel</th><th>quota</th><th>search</th><th>met / first missed</th>
+<th>steps</th><th>bounded by</th></tr></thead><tbody>{ends}</tbody></table>
+{f'<h3>Rates some runs met and some did not</h3><ul>{mixed}</ul>' if mixed else ""}
+{f'<h3>Not monotonic</h3><ul>{bad}</ul>' if bad else ""}
 <h3>Why a step was not met (the first one per cell)</h3><ul>{whys or "<li>every step met</li>"}</ul>
 {f'<p class="note"><b>Problems.</b></p><ul>{probs}</ul>' if probs else ""}
 <h2 id="plots">Plots</h2>
@@ -367,13 +552,14 @@ def check(run_dir, screenshot=None):
     except DataError as e:
         raise CheckError(str(e))
     text, page = read_texts(run_dir, ("table.txt", "capacity.html"))
-    for name in ("slo", "headline", "kernels"):
+    for name in ("slo", "headline", "quota_for_rate", "kernels"):
         if name not in cap:
             raise CheckError(f"capacity.json has no {name}")
     for k in KERNELS:
         for c in cap["kernels"][k]["by_quota"]:
-            if not {"cpu_quota_pct", "capacity_pps", "steps"} <= set(c):
-                raise CheckError(f"capacity.json: {k} by_quota lacks cpu_quota_pct/capacity_pps/steps")
+            need = {"cpu_quota_pct", "capacity_pps", "capacity", "searches", "rates", "steps"}
+            if not need <= set(c):
+                raise CheckError(f"capacity.json: {k} by_quota lacks {', '.join(sorted(need - set(c)))}")
     if not text.rstrip().splitlines()[-1].startswith("headline: "):
         raise CheckError("table.txt does not end with the headline")
     check_plots(run_dir, page, "capacity.html", True)

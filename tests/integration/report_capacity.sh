@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# report/capacity on a stored make capacity --quick run (the real kernels,
-# virtual clock; no VM here): capacity.json carries the interface, the table is the same every time and ends with the
-# headline, "none" (not 0) where no step met, the page is whole; broken
-# input gets its exit status.
+# report/capacity on a stored make capacity run (the real kernels, virtual
+# clock, two quotas, two searches each; no VM here): capacity.json carries
+# the interface (every search's end and what bounded it, every rate's runs,
+# the range, the tightest quota for the planned rate), the table is the
+# same every time and ends with the headline, "none" (not 0) where no
+# search found a capacity, the page is whole; broken input gets its exit
+# status.
 # timeout: 180
 # lane: side
 # variants: release
@@ -14,20 +17,30 @@ cp -r "$FIXTURES/report/capacity" "$TEST_TMP/run"
 "$report/capacity" "$TEST_TMP/run" >"$TEST_TMP/t1.txt" || fail "report/capacity exited $?"
 cat "$TEST_TMP/t1.txt"
 diff -u "$TEST_TMP/run/table.txt" "$TEST_TMP/t1.txt" || fail "table.txt is not what was printed"
-tail -n 1 "$TEST_TMP/t1.txt" | grep -q '^headline: at quota 10%, p99.9 <= 2 ms: stock none, patched >= 10500 pps$' ||
-	fail "the headline is not last, or not the expected one"
-grep -Eq '^10% +30000 pps +none +>= 10500 pps$' "$TEST_TMP/t1.txt" || fail "a cell with no capacity is not 'none'"
+want="headline: at quota 10%, p99.9 <= 2 ms: stock none (lock), patched >= 468 pps (468-468, 2 searches;"
+want="$want a ceiling of loadgen's). Co-tenant quota for 117 pps: stock none of 10-25 %, patched 10 % (the tightest tried)"
+[ "$(tail -n 1 "$TEST_TMP/t1.txt")" = "$want" ] || fail "the headline is not last, or not the expected one"
+grep -Eq '^10% +30000 pps, spin 5 us +none \(lock\) +>= 468 pps' "$TEST_TMP/t1.txt" ||
+	fail "a cell with no capacity is not 'none', with what bounded it"
+grep -q '^  stock at 10%: 1: none at 117 pps (lock); 2: none at 117 pps (lock)$' "$TEST_TMP/t1.txt" ||
+	fail "each search's end is not in the table"
 # shellcheck disable=SC2016 # the $names are jq's
 json_ok "$TEST_TMP/run/capacity.json" '
 	.slo == {p99_9: 2000} and (.headline | length > 0)
-	and ({stock: {"10": null, "100": 10500}, patched: {"10": 10500, "100": 10500}}) as $want
+	and .quota_for_rate == {rt_rate_pps: 117, cotenant_rate_pps: 30000, stock: null,
+		patched: {cpu_quota_pct: 10, tightest_tried: true}}
+	and ({stock: {"10": null, "25": null}, patched: {"10": 468, "25": 468}}) as $want
 	| all(.kernels | to_entries[] | select(.key == "stock" or .key == "patched");
-		.key as $k | .value.by_quota | length > 0 and all(.[];
-			(["cpu_quota_pct", "capacity_pps", "steps"] - keys == [])
+		.key as $k | .value.by_quota | length == 2 and all(.[];
+			(["cpu_quota_pct", "cotenant_spin_us", "capacity_pps", "capacity", "limit",
+			  "searches", "rates", "steps"] - keys == [])
 			and .capacity_pps == $want[$k][.cpu_quota_pct | tostring]
+			and (.searches | length == 2 and all(.[]; .limit != null))
+			and ([.rates[].runs] | add) == (.steps | length)
 			and all(.steps[];
 				(["p50", "p99", "p99_9", "max"] - (.latency_us | keys) == [])
-				and has("lost") and has("throttled_periods")
+				and (.search == 1 or .search == 2)
+				and has("lost") and has("throttled_periods") and has("trace")
 				and (.hgrm | startswith($k + "/results/")))))' \
 	"capacity.json lacks the interface names"
 # the same run renders to the same table every time
@@ -35,10 +48,10 @@ cp -r "$FIXTURES/report/capacity" "$TEST_TMP/again"
 "$report/capacity" "$TEST_TMP/again" >"$TEST_TMP/t2.txt" || fail "second render exited $?"
 diff -u "$TEST_TMP/t1.txt" "$TEST_TMP/t2.txt" || fail "the table changed between two renders"
 "$report/capacity" --check --no-screenshot "$TEST_TMP/run" || fail "the page is not whole"
-for f in heatmap-stock heatmap-patched latency-q10 latency-q100; do
+for f in capacity heatmap-stock heatmap-patched latency-q10 latency-q25; do
 	[ -s "$TEST_TMP/run/plots/$f.svg" ] || fail "no $f.svg"
 done
-grep -q '>none<' "$TEST_TMP/run/capacity.html" || fail "the page does not say none"
+grep -q '>none (lock)<' "$TEST_TMP/run/capacity.html" || fail "the page does not say none, with what bounded it"
 
 mkdir "$TEST_TMP/empty"
 "$report/capacity" "$TEST_TMP/empty" 2>"$TEST_TMP/err"; [ $? -eq 65 ] || fail "an empty directory should exit 65"

@@ -16,13 +16,13 @@ def check(run):
     """capacity.json carries the interface and the spec, and says the fix
     buys capacity where the stock kernel stalled."""
     c = read(os.path.join(run, "capacity.json"))
-    # The quota went from the spec to each cell and back by one name.
+    # The plan went from the spec to each cell and back by one name.
     spec = read(os.path.join(run, "spec.json"))
-    assert spec["capacity"]["cpu_quota_pct"] == [10], spec
+    assert spec["capacity"]["cpu_quota_pct"] == [10] and spec["capacity"]["searches"] == 1, spec
     assert c["spec"] == spec, "capacity.json does not carry the spec it ran"
     for k in ("stock", "patched"):
         cell = read(os.path.join(run, k, "results/grid/q10-c30000/cell.json"))
-        assert cell == {"cpu_quota_pct": 10, "cotenant_rate_pps": 30000}, cell
+        assert cell == {"cpu_quota_pct": 10, "cotenant_rate_pps": 30000, "cotenant_spin_us": 0}, cell
     assert c["slo"] and c["headline"].startswith("at quota "), c["headline"]
     for k in ("stock", "patched"):
         kern = c["kernels"][k]
@@ -31,17 +31,21 @@ def check(run):
         for q in kern["by_quota"]:
             assert not q["problems"], (k, q["cpu_quota_pct"], q["problems"])
             steps = q["steps"]
-            assert steps, (k, q["cpu_quota_pct"])
+            assert steps and all(s["search"] == 1 for s in steps), (k, steps)
             for s in steps:
                 assert set(s["latency_us"]) >= {"p50", "p99", "p99_9", "max"}, s
                 assert s["lost"] is not None and s["throttled_periods"] is not None, s
                 assert os.path.getsize(os.path.join(run, s["hgrm"])) > 0, s["hgrm"]
-            # never a capacity above a failed step
+            # one search, its end and what bounded it; every rate it tried
+            assert len(q["searches"]) == 1 and q["searches"][0]["end"] in ("found", "none", "to"), q
+            assert {r["target_rate"] for r in q["rates"]} == {s["target_rate"] for s in steps}, q
+            # never a capacity above a step that missed
             cap = q["capacity_pps"]
             if cap is not None:
                 assert all(s["meets_slo"] for s in steps if s["target_rate"] <= cap), (k, q)
+                assert q["capacity"]["searches"] == 1, q["capacity"]
             else:
-                assert not all(s["meets_slo"] for s in steps if s["target_rate"] == steps[0]["target_rate"])
+                assert not steps[0]["meets_slo"] and q["searches"][0]["end"] == "none", q
         # the co-tenant was throttled under the 10 % quota
         assert sum(s["throttled_periods"] for s in kern["by_quota"][0]["steps"]) > 0, k
     # The headline's quota is where the patched kernel gains the most.
@@ -56,9 +60,15 @@ def check(run):
     assert first["target_rate"] <= pa and first["latency_us"]["p99_9"] > 100000, first
     # and the cell's kernel trace says so: an RT wait on the ready-list lock
     # held by a throttled task (lab/ktrace), which the patched kernel's steps
-    # never show.
+    # never show; it is what bounded the stock search.
     assert first.get("cause") == "lock" and first["trace"]["lock_waits"] >= 1, first
+    assert cells["stock"]["limit"] == "lock", cells["stock"]["searches"]
     assert all(s["trace"]["lock_waits"] == 0 for s in cells["patched"]["steps"]), cells["patched"]["steps"]
+    # the tightest quota for the planned rate (the lowest): patched 10 %,
+    # stock none of the plan's
+    planned = c["quota_for_rate"]
+    assert planned["rt_rate_pps"] == spec["capacity"]["planned_rate_pps"], planned
+    assert planned["stock"] is None and planned["patched"]["cpu_quota_pct"] == 10, planned
 
 
 if __name__ == "__main__":

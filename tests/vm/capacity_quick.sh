@@ -1,27 +1,28 @@
 #!/usr/bin/env bash
-# make capacity, the quick grid: stock and patched PREEMPT_RT kernels
-# booted at once on the virtual clock, each walking the same small grid of
-# RT load x co-tenant quota. capacity.json parses and carries the interface
-# (slo, headline, kernels.<k>.by_quota[].{cpu_quota_pct, capacity_pps, steps}
-# with each step's percentiles, loss, throttled periods and .hgrm); at the
-# default objective the patched kernel's capacity is above the stock
-# kernel's at the headline's quota ("none" counting as below any rate),
-# and there the stock kernel's first failing step stalled (a watchdog
-# lift, ~200 ms), from that step's own numbers, and the cell's kernel trace
-# names the cause: an RT wait on the ready-list lock held by a throttled
-# task, never seen in the patched kernel's steps; a capacity is never claimed
-# above a step that failed; the page renders in headless Chromium with its
-# headline and both kernels' curves.
+# make capacity, the quick plan: stock and patched PREEMPT_RT kernels
+# booted at once on the virtual clock, each running one capacity search
+# (loadgen sweep --search) with the co-tenant under a 10 % quota.
+# capacity.json parses and carries the interface (slo, headline,
+# quota_for_rate, kernels.<k>.by_quota[].{cpu_quota_pct, capacity_pps,
+# capacity, searches, rates, steps} with each step's search, percentiles,
+# loss, throttled periods and .hgrm); at the default objective the patched
+# kernel's capacity is above the stock kernel's ("none" counting as below
+# any rate), and there the stock kernel's first missed step stalled (a
+# watchdog lift, ~200 ms), from that step's own numbers, and the cell's
+# kernel trace names the cause: an RT wait on the ready-list lock held by
+# a throttled task, never seen in the patched kernel's steps, and what
+# bounded the stock search; a capacity is never claimed above a step that
+# missed; the tightest quota for the lowest rate is 10 % on patched and
+# none on stock; the page renders in headless Chromium with its headline
+# and both kernels' curves.
 #
-# The grid's RT loads are 117 and 617 pps, off the 10 ms quota period's
-# grid: at 500 pps (and 300) the RT client's sends keep one phase of the
-# period for a whole step, and about one step in six that phase kept the
-# stall from forming at all; the old quick grid (500 pps first) failed to
-# separate the kernels once in five runs. At 117 pps the stalls come at a
-# steady rate, about one a second (4-17 in a 10 s step, report/README.md), so
-# an 8 s step expects some eight, and
-# 617 pps is a second chance (lab/capacity/run says more). One
-# quota, 10 %: a 25 % cell doubled what the test cost.
+# The search starts at 117 pps, off the 10 ms quota period's grid: at
+# 500 pps (and 300) the RT client's sends keep one phase of the period for
+# a whole step, and about one step in six that phase kept the stall from
+# forming at all. At 117 pps the stalls come at a steady rate, about one a
+# second (4-17 in a 10 s step, docs/measurements.md), so an 8 s step
+# expects some eight. It doubles to 468 pps (three steps on patched, one
+# on stock). One quota, 10 %: a 25 % cell doubled what the test cost.
 # timeout: 2700
 # needs: kernels
 # lane: side
@@ -45,4 +46,4 @@ python3 "$top/tests/pylib/capacity_quick.py" "$run" || fail "capacity.json is wr
 grep -q ': page whole; .*capacity.png shows' "$run/check.log" ||
 	fail "the page was not checked whole in Chromium: $(tail -n 2 "$run/check.log")"
 [ -s "$run/capacity.png" ] || fail "no screenshot"
-pass "quick capacity grid: $(tail -n1 "$run/table.txt")"
+pass "quick capacity search: $(tail -n1 "$run/table.txt")"

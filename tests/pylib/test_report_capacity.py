@@ -1,0 +1,140 @@
+"""report/relayreport/capacity's reading of the searches, and
+lab/capacity/run's count of a search's steps and its progress, on
+made-up cells and consoles (the real run: tests/fixtures/report/capacity,
+tests/integration/report_capacity.sh)."""
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import tempfile
+import unittest
+
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(TOP, "report"))
+sys.path.insert(0, os.path.join(TOP, "lab"))
+from relayreport import capacity  # noqa: E402
+
+
+def _driver():
+    path = os.path.join(TOP, "lab", "capacity", "run")
+    loader = importlib.machinery.SourceFileLoader("capacity_run", path)
+    spec = importlib.util.spec_from_loader("capacity_run", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def cell(q, caps, at_least=False, problems=()):
+    """A by_quota cell whose searches found CAPS (None: none)."""
+    found = [x for x in caps if x is not None]
+    cap = None
+    if found:
+        ordered = sorted(caps, key=lambda x: -1 if x is None else x)
+        cap = {"median_pps": ordered[(len(caps) - 1) // 2], "min_pps": ordered[0],
+               "max_pps": max(found), "searches": len(caps)}
+    return {"cpu_quota_pct": q, "cotenant_rate_pps": 30000, "capacity": cap,
+            "capacity_pps": cap and cap["median_pps"], "at_least": at_least,
+            "limit": "cpu", "problems": list(problems)}
+
+
+class CapacityTextTest(unittest.TestCase):
+    def test_median_range_and_what_bounded_it(self):
+        self.assertEqual(capacity.cap_text(cell(10, [26000, 24000, 28000])),
+                         "26000 pps (24000-28000, 3 searches; cpu)")
+        self.assertEqual(capacity.cap_text(cell(10, [5000])), "5000 pps (1 search; cpu)")
+        none = cell(10, [None, None])
+        none["limit"] = "lock"
+        self.assertEqual(capacity.cap_text(none), "none (lock)")
+        # a search that found none is the low end of the range, never 0
+        self.assertEqual(capacity.cap_text(cell(10, [None, 3000, 4000])),
+                         "3000 pps (none-4000, 3 searches; cpu)")
+        self.assertEqual(capacity.cap_text(cell(10, [468], at_least=True)),
+                         ">= 468 pps (1 search; a ceiling of loadgen's)")
+        # a cell whose co-tenant was not there throughout proves nothing
+        self.assertEqual(capacity.cap_text(cell(25, [None], problems=["the trace did not start"])),
+                         "no result (a problem, below)")
+
+
+class QuotaForTest(unittest.TestCase):
+    def kernel(self, *cells):
+        return {"by_quota": list(cells)}
+
+    def test_the_tightest_quota_from_which_every_looser_one_met(self):
+        k = self.kernel(cell(10, [900, 1200]), cell(25, [5200, 6000]), cell(50, [8000]))
+        self.assertEqual(capacity.quota_for(k, 5000, 30000),
+                         {"cpu_quota_pct": 25, "tightest_tried": False})
+        self.assertEqual(capacity.quota_for(k, 800, 30000),
+                         {"cpu_quota_pct": 10, "tightest_tried": True})
+        self.assertIsNone(capacity.quota_for(k, 9000, 30000))
+
+    def test_a_looser_quota_that_missed_breaks_the_run(self):
+        # 50 % met, 25 % did not, 10 % did: not monotonic, so only 50 %
+        k = self.kernel(cell(10, [6000]), cell(25, [None]), cell(50, [7000]))
+        self.assertEqual(capacity.quota_for(k, 5000, 30000)["cpu_quota_pct"], 50)
+        # the lowest search counts, and a cell with a problem proves nothing
+        k = self.kernel(cell(10, [6000, 4000, 7000]), cell(50, [9000], problems=["ended"]))
+        self.assertIsNone(capacity.quota_for(k, 5000, 30000))
+        self.assertEqual(capacity.quota_text(None, [10, 25, 50]), "none of 10-50 %")
+        self.assertEqual(capacity.quota_text({"cpu_quota_pct": 10, "tightest_tried": True}, [10]),
+                         "10 % (the tightest tried)")
+
+
+class LimitsTest(unittest.TestCase):
+    def test_each_search_is_bounded_by_its_first_missed_rate(self):
+        steps = [{"search": 1, "target_rate": r, "meets_slo": m, "cause": c}
+                 for r, m, c in ((117, True, None), (234, False, "lock"), (175, True, None),
+                                 (205, False, "cpu"))] + \
+                [{"search": 2, "target_rate": 117, "meets_slo": False, "cause": "lock"}]
+        got = capacity._limits({"steps": steps}, [
+            {"search": 1, "end": "found", "met": 175, "missed": 205, "steps": 4},
+            {"search": 2, "end": "none", "met": None, "missed": 117, "steps": 1},
+            {"search": 3, "end": "to", "met": 468, "missed": None, "steps": 3}])
+        self.assertEqual([(s["search"], s["limit"]) for s in got],
+                         [(1, "cpu"), (2, "lock"), (3, "ceiling")])
+        self.assertEqual(capacity._search_text(got[1]), "none at 117 pps (lock)")
+        self.assertEqual(capacity._search_text(got[2]), ">= 468 pps (ceiling: to)")
+
+
+class DriverTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.drv = _driver()
+
+    def test_most_steps_of_a_search(self):
+        # 117, 234, 468; then 100 % -> 50, 25, 13, 7, 4 % of a gap
+        self.assertEqual(self.drv.max_steps(
+            {"rt_rate_from_pps": 117, "rt_rate_to_pps": 468, "resolution_pct": 5}), 8)
+        self.assertEqual(self.drv.max_steps(
+            {"rt_rate_from_pps": 1000, "rt_rate_to_pps": 1000, "resolution_pct": 100}), 1)
+
+    def test_the_readme_lists_the_parameters_as_the_driver_has_them(self):
+        from labkit import spec
+        with open(os.path.join(TOP, "lab", "capacity", "README.md"), encoding="utf-8") as f:
+            self.assertIn(spec.table(self.drv.PARAMS), f.read())
+
+    def test_progress_from_the_console(self):
+        class Run:
+            def __init__(self, d):
+                self.d = d
+
+            def path(self, *p):
+                return os.path.join(self.d, *p)
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "patched"))
+            run = Run(d)
+            self.assertIsNone(self.drv.progress(run, "patched"))
+            with open(os.path.join(d, "patched", "console.log"), "w") as f:
+                f.write("boot\ngrid: cell 1 of 2: quota 10%\n"
+                        "loadgen sweep: search 1 of 1, step 1: 117 pps\n"
+                        "loadgen sweep: search 1 of 1, step 2: 234 pps\n"
+                        "grid: cell 2 of 2: quota 50%\n"
+                        "loadgen sweep: search 1 of 3, step 1: 117 pps\n")
+            self.assertEqual(self.drv.progress(run, "patched"), (2, 3, 1, 1, "117 pps", False))
+            with open(os.path.join(d, "patched", "console.log"), "a") as f:
+                f.write("search 1: 468 pps met\nsearch 2: 5000 pps met, 5250 missed\n"
+                        "search 3: --from 117 pps missed\n")
+            self.assertEqual(self.drv.progress(run, "patched")[-1], True)
+
+
+if __name__ == "__main__":
+    unittest.main()
