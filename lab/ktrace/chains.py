@@ -55,10 +55,14 @@ def policy(prio):
     return ["FIFO", 99 - prio] if prio < 100 else ["OTHER", prio - 120]
 
 
+# The frames a kprobe's own breakpoint adds on top of the probed function.
+KPROBE_FRAMES = ("kprobe_int3_handler", "do_int3", "exc_int3", "asm_exc_int3")
+
+
 def where(stack):
     """The first frame of a stack that is not the lock's or the tracer's."""
     for f in stack:
-        if f not in LOCK_FRAMES and not f.startswith(("trace_", "__trace")):
+        if f not in LOCK_FRAMES and f not in KPROBE_FRAMES and not f.startswith(("trace_", "__trace")):
             return f
     return None
 
@@ -337,9 +341,13 @@ def holder_state(tl, pid, cb, w, t0):
         if thr:
             tg, iv = thr
             cause = iv[2]
+            # The holder was inside the callback when its group was
+            # throttled, whoever's context the throttle fired in (the
+            # holder's own, or an enqueue after a migration).
+            inside = cb and cb[0] <= iv[0] and (cb[1] is None or iv[0] <= cb[1])
             return {"state": "throttled", "cgroup_tg": hex(tg[0]) if tg[0] else None,
                     "throttled_s": _s(iv[0], t0),
-                    "throttled_in": "ep_poll_callback" if "ep_poll_callback" in (iv[3] or [])
+                    "throttled_in": "ep_poll_callback" if inside or "ep_poll_callback" in (iv[3] or [])
                     else (where(iv[3] or []) or "?"),
                     "throttled_task": tl.task(iv[4]),
                     "unthrottled_s": _s(iv[1], t0), "unthrottled_by": cause,

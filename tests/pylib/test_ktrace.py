@@ -131,6 +131,33 @@ class StockTest(unittest.TestCase):
         self.assertIn("1 of 1 stalls explained: RT relay (FIFO 50) waited in do_epoll_wait", d["line"])
 
 
+class ThrottledInTest(unittest.TestCase):
+    """Where the holder was throttled: inside the callback whatever context
+    the throttle fired in, else the stack's first frame that is neither
+    the lock's nor the kprobe's own breakpoint."""
+
+    class Timeline:
+        def __init__(self, stack):
+            self.last = 10.0
+            self.iv = (2.0, 3.0, "cpu.max", stack, 7)
+
+        def throttled_at(self, t):
+            return ((0x10, 0x20), self.iv) if self.iv[0] <= t <= self.iv[1] else None
+
+        def task(self, pid):
+            return {"pid": pid}
+
+    def test_inside_the_callback_or_the_first_frame(self):
+        migration = ["kprobe_int3_handler", "do_int3", "exc_int3", "asm_exc_int3", "tg_nop",
+                     "enqueue_entity", "migration_cpu_stop"]
+        tl, w = self.Timeline(migration), {"begin": 2.5, "end": 2.9}
+        self.assertEqual(chains.holder_state(tl, 5, (1.0, 3.5, 0xabc), w, 0)["throttled_in"],
+                         "ep_poll_callback")
+        # not inside at the throttle: the frame under the kprobe's own
+        self.assertEqual(chains.holder_state(tl, 5, (2.2, 3.5, 0xabc), w, 0)["throttled_in"], "tg_nop")
+        self.assertEqual(chains.where(migration), "tg_nop")
+
+
 class StepTest(unittest.TestCase):
     """A sweep's steps judged from the stock excerpt: one across the stall,
     one after it, one that met."""
