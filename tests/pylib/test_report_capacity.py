@@ -95,6 +95,33 @@ class LimitsTest(unittest.TestCase):
         self.assertEqual(capacity._search_text(got[2]), ">= 468 pps (ceiling: to)")
 
 
+class TableTest(unittest.TestCase):
+    def test_mixed_rates_and_a_search_that_was_not_monotonic_are_said(self):
+        stock = cell(10, [None, 234, None])
+        stock.update(limit="lock", monotonic=False, cotenant_spin_us=5,
+                     verdict="capacity none (median of 3; none-234), not monotonic: 234 pps met "
+                             "(search 2) above 117 pps missed (search 1)",
+                     rates=[{"target_rate": 117, "runs": 3, "met": 1},
+                            {"target_rate": 234, "runs": 1, "met": 1},
+                            {"target_rate": 468, "runs": 1, "met": 0}],
+                     searches=[{"search": 1, "end": "none", "met_pps": None, "missed_pps": 117,
+                                "steps": 1, "limit": "lock"}])
+        stock["capacity_pps"] = None
+        patched = cell(10, [468], at_least=True)
+        patched.update(monotonic=True, cotenant_spin_us=5, rates=[], searches=[])
+        cap = {"spec": {"capacity": {"rt_rate_from_pps": 117, "rt_rate_to_pps": 468,
+                                     "resolution_pct": 5, "step_s": 4}},
+               "slo": {"p99_9": 2000}, "clock": "virtual", "headline": "h",
+               "kernels": {"stock": {"outcome": "ok", "by_quota": [stock]},
+                           "patched": {"outcome": "ok", "by_quota": [patched]}}}
+        text = capacity.table(cap)
+        self.assertIn("rates some runs met and some did not:\n  stock at 10%: 117 pps 1/3\n", text)
+        self.assertIn("not monotonic (a rate missed below one that met):\n  stock at 10%: capacity none",
+                      text)
+        self.assertIn("  stock at 10%: 1: none at 117 pps (lock)\n", text)
+        self.assertTrue(text.endswith("headline: h\n"))
+
+
 class DriverTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
