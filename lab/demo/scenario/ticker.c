@@ -63,19 +63,23 @@ static void drain(struct ticker *t)
 }
 
 /*
- * The keeper: timers of the ticker's CPU while a datagram is in flight,
- * and nothing else. QEMU's TCG runs the vCPUs one at a time, each for
- * half the time to the next timer deadline of any of them: with only the
- * scheduler's tick armed, one vCPU ran on for up to half a millisecond
- * while the other did not execute at all, neither to switch to a woken
- * task nor to carry the datagram on (the trace shows that CPU silent).
- * A timer at the slot and then every KEEP_STEP_US until KEEP_SPAN_US
- * after it keeps those turns short while the datagram goes to the relay
- * and back. A timerfd did not do: on PREEMPT_RT it is a soft hrtimer,
- * whose deadline is not programmed while the CPU's softirqs are pending;
- * an RT task's sleep is a hard one. The keeper is below the ticker, so
- * at the slot it runs only once the ticker has sent; on hardware it
- * costs a dozen wake-ups per slot.
+ * The keeper: timers of the ticker's CPU from the ticker's wake-up to
+ * just after its datagram is back, and nothing else. QEMU's TCG runs the
+ * vCPUs one at a time, each for half the time to the next timer deadline
+ * of any of them. With only the ticker's own timer armed, the trace
+ * showed both halves of that go wrong:
+ * - the idle CPU 0 took the ticker's timer on time and woke it, then did
+ *   not switch to it until the next deadline, up to the slot itself and
+ *   past the ticker's lead;
+ * - while the datagram was in flight one vCPU ran on for up to half a
+ *   millisecond while the other did not execute at all, neither to
+ *   switch to a woken task nor to carry the datagram on.
+ * A timer every KEEP_STEP_US from the ticker's wake-up (its lead before
+ * the slot) until KEEP_SPAN_US after the slot keeps both short. A
+ * timerfd did not do: on PREEMPT_RT it is a soft hrtimer, whose deadline
+ * is not programmed while the CPU's softirqs are pending; an RT task's
+ * sleep is a hard one. The keeper is below the ticker, so it never runs
+ * in the ticker's way; on hardware it costs some twenty wake-ups per slot.
  */
 #define KEEP_STEP_US	25
 #define KEEP_SPAN_US	300
@@ -87,13 +91,14 @@ static void *keeper_main(void *arg)
 	/* It has the ticker's CPU and priority; one below, or (should that
 	 * fail) the ticker's own, where it still waits for the ticker. */
 	(void)rt_set_fifo(t->prio > 1 ? t->prio - 1 : 1, why, sizeof(why));
-	int64_t period = (int64_t)t->period_us * 1000;
+	int64_t period = (int64_t)t->period_us * 1000, step = KEEP_STEP_US * 1000LL;
 	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
-		int64_t slot = clock_next_slot(t->origin_ns, clock_ns(CLOCK_MONOTONIC), period);
-		for (int64_t after = 0; after <= KEEP_SPAN_US * 1000LL && after < period;
-		     after += KEEP_STEP_US * 1000LL) {
-			struct timespec at = clock_ns_ts(slot + after);
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+		int64_t slot = clock_next_slot(t->origin_ns, clock_ns(CLOCK_MONOTONIC) + t->lead_ns,
+					       period);
+		for (int64_t at = slot - t->lead_ns + step; at <= slot + KEEP_SPAN_US * 1000LL &&
+		     at < slot - t->lead_ns + period; at += step) {
+			struct timespec ts = clock_ns_ts(at);
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 				;
 		}
 	}
