@@ -33,7 +33,7 @@
 	X(ticker_lead_us, "ticker-lead-us", 0, 5000, 200, \
 	  "it wakes this early and waits for each slot on the clock (us); 0: sleeps to it") \
 	X(late_ms, "late-ms", 1, 600000, 50, "RT datagrams slower than this are late (ms)") \
-	X(list_over_us, "list-over-us", 1, 600000000, 500, \
+	X(list_over_us, "list-over-us", 1, 600000000, 150, \
 	  "RT datagrams slower than this are listed with their times, to be explained (us)") \
 	X(stall_ms, "stall-ms", 2, 600000, 200, "no relay progress this long is a stall (ms)") \
 	X(poll_ms, "poll-ms", 1, 1000, 10, "heartbeat poll interval (ms)") \
