@@ -256,7 +256,13 @@ X(RESOLUTION, "resolution", "PCT", OWN, resolution_pct, 0, 0, "5", \
   "search: bisect until the rate that met and the\none that missed are " \
   "this close, 0.1 to 100") \
 X(SEARCHES, "searches", "N", INT, searches, 1, SEARCH_MAX, "1", "search: " \
-  "the whole search N times (1 to 100): the\ncapacity's median and range") \
+  "the whole search N times (1 to 100): the\ncapacity's median and range; " \
+  "each after the first\nstarts warm at the median found so far") \
+X(START, "start", "RATE", OWN, start, 0, 0, NULL, "search: start the first " \
+  "search warm at RATE, a\ncapacity found before (between --from and --to)") \
+X(STEP_SAMPLES, "step-samples", "N", INT, step_samples, 0, 100000000, "0", \
+  "sweep: a step that sends N datagrams in less\nthan --duration ends " \
+  "there (at least 1 s;\n0: every step lasts --duration)") \
 X(CSV, "csv", "FILE", TEXT, csv, 0, 0, NULL, "sweep: write a row per run " \
   "as CSV") \
 X(PAUSE, "pause", "MS", MS, pause_ms, 0, 0, "500", "sweep: idle time " \
@@ -393,6 +399,10 @@ static int apply_own(struct opts *o, int c, const char *v, const char *flag,
 	case O_HELP:
 		o->mode = OPTS_HELP;
 		return 0;
+	case O_START:
+		if (opts_parse_rate(v, &o->start) < 0)
+			return why_set(err, errlen, "--start '%s' is not a rate", v);
+		return 0;
 	case O_FROM:
 	case O_TO: {
 		double *dst = c == O_FROM ? &o->from : &o->to;
@@ -505,7 +515,12 @@ static int check(struct opts *o, char *err, size_t errlen)
 		if (o->to <= o->from)
 			return why_set(err, errlen, "--search: --to %g is not above "
 				   "--from %g", o->to, o->from);
+		if (o->start && (o->start < o->from || o->start > o->to))
+			return why_set(err, errlen, "--start %g is not between --from "
+				   "%g and --to %g", o->start, o->from, o->to);
 	}
+	if (o->start && !(o->mode == OPTS_SWEEP && o->search))
+		return why_set(err, errlen, "--start is for sweep --search");
 	if (o->mode == OPTS_SWEEP) {
 		if (!o->search && (!o->steps || !o->nslo || o->from <= 0 ||
 				   o->to <= 0))
@@ -561,7 +576,7 @@ void opts_usage(FILE *out)
 "                     --slo p99=1ms [options]\n"
 "       loadgen sweep --quota --rate PPS --from Q1% --to Q2% --steps N --slo ...\n"
 "       loadgen sweep --search --target URL --from R1 --to R2 --slo p99=1ms\n"
-"                     [--resolution PCT] [--searches N] [options]\n"
+"                     [--resolution PCT] [--searches N] [--start R] [options]\n"
 "       loadgen echo --listen udp://ADDR:PORT [--service-us N]\n"
 "       loadgen merge --json OUT [--hgrm OUT] [--partial] FILE.hlog...\n"
 "\n"
@@ -582,7 +597,9 @@ void opts_usage(FILE *out)
 "sweep --search: the rate doubles from --from until a step misses the SLO\n"
 "(at most --to), then the gap between the last rate that met and the first\n"
 "that missed is halved until it is within --resolution; the capacity is the\n"
-"last rate that met, over --searches searches its median and range. Each\n"
+"last rate that met, over --searches searches its median and range (those\n"
+"after the first, and with --start the first, start warm: near a capacity\n"
+"found before, in small steps that grow). Each\n"
 "step says why it missed: objective, loss, sender or throttled.\n"
 "\n"
 "echo: a small UDP echo server for tests and benchmarks; with --service-us\n"

@@ -59,6 +59,9 @@ struct opts {
 	bool search;		/* find the capacity instead of stepping */
 	double resolution_pct;	/* search: bisect until within this */
 	int searches;		/* search: how many, one after the other */
+	double start;		/* search: the first one's warm start; 0: none */
+	int step_samples;	/* sweep: a step ends once it sent this many
+				 * (at least 1 s); 0: each lasts duration_s */
 	struct opts_slo slo[OPTS_MAX_SLO];
 	int nslo;
 	int64_t pause_ms;

@@ -14,8 +14,37 @@ void search_start(struct search *s, double from, double to,
 	s->from = from;
 	s->to = to;
 	s->resolution = resolution_pct / 100;
-	s->rate = from;
+	s->rate = s->start = from;
+	s->factor = 2;
 	s->end = SEARCH_RUNNING;
+}
+
+void search_start_warm(struct search *s, double from, double to,
+		       double resolution_pct, double start)
+{
+	search_start(s, from, to, resolution_pct);
+	s->rate = s->start = fmin(fmax(start, from), to);
+	s->factor = fmin(1 + 4 * s->resolution, 2);
+	s->warm = true;
+}
+
+/* Whole packets per second while the step to rate is over 2 pps: rates
+ * that read the same in every search and every table. */
+static double whole(double rate, double step)
+{
+	return step > 2 ? round(rate) : rate;
+}
+
+/* The next step up or down from rate, a factor away; a warm search's
+ * factor then grows, until it brackets the capacity, towards a cold
+ * one's 2. */
+static double next(struct search *s, double rate, bool up)
+{
+	double r = up ? rate * s->factor : rate / s->factor;
+	if (!s->warm)
+		return r;
+	s->factor = fmin(s->factor * s->factor, 2);
+	return whole(r, fabs(r - rate));
 }
 
 void search_step(struct search *s, enum search_outcome out, double achieved)
@@ -31,25 +60,25 @@ void search_step(struct search *s, enum search_outcome out, double achieved)
 		s->met = s->rate;
 	else
 		s->missed = s->rate;
-	if (!s->met) {			/* the first step missed */
-		s->end = SEARCH_NONE;
+	if (!s->met) {			/* none met yet */
+		if (s->rate <= s->from) {	/* not even from */
+			s->end = SEARCH_NONE;
+			return;
+		}
+		s->rate = fmax(next(s, s->rate, false), s->from);
 		return;
 	}
 	if (!s->missed) {		/* still growing */
 		if (s->met >= s->to)
 			s->end = SEARCH_AT_TO;
-		s->rate = fmin(2 * s->met, s->to);
+		s->rate = fmin(next(s, s->met, true), s->to);
 		return;
 	}
 	if (s->missed - s->met <= s->met * s->resolution) {
 		s->end = SEARCH_FOUND;
 		return;
 	}
-	/* whole packets per second while the gap allows: rates that read
-	 * the same in every search and every table */
-	s->rate = (s->met + s->missed) / 2;
-	if (s->missed - s->met > 2)
-		s->rate = round(s->rate);
+	s->rate = whole((s->met + s->missed) / 2, s->missed - s->met);
 }
 
 double search_capacity(const struct search *s)

@@ -4,9 +4,12 @@
  * doubles the rate from --from (at most --to) until a step misses, then
  * halves the gap between the last rate that met and the first that
  * missed until it is within the resolution; its capacity is the last rate
- * that met. Over several searches: the median and range of their
- * capacities, every rate's runs and how many met, and the rates that
- * missed below one that met (not monotonic).
+ * that met. A warm search starts near a capacity found before instead and
+ * brackets it in small steps that grow (up after a met step, down towards
+ * --from after a miss), which spends its steps where the answer is. Over
+ * several searches: the median and range of their capacities, every
+ * rate's runs and how many met, and the rates that missed below one that
+ * met (not monotonic).
  */
 #ifndef LOADGEN_SEARCH_H
 #define LOADGEN_SEARCH_H
@@ -38,10 +41,14 @@ enum search_end {
 
 struct search {
 	double from, to, resolution;	/* resolution: a fraction */
+	double start;		/* the first step's rate */
 	double rate;		/* the rate to run next, while running */
 	double met, missed;	/* last rate met, first missed; 0: none */
 	double ceiling, sent;	/* SEARCH_AT_SENDER: the rate tried and the
 				 * rate loadgen sent */
+	double factor;		/* the next step's, up or down, until one
+				 * met and one missed */
+	bool warm;		/* started near an earlier capacity */
 	int steps;		/* steps taken */
 	enum search_end end;
 };
@@ -49,6 +56,13 @@ struct search {
 /* Start s at from, never above to, bisecting to resolution_pct. */
 void search_start(struct search *s, double from, double to,
 		  double resolution_pct);
+
+/* Start s warm at start (clamped to from..to), an earlier capacity: its
+ * steps go up (or, while none met, down towards from) by 1 + 4 x the
+ * resolution, the factor squared after each step up to 2, until one met
+ * and one missed; then it bisects as a search from from does. */
+void search_start_warm(struct search *s, double from, double to,
+		       double resolution_pct, double start);
 
 /* The step at s->rate had outcome out while loadgen sent achieved pps:
  * the next s->rate, or s->end. */

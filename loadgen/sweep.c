@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,16 @@ static void step_label(const struct sweep *w, int pos, char *buf, size_t len)
 		snprintf(buf, len, "%.0f pps", v);
 }
 
+/* A step's length: --duration, or with --step-samples what sending that
+ * many takes at rate, when that is shorter (at least 1 s): a high rate's
+ * percentiles need no more datagrams than a low one's. */
+static double step_duration(const struct opts *o, double rate)
+{
+	if (!o->step_samples || rate <= 0)
+		return o->duration_s;
+	return fmin(o->duration_s, fmax(1, o->step_samples / rate));
+}
+
 /* One run at rate under quota (< 0: none), judged at pos: its row, its
  * CSV row and --hgrm file, and its step in the JSON, id (which step it
  * is: the step's value and pass of a sweep, a search's number and rate)
@@ -323,7 +334,9 @@ static int one(struct sweep *w, double rate, double quota, int pos, int pass,
 {
 	const struct opts *o = w->o;
 	struct run_result r;
-	int status = run_once(o, rate, quota, &r, err, errlen);
+	struct opts step = *o;
+	step.duration_s = step_duration(o, rate);
+	int status = run_once(&step, rate, quota, &r, err, errlen);
 	if (status && status != 130) {
 		run_result_free(&r);
 		json_decref(id);
@@ -601,7 +614,8 @@ static json_t *interval_json(const struct search *s, int k)
 {
 	double ceiling = s->end == SEARCH_AT_TO ? s->to
 			 : s->end == SEARCH_AT_SENDER ? s->ceiling : 0;
-	return json_pack("{s:i, s:s, s:o, s:o, s:i, s:o, s:o}", "search", k,
+	return json_pack("{s:i, s:f, s:b, s:s, s:o, s:o, s:i, s:o, s:o}",
+		"search", k, "start", s->start, "warm", s->warm,
 		"end", search_end_name(s->end), "met", rate_or_null(s->met),
 		"missed", rate_or_null(s->missed), "steps", s->steps,
 		"ceiling", rate_or_null(ceiling), "ceiling_achieved",
@@ -666,6 +680,15 @@ static json_t *capacity_json(const struct search *s, int n)
 		"searches", m.n, "at_least", m.at_least);
 }
 
+/* The median capacity of the n searches s so far (a lower bound when it
+ * is a ceiling), where the next one starts warm; 0: none found one. */
+static double found(const struct search *s, int n)
+{
+	struct search_summary m;
+	search_summarize(s, n, &m);
+	return m.median;
+}
+
 /* --searches searches, one after the other, each to its end; then every
  * rate's runs, the rates that missed below one that met and the verdict,
  * printed and their keys added to j. Returns as one does. */
@@ -677,7 +700,12 @@ static int searches(struct sweep *w, json_t *j, char *err, size_t errlen)
 	search_header(stdout, o);
 	for (; k < o->searches && !status; k++) {
 		struct search *c = &s[k];
-		search_start(c, o->from, o->to, o->resolution_pct);
+		double warm = k ? found(s, k) : o->start;
+		if (warm > 0)
+			search_start_warm(c, o->from, o->to, o->resolution_pct,
+					  warm);
+		else
+			search_start(c, o->from, o->to, o->resolution_pct);
 		while (c->end == SEARCH_RUNNING && !status) {
 			if (w->n)
 				pause_ms(o->pause_ms);

@@ -44,6 +44,10 @@ expect 64 "--resolution '0' is not a percentage from 0.1 to 100" "${search[@]}" 
 expect 64 "--searches '0' is not a number from 1 to 100" "${search[@]}" --searches 0
 expect 64 "--search chooses its own rates: drop --steps" "${search[@]}" --steps 3
 expect 64 "--search: --to 1000 is not above --from 2000" "${search[@]}" --from 2k --to 1k
+expect 64 "--start 50000 is not between --from 1000 and --to 20000" "${search[@]}" --start 50k
+expect 64 "--start 'fast' is not a rate" "${search[@]}" --start fast
+expect 64 "--start is for sweep --search" "${sweep[@]}" --from 1k --to 2k --start 1500
+expect 64 "--step-samples '-1' is not a number from 0 to 100000000" "${search[@]}" --step-samples -1
 expect 64 "--service-us '1e9' is not a number from 0 to 1000000" echo \
 	--listen "udp://127.0.0.1:$port" --service-us 1e9
 "$LOADGEN" --help | grep -q -- "--cpu-quota PERCENT" || fail "--help"

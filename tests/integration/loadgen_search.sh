@@ -101,6 +101,15 @@ json_ok "$TEST_TMP/s.json" '[.steps[] | select(.target_rate >= 1.2 * $knee)] |
 json_ok "$TEST_TMP/s.json" '.steps[0].target_rate == $from and ([.steps[].target_rate] | max) <= $to' \
 	"the search did not start at --from or went past --to" \
 	--argjson from $((knee / 5)) --argjson to $((knee * 4))
+# the first search starts cold at --from, each later one warm at the
+# median the earlier ones found, and takes fewer steps than the first
+# shellcheck disable=SC2016 # the $names are jq's
+json_ok "$TEST_TMP/s.json" '.intervals as $i | ($i[0].warm | not) and $i[0].start == $from
+	and $i[1].warm and $i[1].start == $i[0].met
+	and $i[2].warm and $i[2].start == ([$i[0].met, $i[1].met] | min)
+	and all($i[1:][]; .steps < $i[0].steps)' \
+	"the later searches did not start warm at the earlier ones' capacity" \
+	--argjson from $((knee / 5))
 # every rate's runs over every search, and whether that is monotonic
 # shellcheck disable=SC2016 # the $names are jq's
 # (the JSON's reals have 9 significant digits)

@@ -212,10 +212,72 @@ static void test_searches(void)
 		     "2 of 3 searches)") == buf);
 }
 
+/* A warm start near an earlier capacity: the same answer within the
+ * resolution in fewer steps than doubling from --from, whichever side of
+ * the knee it starts on; a miss all the way down to --from is "none". */
+static void test_warm(void)
+{
+	struct search s;
+	struct search_trial t[64];
+	struct script knee = { 5000, 0 };
+	search_start(&s, 1000, 20000, 5);
+	int cold = drive(&s, &knee, 1, t, 64);
+
+	/* from below: 4875 met, 5850 (x 1.2) missed, then it bisects */
+	search_start_warm(&s, 1000, 20000, 5, 4875);
+	int n = drive(&s, &knee, 1, t, 64);
+	CHECK(t[0].rate == 4875 && t[0].out == SEARCH_MET);
+	CHECK(t[1].rate == 5850 && t[1].out == SEARCH_MISSED);
+	CHECK(s.end == SEARCH_FOUND && s.met <= 5000 && s.missed > 5000);
+	CHECK(s.missed - s.met <= s.met * 0.05);
+	CHECK(n < cold);
+
+	/* from above: down by 1.2, then 1.44, until one meets */
+	search_start_warm(&s, 1000, 20000, 5, 8000);
+	n = drive(&s, &knee, 1, t, 64);
+	CHECK(t[0].rate == 8000 && t[1].rate == 6667 && t[2].rate == 4630);
+	CHECK(t[2].out == SEARCH_MET);
+	CHECK(s.end == SEARCH_FOUND && s.met <= 5000 && s.missed > 5000);
+	CHECK(n < cold);
+
+	/* nothing meets: down to --from, then none, as a cold search says */
+	struct script low = { 500, 0 };
+	search_start_warm(&s, 1000, 20000, 5, 4000);
+	n = drive(&s, &low, 1, t, 64);
+	CHECK(s.end == SEARCH_NONE && search_capacity(&s) == 0);
+	CHECK(t[n - 1].rate == 1000 && n <= 6);
+	for (int i = 1; i < n; i++)
+		CHECK(t[i].rate < t[i - 1].rate);
+
+	/* a start outside --from..--to is clamped; --to met is the ceiling */
+	struct script high = { 1e9, 0 };
+	search_start_warm(&s, 1000, 20000, 5, 50000);
+	n = drive(&s, &high, 1, t, 64);
+	CHECK(n == 1 && t[0].rate == 20000 && s.end == SEARCH_AT_TO);
+
+	/* any knee, any start from a quarter to four times it: found within
+	 * the resolution, in whole pps while the steps are over 2 pps */
+	for (double k = 1000; k < 19000; k += 211) {
+		struct script any = { k, 0 };
+		for (double f = 0.25; f <= 4; f *= 1.5) {
+			search_start_warm(&s, 1000, 20000, 5, k * f);
+			n = drive(&s, &any, 1, t, 64);
+			CHECK(s.end == SEARCH_FOUND || (s.end == SEARCH_NONE && k < 1000));
+			CHECK(s.met <= k && s.missed > k);
+			CHECK(s.missed - s.met <= s.met * 0.05);
+			CHECK(n < 16);
+			for (int i = 1; i < n; i++)
+				if (fabs(t[i].rate - t[i - 1].rate) > 4)
+					CHECK(t[i].rate == round(t[i].rate));
+		}
+	}
+}
+
 int main(void)
 {
 	test_bisection();
 	test_ends();
 	test_searches();
+	test_warm();
 	return check_done();
 }
