@@ -88,7 +88,8 @@ def _limits(c, intervals):
         cause = {"to": "ceiling", "sender": "ceiling"}.get(end) or \
             (missed[-1]["cause"] if missed else None)
         out.append({"search": n, "end": end, "met_pps": i.get("met"), "missed_pps": i.get("missed"),
-                    "steps": i.get("steps"), "limit": cause})
+                    "steps": i.get("steps"), "limit": cause,
+                    "warm_start_pps": i.get("start") if i.get("warm") else None})
     return out
 
 
@@ -192,6 +193,73 @@ def quota_text(q, quotas):
     return f"{q['cpu_quota_pct']} %" + (" (the tightest tried)" if q["tightest_tried"] else "")
 
 
+def _threshold(run_dir, k, plan):
+    """Kernel K's quota search (lab/capacity/grid: the tightest co-tenant
+    quota at which the planned RT rate met, with a co-tenant of a fixed
+    CPU demand): every probe in order, the tightest quota that met and the
+    loosest that missed; None when the plan ran none."""
+    if not plan.get("threshold_demand_pct"):
+        return None
+    probes = []
+    for f in glob.glob(os.path.join(run_dir, k, "results", "grid", "threshold", "q*", "probe.json")):
+        d = os.path.dirname(f)
+        p = read_json(f)
+        if not isinstance(p, dict):
+            raise DataError(f"{f}: expected an object")
+        problems = [open(os.path.join(d, n), encoding="utf-8").read().strip()
+                    for n in ("failed", "cotenant-ended-early") if os.path.exists(os.path.join(d, n))]
+        row = {"probe": int(number(p.get("probe"), f"{f}: probe")),
+               "cpu_quota_pct": int(number(p.get("cpu_quota_pct"), f"{f}: cpu_quota_pct")),
+               "met": None, "cause": None, "why": None, "p99_9_us": None,
+               "throttled_periods": None, "problems": problems}
+        sw = os.path.join(d, "sweep.json")
+        if not problems and not os.path.exists(sw):
+            problems.append("no sweep.json: the probe did not finish")
+        if not problems:
+            j = read_json(sw)
+            steps = j.get("steps") if isinstance(j, dict) else None
+            if not isinstance(steps, list) or len(steps) != 1:
+                raise DataError(f"{sw}: expected one step")
+            st = _step(k, {**steps[0], "search": 1})
+            row.update(met=st["meets_slo"], cause=st["cause"], why=st["why"],
+                       p99_9_us=st["latency_us"].get("p99_9"),
+                       throttled_periods=st["throttled_periods"])
+        probes.append(row)
+    probes.sort(key=lambda r: r["probe"])
+    met = [r["cpu_quota_pct"] for r in probes if r["met"] is True]
+    missed = [r["cpu_quota_pct"] for r in probes if r["met"] is False]
+    return {"planned_rate_pps": plan["planned_rate_pps"], "demand_pct": plan["threshold_demand_pct"],
+            "quota_range_pct": plan["threshold_quota_pct"],
+            "resolution_pct": plan["threshold_resolution_pct"],
+            "tightest_met_pct": min(met) if met else None,
+            "loosest_missed_pct": max(missed) if missed else None,
+            "monotonic": not (met and missed and max(missed) > min(met)),
+            "problems": [f"probe {r['probe']} at {r['cpu_quota_pct']} %: {p}"
+                         for r in probes for p in r["problems"]],
+            "probes": probes}
+
+
+def threshold_text(t):
+    """A kernel's quota search: "70 % (65 % missed; throttled)", "any
+    (met at 5 %, the lowest tried)", "none (missed at 95 %, the highest
+    tried; lock)"."""
+    if t is None:
+        return "not searched"
+    if t["problems"] or not t["probes"]:
+        return "no result (a problem, below)"
+    lo, hi = t["quota_range_pct"]
+    tight, loose = t["tightest_met_pct"], t["loosest_missed_pct"]
+    cause = next((r["cause"] for r in t["probes"]
+                  if r["met"] is False and r["cpu_quota_pct"] == loose), None)
+    why = f"; {cause}" if cause else ""
+    if tight is None:
+        return f"none (missed at {loose} %, the highest tried{why})"
+    if loose is None:
+        return f"any (met at {tight} %, the lowest tried)"
+    order = "" if t["monotonic"] else "; not monotonic"
+    return f"{tight} % ({loose} % missed{why}{order})"
+
+
 def build(run_dir):
     """capacity.json's content from a run directory."""
     run = read_json(os.path.join(run_dir, "run.json"))
@@ -216,7 +284,7 @@ def build(run_dir):
                 slo = j["slo"]
         cells.sort(key=lambda c: (c["cotenant_rate_pps"], c["cpu_quota_pct"]))
         kernels[k] = {"outcome": boot.get("outcome"), "version": boot.get("version"),
-                      "by_quota": cells}
+                      "by_quota": cells, "quota_threshold": _threshold(run_dir, k, plan)}
     if slo is None:
         raise DataError(f"{run_dir}: no kernel left a sweep.json (see */console.log)")
     best = headline_cell(kernels)
@@ -229,8 +297,14 @@ def build(run_dir):
     if best:
         _, p, s = best
         headline = (f"at quota {p['cpu_quota_pct']}%, {objective}: stock {cap_text(s)}, "
-                    f"patched {cap_text(p)}. Co-tenant quota for {rate:.0f} pps: "
-                    + ", ".join(f"{k} {quota_text(planned[k], quotas)}" for k in KERNELS))
+                    f"patched {cap_text(p)}. Co-tenant quota for {rate:.0f} pps: ")
+        if all(kernels[k]["quota_threshold"] for k in KERNELS):
+            t = kernels["stock"]["quota_threshold"]
+            headline += (", ".join(f"{k} {threshold_text(kernels[k]['quota_threshold'])}"
+                                   for k in KERNELS)
+                         + f" (a co-tenant wanting {t['demand_pct']} % of the CPU)")
+        else:
+            headline += ", ".join(f"{k} {quota_text(planned[k], quotas)}" for k in KERNELS)
     else:
         headline = f"{objective}: " + ", ".join(
             f"{k} {kernels[k]['outcome']}" for k in KERNELS)
@@ -250,8 +324,12 @@ def _by_cell(cap):
 
 
 def _search_text(s):
-    """One search's end: "26000/27300 pps (cpu)", "none at 117 pps (lock)"."""
-    limit = f" ({s['limit']})" if s["limit"] else ""
+    """One search's end: "26000/27300 pps (cpu)", "none at 117 pps (lock)",
+    "26000/27300 pps (cpu; warm from 32760)"."""
+    why = [s["limit"]] if s["limit"] else []
+    if s.get("warm_start_pps"):
+        why.append(f"warm from {_pps(s['warm_start_pps'])}")
+    limit = f" ({'; '.join(why)})" if why else ""
     if s["end"] == "none":
         return f"none at {_pps(s['missed_pps'])} pps{limit}"
     if s["end"] in ("to", "sender"):
@@ -293,9 +371,20 @@ def table(cap):
            for k in KERNELS if k in by and by[k]["monotonic"] is False]
     probs = [f"  {k} at {q}%: {p}" for (_, q), by in _by_cell(cap)
              for k in KERNELS if k in by for p in by[k]["problems"]]
+    ts = {k: cap["kernels"][k].get("quota_threshold") for k in KERNELS}
+    probs += [f"  {k} quota search: {p}" for k in KERNELS if ts[k] for p in ts[k]["problems"]]
     for k in KERNELS:
         if cap["kernels"][k]["outcome"] != "ok":
             probs.append(f"  {k}: the guest's outcome was {cap['kernels'][k]['outcome']}")
+    if any(ts.values()):
+        t = next(v for v in ts.values() if v)
+        lines += ["", f"the tightest co-tenant quota for {t['planned_rate_pps']} pps (a co-tenant "
+                      f"wanting {t['demand_pct']} % of the CPU; quotas {t['quota_range_pct'][0]}-"
+                      f"{t['quota_range_pct'][1]} % to {t['resolution_pct']} points): "
+                      + "; ".join(f"{k} {threshold_text(ts[k])}" for k in KERNELS)]
+        lines += [f"  {k}: " + ", ".join(
+            f"{r['cpu_quota_pct']} % {'met' if r['met'] else 'missed' if r['met'] is False else '?'}"
+            for r in ts[k]["probes"]) for k in KERNELS if ts[k]]
     if ends:
         lines += ["", "each search: the rate met / the first missed (what bounded it)"] + ends
     if mixed:
@@ -522,10 +611,11 @@ that met and the first that missed. "none" where a search's lowest rate missed (
 not the relay's capacity. A step that lost a datagram or missed its rate is not met. In
 brackets: what bounded the searches, from the cell's kernel trace where it was recorded.</p>
 <h2 id="quota">How tight the co-tenants' quota may be</h2>
-<p>For {planned['rt_rate_pps']:.0f} pps, every search meeting the objective at that quota and every
-looser one of the grid ({html_text(", ".join(f"{q} %" for q in quotas))}):
-{"; ".join(f"<b>{html_text(k)}</b> {html_text(quota_text(planned[k], quotas))}" for k in KERNELS)}.
-Read off the quota rows, not searched between them.</p>
+{_threshold_html(cap)}
+<p>From the rows above (the co-tenant filling each quota): for {planned['rt_rate_pps']:.0f} pps,
+every search meeting the objective at that quota and every looser one of the grid
+({html_text(", ".join(f"{q} %" for q in quotas))}):
+{"; ".join(f"<b>{html_text(k)}</b> {html_text(quota_text(planned[k], quotas))}" for k in KERNELS)}.</p>
 <h2 id="searches">Each search</h2>
 <table><thead><tr><th>kernel</th><th>quota</th><th>search</th><th>met / first missed</th>
 <th>steps</th><th>bounded by</th></tr></thead><tbody>{ends}</tbody></table>
@@ -541,6 +631,29 @@ Read off the quota rows, not searched between them.</p>
 directory.</p>
 </main></body></html>
 """
+
+
+def _threshold_html(cap):
+    """The quota searches: each kernel's answer and its probes in order."""
+    ts = {k: cap["kernels"][k].get("quota_threshold") for k in KERNELS}
+    if not any(ts.values()):
+        return "<p>No quota search ran (the plan's threshold_demand_pct is 0).</p>"
+    t = next(v for v in ts.values() if v)
+
+    def row(k, r):
+        met = {True: "met", False: "missed"}.get(r["met"], "no result")
+        p999 = "" if r["p99_9_us"] is None else f"{r['p99_9_us'] / 1000:.3g} ms"
+        return (f"<tr><td>{html_text(k)}</td><td>{r['probe']}</td><td>{r['cpu_quota_pct']} %</td>"
+                f"<td>{met}</td><td>{p999}</td><td>{html_text(r['cause'] or '')}</td></tr>")
+    rows = "".join(row(k, r) for k in KERNELS if ts[k] for r in ts[k]["probes"])
+    return (f"<p>The tightest co-tenant quota at which {t['planned_rate_pps']} pps of RT load still "
+            f"met the objective, searched between {t['quota_range_pct'][0]} % and "
+            f"{t['quota_range_pct'][1]} % to {t['resolution_pct']} points, with a co-tenant that "
+            f"busy-waits for {t['demand_pct']} % of the CPU on top of its sends (a quota below "
+            f"its demand throttles it): "
+            + "; ".join(f"<b>{html_text(k)}</b> {html_text(threshold_text(ts[k]))}" for k in KERNELS)
+            + ".</p>\n<table><thead><tr><th>kernel</th><th>probe</th><th>quota</th><th>RT load</th>"
+            f"<th>p99.9</th><th>cause</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
 def check(run_dir, screenshot=None):

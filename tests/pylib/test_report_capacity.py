@@ -4,6 +4,7 @@ made-up cells and consoles (the real run: tests/fixtures/report/capacity,
 tests/integration/report_capacity.sh)."""
 import importlib.machinery
 import importlib.util
+import json
 import os
 import sys
 import tempfile
@@ -122,17 +123,78 @@ class TableTest(unittest.TestCase):
         self.assertTrue(text.endswith("headline: h\n"))
 
 
+PLAN = {"planned_rate_pps": 5000, "threshold_demand_pct": 60, "threshold_quota_pct": [5, 95],
+        "threshold_resolution_pct": 5}
+
+
+def probes(d, k, outcomes):
+    """Kernel K's quota search in run directory D: OUTCOMES, in the
+    order probed, as (quota, met) with met True, False or a problem."""
+    for n, (q, met) in enumerate(outcomes, 1):
+        p = os.path.join(d, k, "results", "grid", "threshold", f"q{q}")
+        os.makedirs(p)
+        with open(os.path.join(p, "probe.json"), "w") as f:
+            json.dump({"cpu_quota_pct": q, "probe": n}, f)
+        if isinstance(met, str):
+            with open(os.path.join(p, "failed"), "w") as f:
+                f.write(met)
+            continue
+        step = {"target_rate": 5000, "meets_slo": met, "cause": None if met else "throttled",
+                "why": None if met else "p99.9 210 ms > 2 ms",
+                "result": {"latency_us": {"corrected": {"p99_9": 900 if met else 210000}},
+                           "watched_cgroup": {"nr_throttled": 0 if met else 300}}}
+        with open(os.path.join(p, "sweep.json"), "w") as f:
+            json.dump({"steps": [step]}, f)
+
+
+class QuotaSearchTest(unittest.TestCase):
+    def threshold(self, outcomes, plan=PLAN):
+        with tempfile.TemporaryDirectory() as d:
+            probes(d, "stock", outcomes)
+            return capacity._threshold(d, "stock", plan)
+
+    def test_bisected(self):
+        t = self.threshold([(95, True), (5, False), (50, False), (72, True), (61, False),
+                            (66, True), (63, True)])
+        self.assertEqual((t["tightest_met_pct"], t["loosest_missed_pct"]), (63, 61))
+        self.assertTrue(t["monotonic"])
+        self.assertEqual([r["probe"] for r in t["probes"]], list(range(1, 8)))
+        self.assertEqual(t["probes"][1]["p99_9_us"], 210000)
+        self.assertEqual(capacity.threshold_text(t), "63 % (61 % missed; throttled)")
+
+    def test_the_ends_of_the_range(self):
+        self.assertEqual(capacity.threshold_text(self.threshold([(95, True), (5, True)])),
+                         "any (met at 5 %, the lowest tried)")
+        self.assertEqual(capacity.threshold_text(self.threshold([(95, False)])),
+                         "none (missed at 95 %, the highest tried; throttled)")
+
+    def test_not_monotonic_is_said(self):
+        t = self.threshold([(95, True), (5, False), (50, True), (27, True), (16, False), (38, False)])
+        self.assertFalse(t["monotonic"])
+        self.assertEqual(capacity.threshold_text(t), "27 % (38 % missed; throttled; not monotonic)")
+
+    def test_a_probe_that_could_not_run(self):
+        t = self.threshold([(95, True), (5, "grid: the co-tenant did not start")])
+        self.assertEqual(t["problems"], ["probe 2 at 5 %: grid: the co-tenant did not start"])
+        self.assertEqual(capacity.threshold_text(t), "no result (a problem, below)")
+
+    def test_none_planned(self):
+        self.assertIsNone(self.threshold([], {**PLAN, "threshold_demand_pct": 0}))
+        self.assertEqual(capacity.threshold_text(None), "not searched")
+
+
 class DriverTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.drv = _driver()
 
     def test_most_steps_of_a_search(self):
-        # 117, 234, 468; then 100 % -> 50, 25, 13, 7, 4 % of a gap
+        # 117, 234, 468; then 100 % -> 50, 25, 13, 7, 4 % of a gap; and
+        # two for a warm start's smaller first steps
         self.assertEqual(self.drv.max_steps(
-            {"rt_rate_from_pps": 117, "rt_rate_to_pps": 468, "resolution_pct": 5}), 8)
+            {"rt_rate_from_pps": 117, "rt_rate_to_pps": 468, "resolution_pct": 5}), 10)
         self.assertEqual(self.drv.max_steps(
-            {"rt_rate_from_pps": 1000, "rt_rate_to_pps": 1000, "resolution_pct": 100}), 1)
+            {"rt_rate_from_pps": 1000, "rt_rate_to_pps": 1000, "resolution_pct": 100}), 3)
 
     def test_the_readme_lists_the_parameters_as_the_driver_has_them(self):
         from labkit import spec
@@ -156,11 +218,22 @@ class DriverTest(unittest.TestCase):
                         "loadgen sweep: search 1 of 1, step 2: 234 pps\n"
                         "grid: cell 2 of 2: quota 50%\n"
                         "loadgen sweep: search 1 of 3, step 1: 117 pps\n")
-            self.assertEqual(self.drv.progress(run, "patched"), (2, 3, 1, 1, "117 pps", False))
+            self.assertEqual(self.drv.progress(run, "patched"), (2, 3, 1, 1, "117 pps", False, 0))
             with open(os.path.join(d, "patched", "console.log"), "a") as f:
                 f.write("search 1: 468 pps met\nsearch 2: 5000 pps met, 5250 missed\n"
                         "search 3: --from 117 pps missed\n")
-            self.assertEqual(self.drv.progress(run, "patched")[-1], True)
+            self.assertEqual(self.drv.progress(run, "patched")[-2:], (True, 0))
+            with open(os.path.join(d, "patched", "console.log"), "a") as f:
+                f.write("grid: threshold probe 1: quota 95%, RT 5000 pps\n"
+                        "grid: threshold probe 2: quota 5%, RT 5000 pps\n")
+            self.assertEqual(self.drv.progress(run, "patched")[-1], 2)
+
+    def test_most_probes_of_the_quota_search(self):
+        # 95, 5, then 50, 27 or 72, ... down to a gap of 5 points
+        grid = {"threshold_demand_pct": 60, "threshold_quota_pct": [5, 95],
+                "threshold_resolution_pct": 5}
+        self.assertEqual(self.drv.max_probes(grid), 7)
+        self.assertEqual(self.drv.max_probes({**grid, "threshold_demand_pct": 0}), 0)
 
 
 if __name__ == "__main__":
