@@ -91,3 +91,26 @@ boot_expect stalled 3 hung
 grep -q 'results transfer stopped at [0-9]* bytes' boot-stalled.err ||
 	fail "a stopped transfer was not named: $(tail -n 3 boot-stalled.err)"
 [ "$t_stalled" -lt 600 ] || fail "a stopped transfer ended only after $t_stalled s (limit 900 s, stall rule 5 s)"
+
+# boot killed outright (SIGKILL: no trap runs) takes its QEMU with it,
+# instead of leaving an emulated guest to spin a core until its own end.
+"$vm/boot" --kernel "$kernel" --initrd hung.cpio.gz --out out-killed --timeout 600 \
+	--clock host 2>boot-killed.err &
+boot=$!
+qemu=""
+for _ in $(seq 300); do
+	qemu=$(pgrep -P "$boot" -x qemu-system-x86) && break
+	sleep 0.1
+done
+[ -n "$qemu" ] || { kill -9 "$boot"; fail "boot started no QEMU in 30 s"; }
+kill -9 "$boot"
+wait "$boot" 2>/dev/null
+for _ in $(seq 100); do
+	kill -0 "$qemu" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$qemu" 2>/dev/null; then
+	kill -9 "$qemu"
+	fail "QEMU ($qemu) still ran 10 s after its boot was killed"
+fi
+pass "boot killed with SIGKILL: its QEMU ended with it"
