@@ -198,7 +198,7 @@ def _threshold(run_dir, k, plan):
     quota at which the planned RT rate met, with a co-tenant of a fixed
     CPU demand): every probe in order, the tightest quota that met and the
     loosest that missed; None when the plan ran none."""
-    if not plan.get("threshold_demand_pct"):
+    if plan.get("quota_search") != "on":
         return None
     probes = []
     for f in glob.glob(os.path.join(run_dir, k, "results", "grid", "threshold", "q*", "probe.json")):
@@ -237,6 +237,13 @@ def _threshold(run_dir, k, plan):
             "problems": [f"probe {r['probe']} at {r['cpu_quota_pct']} %: {p}"
                          for r in probes for p in r["problems"]],
             "probes": probes}
+
+
+def _cotenant_wants(t):
+    """What the quota search's co-tenant wanted of the CPU, in words."""
+    if t["demand_pct"]:
+        return f"a co-tenant busy-waiting for {t['demand_pct']} % of the CPU besides its sends"
+    return "a co-tenant wanting only what its sends cost"
 
 
 def threshold_text(t):
@@ -302,7 +309,7 @@ def build(run_dir):
             t = kernels["stock"]["quota_threshold"]
             headline += (", ".join(f"{k} {threshold_text(kernels[k]['quota_threshold'])}"
                                    for k in KERNELS)
-                         + f" (a co-tenant wanting {t['demand_pct']} % of the CPU)")
+                         + f" ({_cotenant_wants(t)})")
         else:
             headline += ", ".join(f"{k} {quota_text(planned[k], quotas)}" for k in KERNELS)
     else:
@@ -378,8 +385,8 @@ def table(cap):
             probs.append(f"  {k}: the guest's outcome was {cap['kernels'][k]['outcome']}")
     if any(ts.values()):
         t = next(v for v in ts.values() if v)
-        lines += ["", f"the tightest co-tenant quota for {t['planned_rate_pps']} pps (a co-tenant "
-                      f"wanting {t['demand_pct']} % of the CPU; quotas {t['quota_range_pct'][0]}-"
+        lines += ["", f"the tightest co-tenant quota for {t['planned_rate_pps']} pps ("
+                      f"{_cotenant_wants(t)}; quotas {t['quota_range_pct'][0]}-"
                       f"{t['quota_range_pct'][1]} % to {t['resolution_pct']} points): "
                       + "; ".join(f"{k} {threshold_text(ts[k])}" for k in KERNELS)]
         lines += [f"  {k}: " + ", ".join(
@@ -610,6 +617,8 @@ that met and the first that missed. "none" where a search's lowest rate missed (
 0); "&gt;=" where the highest rate loadgen tried still met: a ceiling of the load generator's,
 not the relay's capacity. A step that lost a datagram or missed its rate is not met. In
 brackets: what bounded the searches, from the cell's kernel trace where it was recorded.</p>
+<h2 id="plots">Plots</h2>
+{figs}
 <h2 id="quota">How tight the co-tenants' quota may be</h2>
 {_threshold_html(cap)}
 <p>From the rows above (the co-tenant filling each quota): for {planned['rt_rate_pps']:.0f} pps,
@@ -623,8 +632,6 @@ every search meeting the objective at that quota and every looser one of the gri
 {f'<h3>Not monotonic</h3><ul>{bad}</ul>' if bad else ""}
 <h3>Why a step was not met (the first one per cell)</h3><ul>{whys or "<li>every step met</li>"}</ul>
 {f'<p class="note"><b>Problems.</b></p><ul>{probs}</ul>' if probs else ""}
-<h2 id="plots">Plots</h2>
-{figs}
 <h2 id="run">What was run</h2>
 <dl>{dl}</dl>
 <p class="muted">Generated {html_text(generated)} by report/capacity from the result files in this
@@ -637,7 +644,7 @@ def _threshold_html(cap):
     """The quota searches: each kernel's answer and its probes in order."""
     ts = {k: cap["kernels"][k].get("quota_threshold") for k in KERNELS}
     if not any(ts.values()):
-        return "<p>No quota search ran (the plan's threshold_demand_pct is 0).</p>"
+        return "<p>No quota search ran (the plan's quota_search is off).</p>"
     t = next(v for v in ts.values() if v)
 
     def row(k, r):
@@ -648,9 +655,8 @@ def _threshold_html(cap):
     rows = "".join(row(k, r) for k in KERNELS if ts[k] for r in ts[k]["probes"])
     return (f"<p>The tightest co-tenant quota at which {t['planned_rate_pps']} pps of RT load still "
             f"met the objective, searched between {t['quota_range_pct'][0]} % and "
-            f"{t['quota_range_pct'][1]} % to {t['resolution_pct']} points, with a co-tenant that "
-            f"busy-waits for {t['demand_pct']} % of the CPU on top of its sends (a quota below "
-            f"its demand throttles it): "
+            f"{t['quota_range_pct'][1]} % to {t['resolution_pct']} points, with "
+            f"{_cotenant_wants(t)} (a quota below its demand throttles it): "
             + "; ".join(f"<b>{html_text(k)}</b> {html_text(threshold_text(ts[k]))}" for k in KERNELS)
             + ".</p>\n<table><thead><tr><th>kernel</th><th>probe</th><th>quota</th><th>RT load</th>"
             f"<th>p99.9</th><th>cause</th></tr></thead><tbody>{rows}</tbody></table>")

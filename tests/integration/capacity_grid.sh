@@ -66,7 +66,7 @@ EOF
 chmod +x "$bin/demo-scenario" "$bin/loadgen"
 
 # grid_run THRESHOLD [VAR=VALUE...]: the grid on one cell (quota 10) and
-# the quota search from 5 to 95 % to 5 points; its status in $rc, the
+# the quota search from 10 to 95 % to 5 points; its status in $rc, the
 # quotas its steps ran at (the cell's first) in $probed.
 grid_run() {
 	export FAKE=$TEST_TMP/fake.$1 FAKE_THRESHOLD=$1
@@ -76,7 +76,7 @@ grid_run() {
 {"capacity": {"cpu_quota_pct": [10], "cotenant_rate_pps": [30000], "rt_rate_from_pps": 117,
  "rt_rate_to_pps": 468, "resolution_pct": 5, "searches": 1, "step_s": 1, "period_us": 10000,
  "senders": 2, "cotenant_demand_pct": 0, "rt_priority": 40, "pause_ms": 0, "step_samples": 0,
- "planned_rate_pps": 5000, "threshold_demand_pct": 60, "threshold_quota_pct": [5, 95],
+ "planned_rate_pps": 5000, "quota_search": "on", "threshold_demand_pct": 60, "threshold_quota_pct": [10, 95],
  "threshold_resolution_pct": 5, "slo": ["p99.9=2ms"], "trace": "off"}}
 EOF
 	rc=0
@@ -87,7 +87,7 @@ EOF
 	[ ! -s "$FAKE/probed" ] || mapfile -t probed < <(tail -n +2 "$FAKE/probed")
 }
 
-for t in 7 33 50 63 88; do
+for t in 12 33 50 63 88; do
 	grid_run $t
 	[ "$rc" = 0 ] || { cat "$TEST_TMP/grid.log"; fail "threshold $t: the grid exited $rc"; }
 	line=$(grep '^grid: threshold: 5000 pps met at' "$TEST_TMP/grid.log") ||
@@ -97,10 +97,10 @@ for t in 7 33 50 63 88; do
 	if [ "$missed" -ge "$t" ] || [ "$met" -lt "$t" ] || [ $((met - missed)) -gt 5 ]; then
 		fail "threshold $t: met at $met %, missed at $missed %: not around it within 5 points"
 	fi
-	if [ "${probed[0]}" != 95 ] || [ "${probed[1]}" != 5 ]; then
-		fail "threshold $t: probed ${probed[*]}, not 95 then 5 first"
+	if [ "${probed[0]}" != 95 ] || [ "${probed[1]}" != 10 ]; then
+		fail "threshold $t: probed ${probed[*]}, not 95 then 10 first"
 	fi
-	[ ${#probed[@]} -le 7 ] || fail "threshold $t: ${#probed[@]} probes, more than 2 + the halvings of 90 to 5"
+	[ ${#probed[@]} -le 7 ] || fail "threshold $t: ${#probed[@]} probes, more than 2 + the halvings of 85 to 5"
 	dirs=("$TEST_TMP"/out/threshold/q*/)
 	[ ${#dirs[@]} = ${#probed[@]} ] || fail "threshold $t: not a directory per probe"
 	"$labspec" "$TEST_TMP/out/threshold/q$met/probe.json" cpu_quota_pct >/dev/null ||
@@ -110,9 +110,9 @@ done
 pass "the quota search brackets the threshold within 5 points, highest and lowest quota first"
 
 grid_run 3
-grep -q 'met at 5%, the lowest quota tried' "$TEST_TMP/grid.log" ||
+grep -q 'met at 10%, the lowest quota tried' "$TEST_TMP/grid.log" ||
 	fail "met at the lowest quota: not said"
-[ "${probed[*]}" = "95 5" ] || fail "met at the lowest quota: probed ${probed[*]}"
+[ "${probed[*]}" = "95 10" ] || fail "met at the lowest quota: probed ${probed[*]}"
 grid_run 99
 grep -q 'missed at 95%, the highest quota tried' "$TEST_TMP/grid.log" ||
 	fail "missed at the highest quota: not said"
@@ -122,5 +122,5 @@ pass "met at the lowest quota, or missed at the highest: one or two probes, said
 grid_run 50 FAKE_NOSTART=1
 [ "$rc" = 1 ] || fail "a co-tenant that did not start: the grid exited $rc, expected 1"
 grep -q 'did not start' "$TEST_TMP/out/threshold/q95/failed" || fail "the probe's failure is not in its directory"
-[ ! -e "$TEST_TMP/out/threshold/q5" ] || fail "the search went on after a probe that could not run"
+[ ! -e "$TEST_TMP/out/threshold/q10" ] || fail "the search went on after a probe that could not run"
 pass "a probe that could not run stops the search and fails the grid"

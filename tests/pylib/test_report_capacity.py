@@ -123,7 +123,8 @@ class TableTest(unittest.TestCase):
         self.assertTrue(text.endswith("headline: h\n"))
 
 
-PLAN = {"planned_rate_pps": 5000, "threshold_demand_pct": 60, "threshold_quota_pct": [5, 95],
+PLAN = {"planned_rate_pps": 5000, "quota_search": "on", "threshold_demand_pct": 60,
+        "threshold_quota_pct": [5, 95],
         "threshold_resolution_pct": 5}
 
 
@@ -179,7 +180,7 @@ class QuotaSearchTest(unittest.TestCase):
         self.assertEqual(capacity.threshold_text(t), "no result (a problem, below)")
 
     def test_none_planned(self):
-        self.assertIsNone(self.threshold([], {**PLAN, "threshold_demand_pct": 0}))
+        self.assertIsNone(self.threshold([], {**PLAN, "quota_search": "off"}))
         self.assertEqual(capacity.threshold_text(None), "not searched")
 
 
@@ -230,10 +231,10 @@ class DriverTest(unittest.TestCase):
 
     def test_most_probes_of_the_quota_search(self):
         # 95, 5, then 50, 27 or 72, ... down to a gap of 5 points
-        grid = {"threshold_demand_pct": 60, "threshold_quota_pct": [5, 95],
+        grid = {"quota_search": "on", "threshold_quota_pct": [5, 95],
                 "threshold_resolution_pct": 5}
         self.assertEqual(self.drv.max_probes(grid), 7)
-        self.assertEqual(self.drv.max_probes({**grid, "threshold_demand_pct": 0}), 0)
+        self.assertEqual(self.drv.max_probes({**grid, "quota_search": "off"}), 0)
 
 
 if __name__ == "__main__":
