@@ -86,6 +86,16 @@ clean() {
 		find "$TEST_TMP/tmp" >&2
 		fail "$1: temporary files left"
 	fi
+	# the runner's session is empty once it has exited (but for zombies a
+	# reaper has yet to collect): no lane of it writes on into a $tmp
+	# already gone
+	local left
+	left=$(ps -o pid=,stat=,args= -s "$runner" | awk '$2 !~ /^Z/')
+	if [ -n "$left" ]; then
+		echo "$left" >&2
+		pkill -KILL -s "$runner"
+		fail "$1: the runner exited, its processes did not"
+	fi
 	if grep -E 'unbound variable|line [0-9]+:|No such file' "$TEST_TMP/err" >&2; then
 		fail "$1: a shell error on stderr"
 	fi
