@@ -93,10 +93,16 @@ def _limits(c, intervals):
     return out
 
 
+def _problems(d):
+    """What the grid wrote in D when a cell or a probe went wrong: its
+    failure, or a co-tenant that ended before the RT load did."""
+    return [open(os.path.join(d, f), encoding="utf-8").read().strip()
+            for f in ("failed", "cotenant-ended-early") if os.path.exists(os.path.join(d, f))]
+
+
 def _cell(run_dir, k, d):
     ran = _cell_params(d)
-    problems = [open(os.path.join(d, f), encoding="utf-8").read().strip()
-                for f in ("failed", "cotenant-ended-early") if os.path.exists(os.path.join(d, f))]
+    problems = _problems(d)
     c = {**ran, "capacity_pps": None, "capacity": None, "at_least": False, "limit": None,
          "monotonic": None, "nonmonotonic": None, "verdict": None, "why_not": None,
          "problems": problems, "searches": [], "rates": [], "steps": []}
@@ -206,8 +212,7 @@ def _threshold(run_dir, k, plan):
         p = read_json(f)
         if not isinstance(p, dict):
             raise DataError(f"{f}: expected an object")
-        problems = [open(os.path.join(d, n), encoding="utf-8").read().strip()
-                    for n in ("failed", "cotenant-ended-early") if os.path.exists(os.path.join(d, n))]
+        problems = _problems(d)
         row = {"probe": int(number(p.get("probe"), f"{f}: probe")),
                "cpu_quota_pct": int(number(p.get("cpu_quota_pct"), f"{f}: cpu_quota_pct")),
                "met": None, "cause": None, "why": None, "p99_9_us": None,
