@@ -40,5 +40,7 @@ demo-runs:
 include lab/capacity/capacity.mk lab/model/model.mk lab/hostab/hostab.mk \
 	lab/fleet/fleet.mk lab/soak/soak.mk
 
-# labspec reads a run spec in a guest (lab/spec/main.c).
+# labspec reads a run spec in a guest (lab/spec/main.c); ktrace-drain copies
+# the kernel trace's raw pages out of it (lab/ktrace/drain/main.c).
 $(eval $(call program,labspec,lab/spec))
+$(eval $(call program,ktrace-drain,lab/ktrace/drain))

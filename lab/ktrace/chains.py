@@ -111,11 +111,17 @@ class Timeline:
         self.throttles = defaultdict(list)
         self.waits = []                        # dicts, by begin time
         self.seen = defaultdict(list)          # cpu -> [ts of every event on it]
-        self.first = events[0].ts if events else None
-        self.last = events[-1].ts if events else None
+        self.first = self.last = None
+        self.count = 0
+        self.flags = False      # whether any event had the flags columns
         waiting = {}
-        for e in events:
+        for e in events:        # an iterable, read once
             f, n = e.fields, e.name
+            if self.first is None:
+                self.first = e.ts
+            self.last = e.ts
+            self.count += 1
+            self.flags = self.flags or bool(e.flags)
             self.seen[e.cpu].append(e.ts)
             self.comm.setdefault(e.pid, e.comm)
             if n == "sched_switch":

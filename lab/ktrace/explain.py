@@ -3,14 +3,16 @@ explained from its kernel trace (chains.py), as chains.json.
 
     lab/ktrace/explain RESULTS_DIR [--name NAME] [--out FILE]
 
-RESULTS_DIR holds what the guest sent back: scenario.json, trace.txt.gz,
-trace-stats.txt, trace-probes.txt. Writes RESULTS_DIR/chains.json (or
+RESULTS_DIR holds what the guest sent back: scenario.json, trace.txt.gz
+(or the raw trace/, read through trace-cmd), trace-stats.txt,
+trace-probes.txt. Writes RESULTS_DIR/chains.json (or
 --out) and prints its headline. Exit status: 0 written; 2 bad arguments;
 65 a trace or scenario.json that cannot be read (the file and line named);
 66 no trace in RESULTS_DIR.
 """
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -85,12 +87,18 @@ class Run:
     def __init__(self, results, name=None):
         self.scen = _read_scenario(results)
         self.t0 = self.scen["t0_mono_ns"] / 1e9
-        events = tracefile.read(os.path.join(results, "trace.txt.gz"))
-        self.tl = chains.Timeline(events)
+        self.tl = chains.Timeline(tracefile.ievents(results))
         self.offset, self.offset_support = chains.ready_list_offset(self.tl)
         self.name = name
-        self.nevents = len(events)
+        self.nevents = self.tl.count
+        # Whether the trace says which task held its CPU's softirqs (the
+        # text trace's flags columns; trace-cmd's report has none).
+        self.flags = self.tl.flags
         self.lost = lost(results)
+        # A buffer that filled dropped what came after: the trace sees
+        # everything only up to the CPU whose buffer filled first.
+        ends = [ts[-1] for ts in self.tl.seen.values() if ts]
+        self.covered_to = min(ends, default=-math.inf) if self.lost["dropped"] else math.inf
         p = self.scen["params"]
         self.relay = self._task("relay", p.get("relay_prio"))
         self.ticker = self._task("demo-scenario", p.get("ticker_prio"))
@@ -259,6 +267,10 @@ class Run:
         r = st["result"]
         a = r["start_mono_s"]
         b = a + r["elapsed_s"]
+        if b > self.covered_to:
+            # Past where the trace saw everything: no word rather than a
+            # wrong one (the report keeps loadgen's).
+            return {"target_rate": st.get("target_rate"), "covered": False, "cause": None}
         locked = []
         for w in self.ready_list_waits(a, b):
             if w["end"] is None or w["end"] - w["begin"] < 1e-3:
@@ -266,7 +278,7 @@ class Run:
             if chains.holders(self.tl, w, self.offset) and self.tl.throttled_at(w["begin"]):
                 locked.append((w["end"] - w["begin"]) * 1000)
         share = self.running_share(self.relay, a, b)
-        out = {"target_rate": st.get("target_rate"), "lock_waits": len(locked),
+        out = {"target_rate": st.get("target_rate"), "covered": True, "lock_waits": len(locked),
                "lock_wait_ms_max": round(max(locked), 3) if locked else 0.0,
                "relay_cpu_share": None if share is None else round(share, 3)}
         if st.get("meets_slo"):
@@ -315,7 +327,7 @@ class Run:
         # ksoftirqd): a waiter that cannot boost a throttled holder.
         doc["longest_non_rt_wait"] = (chains.chain(self.tl, self.longest_other, self.offset, self.t0)
                                       if self.longest_other else None)
-        doc["softirq_held"] = self.softirq_held()
+        doc["softirq_held"] = self.softirq_held() if self.flags else None
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),
@@ -367,7 +379,7 @@ def headline(doc):
                      + (f" ({t['late_vcpu_idle']} while the ticker's vCPU did not execute)"
                         if t["late_vcpu_idle"] else ""))
     sh = doc["softirq_held"]
-    if sh["over_late_ms"]:
+    if sh and sh["over_late_ms"]:
         h = sh["longest"]
         n = sh["over_late_ms"]
         parts.append(f"CPU {h['cpu']}'s softirqs (the relay's timerfd tick) held past "
@@ -404,8 +416,9 @@ def main(argv=None):
     ap.add_argument("--sweep", help="a loadgen sweep's JSON run during the trace: the cause of "
                     "each step that missed, from the trace, goes into chains.json's steps")
     a = ap.parse_args(argv)
-    if not os.path.exists(os.path.join(a.results, "trace.txt.gz")):
-        print(f"explain: {a.results}: no trace.txt.gz (a run with --trace off?)", file=sys.stderr)
+    if not any(os.path.exists(os.path.join(a.results, f)) for f in ("trace.txt.gz", "trace")):
+        print(f"explain: {a.results}: no trace.txt.gz and no trace/ (a run with --trace off?)",
+              file=sys.stderr)
         return EX_NOINPUT
     try:
         run = Run(a.results, a.name)

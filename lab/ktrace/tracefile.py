@@ -1,14 +1,25 @@
-"""The kernel's text trace (tracefs' `trace` file, as lab/ktrace/ktrace
-writes it) read into events: one Event per line, with the kernel stack a
-`stacktrace` trigger printed after it attached, and the buffer's own
-account of what it dropped.
+"""The kernel's trace read into events: one Event per line, with the
+kernel stack a `stacktrace` trigger printed after it attached, and the
+buffer's own account of what it dropped. The text trace (tracefs' `trace`
+file, trace.txt.gz) is read as it is; the raw one (the buffers' pages,
+trace/, `ktrace stop --raw`) through trace-cmd, whose report says the
+same events in its own words (a sched_switch as `prev:pid [prio] S ==>
+next:pid [prio]`, stack frames with their addresses) and without the
+irqs-off/softirq columns, which only its latency format has, and that
+one cuts task names to 8 characters.
 
 A line the reader does not understand is an error naming the file and the
 line, never a guess: an analysis built on a misread trace would explain
 stalls that did not happen.
 """
+import glob
 import gzip
+import os
 import re
+import subprocess
+import tempfile
+import zlib
+from collections import deque
 from dataclasses import dataclass, field
 
 # "          relay-95      [001] d..2.    12.345678: sched_switch: prev_comm=..."
@@ -22,9 +33,12 @@ _LOCK = re.compile(r"^(?P<addr>(?:0x)?[0-9a-f]+) \((?P<what>flags|ret)=(?P<val>[
 _SWITCH = re.compile(r"^prev_comm=(?P<pc>.*?) prev_pid=(?P<pp>\d+) prev_prio=(?P<ppr>-?\d+) "
                      r"prev_state=(?P<ps>\S+) ==> next_comm=(?P<nc>.*?) next_pid=(?P<np>\d+) "
                      r"next_prio=(?P<npr>-?\d+)$")
+# trace-cmd's: "prev:pid [prio] S ==> next:pid [prio]"
+_SWITCH_TC = re.compile(r"^(?P<pc>.*):(?P<pp>\d+) \[(?P<ppr>-?\d+)\] (?P<ps>\S+) ==> "
+                        r"(?P<nc>.*):(?P<np>\d+) \[(?P<npr>-?\d+)\]$")
 # The line a stacktrace trigger prints before the frames.
 _STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d+)\]\s+"
-                    r"(?:\S{4,6}\s+)?\d+\.\d+: <stack trace>$")
+                    r"(?:\S{4,6}\s+)?\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
 _COMM_PID = re.compile(r"^comm=(?P<comm>.*?) pid=(?P<pid>\d+) (?P<rest>.*)$")
 
 
@@ -49,7 +63,7 @@ class Event:
 def _fields(name, body):
     """The event's fields as a dict of str and int, by the event's format."""
     if name == "sched_switch":
-        m = _SWITCH.match(body)
+        m = _SWITCH.match(body) if body.startswith("prev_comm=") else _SWITCH_TC.match(body)
         if not m:
             return None
         return {"prev_comm": m["pc"], "prev_pid": int(m["pp"]), "prev_prio": int(m["ppr"]),
@@ -103,37 +117,50 @@ def _split(line):
     that does not add up."""
     head, sep, rest = line.partition(": ")
     if sep:
-        cols = head.rsplit(None, 3)
-        if len(cols) == 4 and cols[1].startswith("[") and cols[1].endswith("]"):
-            comm, dash, pid = cols[0].strip().rpartition("-")
+        # "comm-pid [cpu] ts" (trace-cmd's), or "comm-pid [cpu] flags ts"
+        rest3, cpu, ts = head.rsplit(None, 2) if head.count(" ") >= 2 else ("", "", "")
+        flags = ""
+        if not cpu.startswith("["):
+            rest3, cpu, flags, ts = head.rsplit(None, 3) if head.count(" ") >= 3 else ("", "", "", "")
+        if cpu.startswith("[") and cpu.endswith("]"):
+            comm, dash, pid = rest3.strip().rpartition("-")
             name, sep2, body = rest.partition(": ")
-            if dash and pid.isdigit() and cols[1][1:-1].isdigit() and sep2 and name.isidentifier():
+            if dash and pid.isdigit() and cpu[1:-1].isdigit() and sep2 and name.isidentifier():
                 try:
-                    return comm, int(pid), int(cols[1][1:-1]), cols[2], float(cols[3]), name, body
+                    return comm, int(pid), int(cpu[1:-1]), flags, float(ts), name, body.lstrip(" ")
                 except ValueError:
                     pass
     m = _LINE.match(line)
     if not m:
         return None
     return (m["comm"].strip(), int(m["pid"]), int(m["cpu"]), m["flags"] or "", float(m["ts"]),
-            m["name"], m["body"])
+            m["name"], m["body"].lstrip(" "))
 
 
 def parse(lines, source="trace"):
     """Events from the lines of a text trace, in the order of the file (the
     kernel's merge of its per-CPU buffers, by time)."""
-    events = []
+    return list(iparse(lines, source))
+
+
+def iparse(lines, source="trace"):
+    """parse(), one event at a time: a trace of ten million events is never
+    held whole. An event goes out eight events after it came in, by when
+    the stack a trigger printed after it (from its CPU, with the other
+    CPUs' events merged in between) has been read."""
+    recent = deque()
     in_stack = None
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\n")
         if not line or line.startswith("#"):
             continue
-        if line.startswith(" => "):
+        if line.startswith(" => ") or line.startswith("=> "):
             if in_stack is None:
                 raise TraceError(f"{source}:{n}: a stack frame with no <stack trace> line before it")
-            in_stack.append(line[4:].split("+")[0].strip())
+            # " => func+0x1/0x2" (the kernel's), "=> func (ffffffff81000000)" (trace-cmd's)
+            in_stack.append(line.lstrip()[3:].split("+")[0].split(" (")[0].strip())
             continue
-        if line.endswith(": <stack trace>"):
+        if line.endswith(": <stack trace>") or line.endswith(" <stack trace >"):
             m = _STACK.match(line)
             if not m:
                 raise TraceError(f"{source}:{n}: not a trace line: {line[:120]!r}")
@@ -141,7 +168,7 @@ def parse(lines, source="trace"):
             # The trigger's stack belongs to the event it fired on: the one
             # before it from the same task on the same CPU.
             pid, cpu = int(m["pid"]), int(m["cpu"])
-            for e in reversed(events[-8:]):
+            for e in reversed(recent):
                 if e.pid == pid and e.cpu == cpu and not e.stack:
                     in_stack = e.stack
                     break
@@ -159,14 +186,98 @@ def parse(lines, source="trace"):
         if f is None:
             raise TraceError(f"{source}:{n}: event {name} with fields it should not have: {body[:120]!r}")
         in_stack = None
-        events.append(Event(ts, cpu, pid, comm, name, f, flags))
-    return events
+        recent.append(Event(ts, cpu, pid, comm, name, f, flags))
+        if len(recent) > 8:
+            yield recent.popleft()
+    yield from recent
 
 
 def read(path):
     """parse() of a trace file (gzip'd or not)."""
+    return list(iread(path))
+
+
+def iread(path):
     with _open(path) as f:
-        return parse(f, path)
+        yield from iparse(f, path)
+
+
+def iread_raw(d):
+    """iparse() of a raw trace (DIR: cpuN.raw.gz, tracefs/, kallsyms, as
+    `ktrace stop --raw` writes them): trace-cmd makes a trace.dat of the
+    pages with the guest's formats and symbols (restore -c -t -k, then
+    restore -i), and reports it."""
+    gz = sorted(glob.glob(os.path.join(d, "cpu*.raw.gz")),
+                key=lambda p: int(re.sub(r"\D", "", os.path.basename(p)) or 0))
+    for need in ("tracefs", "kallsyms"):
+        if not os.path.exists(os.path.join(d, need)):
+            raise TraceError(f"{d}: no {need} (not a trace ktrace stop --raw wrote)")
+    if not gz:
+        raise TraceError(f"{d}: no cpuN.raw.gz")
+    with tempfile.TemporaryDirectory(prefix="ktrace-") as tmp:
+        cpus = []
+        for path in gz:
+            cpus.append(os.path.join(tmp, os.path.basename(path)[:-3]))
+            try:
+                with gzip.open(path, "rb") as f, open(cpus[-1], "wb") as out:
+                    while True:
+                        block = f.read(1 << 20)
+                        if not block:
+                            break
+                        out.write(block)
+            except (OSError, EOFError, zlib.error) as e:
+                raise TraceError(f"{path}: {e}")
+        head, dat = os.path.join(tmp, "head.dat"), os.path.join(tmp, "trace.dat")
+        for argv in (["restore", "-c", "-t", os.path.join(d, "tracefs"), "-k", os.path.join(d, "kallsyms"),
+                      "-o", head],
+                     ["restore", "-i", head, "-o", dat] + cpus):
+            _trace_cmd(argv, d)
+        # Its errors to a file: a pipe that nobody reads until the end
+        # could fill and stop it.
+        with tempfile.TemporaryFile("w+", prefix="ktrace-err-") as err:
+            p = _trace_cmd(["report", "-i", dat], d, stderr=err)
+            try:
+                yield from iparse((line for line in p.stdout if not line.startswith("cpus=")), d)
+            finally:
+                p.stdout.close()
+                rc = p.wait()
+            if rc:
+                err.seek(0)
+                raise TraceError(f"{d}: trace-cmd report exited {rc}: {err.read().strip()[-300:]}")
+
+
+def _trace_cmd(argv, d, stderr=None):
+    """trace-cmd ARGV: run to its end, or with STDERR (a file) started with
+    its output to read."""
+    try:
+        p = subprocess.Popen(["trace-cmd"] + argv, stdout=subprocess.PIPE,
+                             stderr=stderr or subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                             errors="replace")
+    except FileNotFoundError:
+        raise TraceError(f"{d}: a raw trace needs trace-cmd (apt install trace-cmd)")
+    if stderr:
+        return p
+    out, err = p.communicate()
+    if p.returncode:
+        raise TraceError(f"{d}: trace-cmd {argv[0]} exited {p.returncode}: {err.strip()[-300:]}")
+    return p
+
+
+def read_results(results):
+    """The events of a guest's results directory (ievents), as a list."""
+    return list(ievents(results))
+
+
+def ievents(results):
+    """The trace of a guest's results directory, one event at a time:
+    trace.txt.gz, or the raw trace/ (iread_raw). TraceError when it has
+    neither."""
+    text, raw = os.path.join(results, "trace.txt.gz"), os.path.join(results, "trace")
+    if os.path.exists(text):
+        return iread(text)
+    if os.path.isdir(raw):
+        return iread_raw(raw)
+    raise TraceError(f"{results}: no trace.txt.gz and no trace/")
 
 
 def stats(path):

@@ -50,7 +50,9 @@ class Run:
     """One run's results directory and its phases.
 
     results/<id>[-kind]/ is made new (an existing directory is never
-    reused); finish() points results/latest[-kind] at it."""
+    reused); finish() points results/latest[-kind] at it. Its run.log
+    keeps what the driver said, each line with the second of the run it
+    was said in: where the time went, after the terminal is gone."""
 
     def __init__(self, prog, results, kind=None, phases=1, out=sys.stdout):
         self.prog, self.results, self.kind, self.out = prog, results, kind, out
@@ -69,6 +71,9 @@ class Run:
 
     def say(self, text):
         print(text, file=self.out, flush=True)
+        el = time.monotonic() - self.t0
+        with open(self.path("run.log"), "a", encoding="utf-8") as f:
+            f.writelines(f"{el:6.0f} s {line}\n" for line in text.split("\n"))
 
     def phase(self, name, estimate):
         """Start the next phase: `[i/N] name (estimate)`. Use it in a with

@@ -72,8 +72,12 @@ def trace_steps(d, c):
             raise DataError(f"{path}: a step is not an object")
         if not mine["meets_slo"]:
             mine["cause"] = theirs.get("cause") or mine["cause"]
-        mine["trace"] = {k: number(theirs.get(k), f"{path}: {k}", optional=True)
-                         for k in ("lock_waits", "lock_wait_ms_max", "relay_cpu_share")}
+        covered = theirs.get("covered", True)
+        if not isinstance(covered, bool):
+            raise DataError(f"{path}: covered is not true or false")
+        mine["trace"] = {"covered": covered}
+        mine["trace"].update({k: number(theirs.get(k), f"{path}: {k}", optional=True)
+                              for k in ("lock_waits", "lock_wait_ms_max", "relay_cpu_share")})
 
 
 def _limits(c, intervals):

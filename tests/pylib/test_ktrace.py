@@ -25,6 +25,16 @@ def lines_of(kernel):
         return f.read().splitlines()
 
 
+def one_complete_chain(test, d):
+    """The chain of the one stall of an excerpt's chains.json, checked
+    whole: explained, its trace complete."""
+    test.assertEqual((d["totals"]["stalls"], d["totals"]["stalls_explained"]), (1, 1))
+    test.assertTrue(d["trace"]["complete"])
+    c = d["stalls"][0]["chain"]
+    test.assertTrue(c["complete"], c.get("missing"))
+    return c
+
+
 class ReadTest(unittest.TestCase):
     def test_real_traces_parse(self):
         for kernel in ("stock", "patched", "patched-softirq", "patched-vcpu"):
@@ -108,10 +118,7 @@ class StockTest(unittest.TestCase):
 
     def test_the_stall_has_a_complete_chain(self):
         d = self.doc
-        self.assertEqual((d["totals"]["stalls"], d["totals"]["stalls_explained"]), (1, 1))
-        self.assertTrue(d["trace"]["complete"])
-        c = d["stalls"][0]["chain"]
-        self.assertTrue(c["complete"], c.get("missing"))
+        c = one_complete_chain(self, d)
         self.assertEqual((c["waiter"]["comm"], c["waiter"]["policy"], c["waiter"]["priority"]),
                          ("relay", "FIFO", 50))
         self.assertEqual(c["waiter"]["where"], "do_epoll_wait")
@@ -129,6 +136,84 @@ class StockTest(unittest.TestCase):
         self.assertGreater(c["wait"]["ms"], 150)
         self.assertNotIn("boost", c)
         self.assertIn("1 of 1 stalls explained: RT relay (FIFO 50) waited in do_epoll_wait", d["line"])
+
+
+class RawTest(unittest.TestCase):
+    """The raw excerpt (stock-raw: a capacity cell's pages, `ktrace stop
+    --raw`, read through trace-cmd): the same events and the same chain
+    as a text trace gives, without the flags columns."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = os.path.join(FIX, "stock-raw")
+        cls.events = tracefile.read_results(cls.dir)
+        cls.doc = explain.Run(cls.dir, "stock").document()
+
+    def test_events_in_the_text_trace_s_shape(self):
+        ev = self.events
+        self.assertEqual(len(ev), 3294)
+        self.assertEqual([e.ts for e in ev], sorted(e.ts for e in ev))
+        names = {e.name for e in ev}
+        self.assertTrue({"sched_switch", "sched_waking", "contention_begin", "contention_end", "ep_cb",
+                         "ep_cb_ret", "throttle", "unthrottle"} <= names, names)
+        sw = next(e for e in ev if e.name == "sched_switch")
+        self.assertEqual(set(sw.fields), {"prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm",
+                                          "next_pid", "next_prio"})
+        # trace-cmd's frames carry their addresses: the names alone are kept
+        stacks = [e.stack for e in ev if e.stack]
+        self.assertTrue(stacks)
+        self.assertTrue(all(f and " " not in f and "(" not in f for st in stacks for f in st), stacks[0])
+        self.assertIn("tg_throttle_down", next(e.stack for e in ev if e.name == "throttle"))
+        self.assertEqual({e.flags for e in ev}, {""})
+
+    def test_the_stall_has_a_complete_chain(self):
+        d = self.doc
+        c = one_complete_chain(self, d)
+        self.assertEqual(c["lock"]["kind"], "rwlock_t")
+        self.assertEqual((c["holder"]["comm"], c["holder"]["policy"]), ("loadgen", "OTHER"))
+        self.assertEqual((c["holder_state"]["state"], c["holder_state"]["throttled_in"]),
+                         ("throttled", "ep_poll_callback"))
+        text = explain.Run(os.path.join(FIX, "stock"), "stock").document()
+        self.assertEqual(d["ready_list_lock"]["offset_in_eventpoll"],
+                         text["ready_list_lock"]["offset_in_eventpoll"])
+        # No flags, no word on the softirqs rather than a wrong one.
+        self.assertIsNone(d["softirq_held"])
+
+    def test_damaged_pages_give_an_error_or_events_never_a_crash(self):
+        rnd = random.Random(20261205)
+        with gzip.open(os.path.join(self.dir, "trace", "cpu1.raw.gz"), "rb") as f:
+            base = f.read()
+        for i in range(12):
+            with tempfile.TemporaryDirectory() as d:
+                shutil.copytree(self.dir, d, dirs_exist_ok=True)
+                data = bytearray(base)
+                if i % 3 == 0:
+                    data = data[:rnd.randrange(len(data))]
+                else:
+                    for _ in range(rnd.randint(1, 40)):
+                        data[rnd.randrange(len(data))] = rnd.randrange(256)
+                with gzip.open(os.path.join(d, "trace", "cpu1.raw.gz"), "wb") as f:
+                    f.write(data)
+                try:
+                    tracefile.read_results(d)
+                except tracefile.TraceError as e:
+                    self.assertIn(d, str(e))
+
+    def test_what_is_missing_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copytree(self.dir, d, dirs_exist_ok=True)
+            gz = os.path.join(d, "trace", "cpu0.raw.gz")
+            with open(gz, "r+b") as f:
+                f.truncate(100)
+            with self.assertRaisesRegex(tracefile.TraceError, "cpu0.raw.gz"):
+                tracefile.read_results(d)
+            shutil.copy(os.path.join(self.dir, "trace", "cpu0.raw.gz"), gz)
+            shutil.rmtree(os.path.join(d, "trace", "tracefs"))
+            with self.assertRaisesRegex(tracefile.TraceError, "no tracefs"):
+                tracefile.read_results(d)
+            shutil.rmtree(os.path.join(d, "trace"))
+            with self.assertRaisesRegex(tracefile.TraceError, "no trace.txt.gz and no trace/"):
+                tracefile.read_results(d)
 
 
 class ThrottledInTest(unittest.TestCase):
@@ -179,6 +264,29 @@ class StepTest(unittest.TestCase):
         after = run.step(step(1.644, 1.649, lost=3))
         self.assertEqual((after["cause"], after["lock_waits"]), ("loss", 0))
         self.assertEqual(run.step(step(1.644, 1.649))["cause"], "objective")
+
+    def test_no_cause_past_a_full_buffer(self):
+        """A buffer that filled dropped what came after: a step past the
+        first CPU's last event gets no cause from the trace (the report
+        keeps loadgen's), one before it does."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copytree(os.path.join(FIX, "stock"), d, dirs_exist_ok=True)
+        stats = os.path.join(d, "trace-stats.txt")
+        with open(stats) as f:
+            text = f.read()
+        with open(stats, "w") as f:
+            f.write(text.replace("dropped events: 0", "dropped events: 1000", 1))
+        run = explain.Run(d, "stock")
+        end = min(ts[-1] for ts in run.tl.seen.values()) - run.t0
+
+        def step(a, b):
+            return {"target_rate": 117, "meets_slo": False,
+                    "result": {"start_mono_s": run.t0 + a, "elapsed_s": b - a, "lost": 0}}
+        past = run.step(step(end - 0.1, end + 0.01))
+        self.assertEqual((past["covered"], past["cause"]), (False, None))
+        before = run.step(step(1.43, min(1.65, end)))
+        self.assertEqual((before["covered"], before["cause"]), (True, "lock"))
 
     def test_cli_refuses_a_sweep_without_times(self):
         d = tempfile.mkdtemp()

@@ -64,6 +64,10 @@ class RunTest(unittest.TestCase):
                 rec = json.load(f)
             self.assertEqual((rec["k"], rec["run_id"], rec["phases"][0]["name"]), (1, r.id, "one"))
             self.assertEqual(os.readlink(os.path.join(d, "latest-x")), r.id)
+            with open(r.path("run.log")) as f:
+                said = f.read().splitlines()
+            self.assertRegex(said[0], r"^\s+0 s \[1/1\] one \(now\)$")
+            self.assertRegex(said[1], r"^\s+0 s       done in 0 s$")
             self.assertNotEqual(labrun.Run("t", d, kind="x", out=out).id, r.id)
             out.close()
 

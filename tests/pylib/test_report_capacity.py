@@ -6,6 +6,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -239,3 +240,71 @@ class DriverTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TraceStepsTest(unittest.TestCase):
+    """A cell's chains.json: each missed step's cause from the trace, and
+    none where the trace had stopped seeing (a buffer that filled)."""
+
+    def test_covered_and_not(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "cotenant"))
+            with open(os.path.join(d, "cotenant", "chains.json"), "w") as f:
+                json.dump({"steps": [
+                    {"covered": True, "cause": "cpu", "lock_waits": 0, "lock_wait_ms_max": 0.0,
+                     "relay_cpu_share": 0.95},
+                    {"covered": False, "cause": None}]}, f)
+            c = {"steps": [{"meets_slo": False, "cause": "objective"},
+                           {"meets_slo": False, "cause": "throttled"}]}
+            capacity.trace_steps(d, c)
+            first, second = c["steps"]
+            self.assertEqual((first["cause"], first["trace"]["covered"], first["trace"]["relay_cpu_share"]),
+                             ("cpu", True, 0.95))
+            self.assertEqual((second["cause"], second["trace"]),
+                             ("throttled", {"covered": False, "lock_waits": None, "lock_wait_ms_max": None,
+                                            "relay_cpu_share": None}))
+            with open(os.path.join(d, "cotenant", "chains.json"), "w") as f:
+                json.dump({"steps": [{"covered": "yes"}, {}]}, f)
+            with self.assertRaisesRegex(capacity.DataError, "covered"):
+                capacity.trace_steps(d, c)
+
+
+class ExplainerTest(unittest.TestCase):
+    """lab/capacity/run's Explainer: a guest's cells queued when it ends,
+    started no more than the free CPUs allow, each one's line said."""
+
+    def test_slots_and_lines(self):
+        mod = _driver()
+        started = []
+
+        def fake(res, name, log, sweep=None):
+            started.append(name)
+            with open(log, "w") as f:
+                f.write(f"{name}: explained\n")
+            return subprocess.Popen(["true"])
+        mod.guest.explain = fake
+        with tempfile.TemporaryDirectory() as d, open(os.devnull, "w") as out:
+            run = mod.Run("t", d, out=out)
+            for k in ("stock", "patched"):
+                for q in ("q10-c1", "q25-c1"):
+                    res = run.path(k, "results", "grid", q, "cotenant", "trace")
+                    os.makedirs(res)
+                    open(run.path(k, "results", "grid", q, "sweep.json"), "w").close()
+            os.makedirs(run.path("stock", "results", "grid", "q50-c1", "cotenant"))  # no trace
+            # the biggest trace first
+            with open(run.path("patched", "results", "grid", "q25-c1", "cotenant", "trace", "cpu1.raw.gz"),
+                      "wb") as f:
+                f.write(b"x" * 1000)
+            ex = mod.Explainer(run)
+            ex.add("stock")
+            ex.pump(0)
+            self.assertEqual(started, [])
+            ex.pump(1)
+            self.assertEqual(started, ["stock q10-c1"])
+            ex.add("patched")
+            ex.drain()
+            self.assertEqual(started, ["stock q10-c1", "patched q25-c1", "stock q25-c1", "patched q10-c1"])
+            with open(run.path("run.log")) as f:
+                said = f.read()
+            for name in started:
+                self.assertIn(f"[{name}] {name}: explained", said)
