@@ -312,6 +312,7 @@ static json_t *ticker_json(struct run *r, int64_t t0_ns)
 	ticker_hist_json(r, o, "latency_uncorrected_us", &t->lat_sent, "ticker.uncorrected.hgrm");
 	ticker_hist_json(r, o, "wake_late_us", &t->wake_late, "ticker.wake.hgrm");
 	json_object_set_new(o, "lead_us", json_integer(r->p.ticker_lead_us));
+	json_object_set_new(o, "paced_ms", json_real((double)t->paced_ns / 1e6));
 	return o;
 }
 

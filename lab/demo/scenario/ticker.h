@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "hist.h"
+#include "pace.h"
 
 struct ticker {
 	int fd;
@@ -42,6 +43,8 @@ struct ticker {
 	int64_t lead_ns;	/* wakes this long before each slot */
 	pthread_t thread;
 	pthread_t keeper;	/* hard timers while a datagram is out (ticker.c) */
+	struct pace pace;	/* and the other CPUs' deadlines meanwhile */
+	int64_t paced_ns;	/* how long they were on, summed (at the stop) */
 	bool started;
 	int stop;		/* set to 1 to end it (atomic) */
 	uint64_t sent, send_errors, echoes, foreign;
