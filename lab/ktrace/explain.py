@@ -1,7 +1,7 @@
 """explain: every stall and every listed RT datagram of one guest's run,
 explained from its kernel trace (chains.py), as chains.json.
 
-    lab/ktrace/explain RESULTS_DIR [--name NAME] [--out FILE]
+    lab/ktrace/explain RESULTS_DIR [--name NAME] [--out FILE] [--sweep JSON [--missed-only]]
 
 RESULTS_DIR holds what the guest sent back: scenario.json, trace.txt.gz
 (or the raw trace/, read through trace-cmd), trace-stats.txt,
@@ -11,6 +11,7 @@ trace-probes.txt. Writes RESULTS_DIR/chains.json (or
 66 no trace in RESULTS_DIR.
 """
 import argparse
+import bisect
 import json
 import math
 import os
@@ -25,6 +26,8 @@ EX_DATA = 65
 EX_NOINPUT = 66
 # A relay that ran this share of a step is the step's bottleneck.
 CPU_BUSY = 0.9
+# --missed-only reads each missed step from this long before it.
+WINDOW_LEAD = 1.0
 
 
 def percentiles(values):
@@ -84,17 +87,30 @@ def _stall_end(s):
 class Run:
     """One guest's run: its trace and scenario, and what explains what."""
 
-    def __init__(self, results, name=None):
+    def __init__(self, results, name=None, windows=None):
+        """WINDOWS: [(a, b)] on the trace's clock, the only spans read (a
+        trace that lost events is read whole: what it saw then ends where
+        a buffer filled)."""
         self.scen = _read_scenario(results)
         self.t0 = self.scen["t0_mono_ns"] / 1e9
-        self.tl = chains.Timeline(tracefile.ievents(results))
+        self.lost = lost(results)
+        # No span at all (a sweep that met at every rate it tried, a short
+        # one): read whole.
+        self.windows = _merged(windows) if windows and not self.lost["dropped"] else None
+        keep = None
+        if self.windows:
+            starts = [a for a, _ in self.windows]
+
+            def keep(ts):
+                i = bisect.bisect_right(starts, ts) - 1
+                return i >= 0 and ts <= self.windows[i][1]
+        self.tl = chains.Timeline(tracefile.ievents(results, keep))
         self.offset, self.offset_support = chains.ready_list_offset(self.tl)
         self.name = name
         self.nevents = self.tl.count
         # Whether the trace says which task held its CPU's softirqs (the
         # text trace's flags columns; trace-cmd's report has none).
         self.flags = self.tl.flags
-        self.lost = lost(results)
         # A buffer that filled dropped what came after: the trace sees
         # everything only up to the CPU whose buffer filled first.
         ends = [ts[-1] for ts in self.tl.seen.values() if ts]
@@ -267,9 +283,9 @@ class Run:
         r = st["result"]
         a = r["start_mono_s"]
         b = a + r["elapsed_s"]
-        if b > self.covered_to:
-            # Past where the trace saw everything: no word rather than a
-            # wrong one (the report keeps loadgen's).
+        if b > self.covered_to or not self.read(a - self.t0, b - self.t0):
+            # Past where the trace saw everything, or not read: no word
+            # rather than a wrong one (the report keeps loadgen's).
             return {"target_rate": st.get("target_rate"), "covered": False, "cause": None}
         locked = []
         for w in self.ready_list_waits(a, b):
@@ -307,13 +323,21 @@ class Run:
                 "ended_by_boost": sum(1 for h in done if h["ended_by"] == "boost"),
                 "longest": max(spans, key=lambda h: h["held_ms"] or 0, default=None)}
 
+    def read(self, a, b):
+        """Whether [a, b] (seconds since t0) is within what was read."""
+        return self.windows is None or any(x <= self.t0 + a and self.t0 + b <= y for x, y in self.windows)
+
     def document(self):
-        stalls = [self.stall(i, s) for i, s in enumerate(self.scen["stalls"])]
+        stalls = [self.stall(i, s) for i, s in enumerate(self.scen["stalls"])
+                  if self.read(s["start_s"], _stall_end(s))]
         ticker = self.scen.get("ticker") or {}
-        late = [self.late(s) for s in ticker.get("listed") or []]
+        late = [self.late(s) for s in ticker.get("listed") or [] if self.read(s["due_s"], s["echo_s"])]
         doc = {"kernel": self.name,
                "trace": {"events": self.nevents, "lost": self.lost, "complete": self.lost["total"] == 0,
-                         "span_s": [_s(self.tl.first, self.t0), _s(self.tl.last, self.t0)]},
+                         "span_s": [_s(self.tl.first, self.t0), _s(self.tl.last, self.t0)],
+                         # null: all of it; else the spans read, seconds since t0
+                         "read_s": self.windows and [[_s(a, self.t0), _s(b, self.t0)]
+                                                     for a, b in self.windows]},
                "ready_list_lock": {"offset_in_eventpoll": self.offset, "support": self.offset_support},
                "stalls": stalls, "late": late,
                "late_listed_over_us": ticker.get("list_over_us"),
@@ -387,7 +411,28 @@ def headline(doc):
                      f"longest {h['held_ms']:.1f} ms by {h['holder']['comm']}/{h['holder']['pid']}")
     if not doc["trace"]["complete"]:
         parts.append(f"the trace lost {doc['trace']['lost']['total']} events")
+    if doc["trace"].get("read_s"):
+        parts.append(f"read: the {len(doc['trace']['read_s'])} spans of the missed steps")
     return "; ".join(parts)
+
+
+def _merged(windows):
+    """Spans [(a, b)], sorted, the overlapping ones made one."""
+    out = []
+    for a, b in sorted(windows):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def missed_windows(steps):
+    """The spans of a sweep's missed steps, each from WINDOW_LEAD s before
+    it: what a step's cause is read from (the throttle, callback and
+    switch before the step began included)."""
+    return [(r["start_mono_s"] - WINDOW_LEAD, r["start_mono_s"] + r["elapsed_s"])
+            for r in (st["result"] for st in steps if not st.get("meets_slo"))]
 
 
 def _sweep_steps(path):
@@ -415,16 +460,23 @@ def main(argv=None):
     ap.add_argument("--out", help="where chains.json goes (default: RESULTS/chains.json)")
     ap.add_argument("--sweep", help="a loadgen sweep's JSON run during the trace: the cause of "
                     "each step that missed, from the trace, goes into chains.json's steps")
+    ap.add_argument("--missed-only", action="store_true",
+                    help="with --sweep: read only the missed steps' spans of the trace (each from "
+                    f"{WINDOW_LEAD:g} s before it), and the stalls within them: a capacity cell's causes "
+                    "in a fraction of the time (a sweep that missed no step is read whole)")
     a = ap.parse_args(argv)
+    if a.missed_only and not a.sweep:
+        ap.error("--missed-only needs --sweep")
     if not any(os.path.exists(os.path.join(a.results, f)) for f in ("trace.txt.gz", "trace")):
         print(f"explain: {a.results}: no trace.txt.gz and no trace/ (a run with --trace off?)",
               file=sys.stderr)
         return EX_NOINPUT
     try:
-        run = Run(a.results, a.name)
+        steps = _sweep_steps(a.sweep) if a.sweep else None
+        run = Run(a.results, a.name, missed_windows(steps) if a.missed_only else None)
         doc = run.document()
-        if a.sweep:
-            doc["steps"] = [run.step(st) for st in _sweep_steps(a.sweep)]
+        if steps is not None:
+            doc["steps"] = [run.step(st) for st in steps]
     except (tracefile.TraceError, OSError) as e:
         print(f"explain: {e}", file=sys.stderr)
         return EX_DATA

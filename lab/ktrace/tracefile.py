@@ -143,18 +143,39 @@ def parse(lines, source="trace"):
     return list(iparse(lines, source))
 
 
-def iparse(lines, source="trace"):
+def _ts(line):
+    """The timestamp of an event's line, cheaply (None when it has none)."""
+    head = line.partition(": ")[0]
+    try:
+        return float(head[head.rfind(" ") + 1:])
+    except ValueError:
+        return None
+
+
+def iparse(lines, source="trace", keep=None):
     """parse(), one event at a time: a trace of ten million events is never
     held whole. An event goes out eight events after it came in, by when
     the stack a trigger printed after it (from its CPU, with the other
-    CPUs' events merged in between) has been read."""
+    CPUs' events merged in between) has been read. KEEP(ts): only the
+    events it says yes to (and their stacks) are read further."""
     recent = deque()
     in_stack = None
+    skipping = False
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\n")
         if not line or line.startswith("#"):
             continue
-        if line.startswith(" => ") or line.startswith("=> "):
+        frame = line.startswith(" => ") or line.startswith("=> ")
+        if keep is not None:
+            if frame and skipping:
+                continue
+            if not frame:
+                ts = _ts(line)
+                skipping = ts is not None and not keep(ts)
+                if skipping:
+                    in_stack = None
+                    continue
+        if frame:
             if in_stack is None:
                 raise TraceError(f"{source}:{n}: a stack frame with no <stack trace> line before it")
             # " => func+0x1/0x2" (the kernel's), "=> func (ffffffff81000000)" (trace-cmd's)
@@ -197,12 +218,12 @@ def read(path):
     return list(iread(path))
 
 
-def iread(path):
+def iread(path, keep=None):
     with _open(path) as f:
-        yield from iparse(f, path)
+        yield from iparse(f, path, keep)
 
 
-def iread_raw(d):
+def iread_raw(d, keep=None):
     """iparse() of a raw trace (DIR: cpuN.raw.gz, tracefs/, kallsyms, as
     `ktrace stop --raw` writes them): trace-cmd makes a trace.dat of the
     pages with the guest's formats and symbols (restore -c -t -k, then
@@ -237,7 +258,7 @@ def iread_raw(d):
         with tempfile.TemporaryFile("w+", prefix="ktrace-err-") as err:
             p = _trace_cmd(["report", "-i", dat], d, stderr=err)
             try:
-                yield from iparse((line for line in p.stdout if not line.startswith("cpus=")), d)
+                yield from iparse((line for line in p.stdout if not line.startswith("cpus=")), d, keep)
             finally:
                 p.stdout.close()
                 rc = p.wait()
@@ -268,15 +289,15 @@ def read_results(results):
     return list(ievents(results))
 
 
-def ievents(results):
+def ievents(results, keep=None):
     """The trace of a guest's results directory, one event at a time:
-    trace.txt.gz, or the raw trace/ (iread_raw). TraceError when it has
-    neither."""
+    trace.txt.gz, or the raw trace/ (iread_raw); KEEP as for iparse.
+    TraceError when it has neither."""
     text, raw = os.path.join(results, "trace.txt.gz"), os.path.join(results, "trace")
     if os.path.exists(text):
-        return iread(text)
+        return iread(text, keep)
     if os.path.isdir(raw):
-        return iread_raw(raw)
+        return iread_raw(raw, keep)
     raise TraceError(f"{results}: no trace.txt.gz and no trace/")
 
 

@@ -71,13 +71,14 @@ def boot(image, initrd, out, clock, timeout, log=None, memory_mb=None):
                                 stdin=subprocess.DEVNULL)
 
 
-def explain(results, name, log, sweep=None):
+def explain(results, name, log, sweep=None, missed_only=False):
     """Start lab/ktrace/explain on a guest's results (chains.json beside
-    them; with sweep, each step's cause too) in the background: the Popen.
-    What it says goes to LOG."""
+    them; with sweep, each step's cause too, and with missed_only from the
+    missed steps' spans alone) in the background: the Popen. What it says
+    goes to LOG."""
     argv = [os.path.join(TOP, "lab/ktrace/explain"), results, "--name", name]
     if sweep:
-        argv += ["--sweep", sweep]
+        argv += ["--sweep", sweep] + (["--missed-only"] if missed_only else [])
     with open(log, "w", encoding="utf-8") as sink:
         return subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 

@@ -265,6 +265,37 @@ class StepTest(unittest.TestCase):
         self.assertEqual((after["cause"], after["lock_waits"]), ("loss", 0))
         self.assertEqual(run.step(step(1.644, 1.649))["cause"], "objective")
 
+    def test_the_missed_steps_spans_alone_give_the_same_causes(self):
+        full = explain.Run(os.path.join(FIX, "stock"), "stock")
+        t0 = full.t0
+        steps = [{"target_rate": 117, "meets_slo": False,
+                  "result": {"start_mono_s": t0 + 1.43, "elapsed_s": 0.22, "lost": 0}},
+                 {"target_rate": 117, "meets_slo": True,
+                  "result": {"start_mono_s": t0 + 1.62, "elapsed_s": 0.02, "lost": 0}}]
+        windows = explain.missed_windows(steps)
+        self.assertEqual(len(windows), 1)
+        self.assertAlmostEqual(windows[0][0], t0 + 1.43 - explain.WINDOW_LEAD)
+        part = explain.Run(os.path.join(FIX, "stock"), "stock", windows)
+        self.assertEqual(part.step(steps[0]), full.step(steps[0]))
+        # a step outside what was read: no numbers, no cause
+        outside = {"target_rate": 234, "meets_slo": True,
+                   "result": {"start_mono_s": t0 + 1.66, "elapsed_s": 0.04, "lost": 0}}
+        self.assertEqual(part.step(outside), {"target_rate": 234, "covered": False, "cause": None})
+        self.assertTrue(full.step(outside)["covered"])
+        doc = part.document()
+        self.assertEqual(len(doc["trace"]["read_s"]), 1)
+        self.assertIn("read: the 1 spans of the missed steps", doc["line"])
+        # the stall is within the span: explained as from the whole trace
+        self.assertEqual(doc["stalls"], full.document()["stalls"])
+        self.assertIsNone(full.document()["trace"]["read_s"])
+        # a span that misses the stall leaves it out rather than unexplained
+        away = explain.Run(os.path.join(FIX, "stock"), "stock", [(t0 + 1.6, t0 + 1.62)])
+        self.assertLess(away.nevents, full.nevents / 5)
+        self.assertEqual(away.document()["stalls"], [])
+
+    def test_spans_merge(self):
+        self.assertEqual(explain._merged([(5, 6), (1, 3), (2, 4)]), [(1, 4), (5, 6)])
+
     def test_no_cause_past_a_full_buffer(self):
         """A buffer that filled dropped what came after: a step past the
         first CPU's last event gets no cause from the trace (the report
@@ -299,6 +330,11 @@ class StepTest(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 65)
         self.assertIn("step 0 has no start_mono_s", p.stderr)
+        p = subprocess.run([os.path.join(TOP, "lab", "ktrace", "explain"), os.path.join(FIX, "stock"),
+                            "--out", os.path.join(d, "c.json"), "--missed-only"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--missed-only needs --sweep", p.stderr)
 
 
 class PatchedTest(unittest.TestCase):

@@ -277,7 +277,8 @@ class ExplainerTest(unittest.TestCase):
         mod = _driver()
         started = []
 
-        def fake(res, name, log, sweep=None):
+        def fake(res, name, log, sweep=None, missed_only=False):
+            self.assertTrue(missed_only)
             started.append(name)
             with open(log, "w") as f:
                 f.write(f"{name}: explained\n")
