@@ -380,6 +380,24 @@ def boost_of(tl, pid, w):
     return None
 
 
+def unlent(tl, w, offset):
+    """How long of the wait w (seconds) its holder sat throttled by its
+    cgroup's quota with no priority lent by the waiter: the bug's share of
+    the wait. A boosted holder leaves the fair class and its throttle
+    behind, so what the wait lasts after the boost is the critical
+    section and whoever else ran at the waiter's priority, not the quota."""
+    hs = holders(tl, w, offset)
+    thr = tl.throttled_at(w["begin"])
+    if not hs or not thr or w["end"] is None:
+        return 0.0
+    end = w["end"] if thr[1][1] is None else min(w["end"], thr[1][1])
+    lent = [boost_of(tl, pid, w) for pid, _ in hs]
+    if all(lent):
+        # The waiter waits for the last of them (the last reader out).
+        end = min(end, w["begin"] + max(b["after_wait_began_ms"] for b in lent) / 1000)
+    return max(0.0, end - w["begin"])
+
+
 # A throttle in the task's own switch-out: the task the event fired in is
 # the throttled group's. (A throttle can also come from another task's
 # context: a boost changing a waiting task's class, a wake-up into the

@@ -90,13 +90,15 @@ class Run:
     def __init__(self, results, name=None, windows=None):
         """WINDOWS: [(a, b)] on the trace's clock, the only spans read (a
         trace that lost events is read whole: what it saw then ends where
-        a buffer filled)."""
+        a buffer filled). A trace whose guest kept some spans only
+        (tracefile.kept) is read there, and no further."""
         self.scen = _read_scenario(results)
         self.t0 = self.scen["t0_mono_ns"] / 1e9
         self.lost = lost(results)
         # No span at all (a sweep that met at every rate it tried, a short
         # one): read whole.
-        self.windows = _merged(windows) if windows and not self.lost["dropped"] else None
+        wanted = _merged(windows) if windows and not self.lost["dropped"] else None
+        self.windows = _within(wanted, tracefile.kept(results))
         keep = None
         if self.windows:
             starts = [a for a, _ in self.windows]
@@ -276,8 +278,8 @@ class Run:
 
     def step(self, st):
         """What the trace says of one sweep step (loadgen's run JSON with
-        start_mono_s): the waits of RT tasks on the ready-list lock with a
-        throttled holder, the relay's share of its CPU, the co-tenant's
+        start_mono_s): the waits of RT tasks on the ready-list lock whose
+        holder sat throttled and unboosted (chains.unlent), the relay's share of its CPU, the co-tenant's
         stalls; and, for a step that missed its objective, the cause: the
         lock, the CPU, loss, or what loadgen said."""
         r = st["result"]
@@ -287,12 +289,11 @@ class Run:
             # Past where the trace saw everything, or not read: no word
             # rather than a wrong one (the report keeps loadgen's).
             return {"target_rate": st.get("target_rate"), "covered": False, "cause": None}
-        locked = []
-        for w in self.ready_list_waits(a, b):
-            if w["end"] is None or w["end"] - w["begin"] < 1e-3:
-                continue
-            if chains.holders(self.tl, w, self.offset) and self.tl.throttled_at(w["begin"]):
-                locked.append((w["end"] - w["begin"]) * 1000)
+        # A wait counts when its holder sat throttled, lent nothing, for a
+        # millisecond of it: the patched kernel's waiter boosts the holder
+        # within microseconds, and the wait's rest is not the quota's.
+        locked = [(w["end"] - w["begin"]) * 1000 for w in self.ready_list_waits(a, b)
+                  if chains.unlent(self.tl, w, self.offset) >= 1e-3]
         share = self.running_share(self.relay, a, b)
         out = {"target_rate": st.get("target_rate"), "covered": True, "lock_waits": len(locked),
                "lock_wait_ms_max": round(max(locked), 3) if locked else 0.0,
@@ -425,6 +426,17 @@ def _merged(windows):
         else:
             out.append((a, b))
     return out
+
+
+def _within(wanted, kept):
+    """The spans of WANTED that KEPT holds (None: everything)."""
+    if kept is None:
+        return wanted
+    kept = _merged(kept)
+    if wanted is None:
+        return kept
+    out = [(max(a, x), min(b, y)) for a, b in wanted for x, y in kept]
+    return [(a, b) for a, b in out if a < b]
 
 
 def missed_windows(steps):

@@ -301,6 +301,30 @@ def ievents(results, keep=None):
     raise TraceError(f"{results}: no trace.txt.gz and no trace/")
 
 
+def kept(results):
+    """The spans a raw trace kept (trace/kept.txt: "FROM TO" a line, seconds
+    on the trace's clock; ktrace stop --keep), [(from, to)]; None when it
+    kept every page. TraceError names a line that is not two numbers."""
+    path = os.path.join(results, "trace", "kept.txt")
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise TraceError(f"{path}: {e}")
+    out = []
+    for i, ln in enumerate(lines, 1):
+        try:
+            a, b = (float(x) for x in ln.split())
+        except ValueError:
+            raise TraceError(f"{path}:{i}: expected FROM TO in seconds, got {ln!r}") from None
+        if not 0 <= a <= b:
+            raise TraceError(f"{path}:{i}: FROM {a:g} is not at or before TO {b:g}")
+        out.append((a, b))
+    return out
+
+
 def stats(path):
     """lab/ktrace/ktrace's trace-stats.txt: {cpu: {"entries": n, "overrun": n,
     "dropped events": n, ...}}."""

@@ -1,8 +1,10 @@
 /*
  * labspec FILE KEY[.KEY]...: print one value of a run spec (spec.json) for
  * a guest's shell script, which has no JSON reader of its own: a number or
- * a string on one line, an array one element a line. Objects and missing
- * keys are errors, so a script never runs on a guess.
+ * a string on one line, an array one element a line. A KEY of "*" takes
+ * every element of an array, so "steps.*.meets_slo" prints each step's
+ * verdict, one a line. Objects and missing keys are errors, so a script
+ * never runs on a guess.
  *
  * Exit status: 0 printed; 64 bad command line; 65 the key is missing or
  * names an object; 66 the file cannot be read or is not JSON.
@@ -27,6 +29,44 @@ static int print_scalar(const json_t *v)
 	return 0;
 }
 
+/* A scalar, or an array of them one a line. */
+static int print_value(const json_t *v)
+{
+	if (!json_is_array(v))
+		return print_scalar(v);
+	size_t i;
+	json_t *x;
+	int rc = 0;
+	json_array_foreach(v, i, x)
+		if (print_scalar(x) < 0)
+			rc = -1;
+	return rc;
+}
+
+/* What the path KEYS names under v; -1 when any of it is not there or
+ * not printable. */
+static int print_path(const json_t *v, const char *keys)
+{
+	if (!v)
+		return -1;
+	if (!*keys)
+		return print_value(v);
+	size_t n = strcspn(keys, ".");
+	const char *rest = keys[n] ? keys + n + 1 : keys + n;
+	if (n == 1 && keys[0] == '*') {
+		if (!json_is_array(v))
+			return -1;
+		size_t i;
+		json_t *x;
+		int rc = 0;
+		json_array_foreach(v, i, x)
+			if (print_path(x, rest) < 0)
+				rc = -1;
+		return rc;
+	}
+	return print_path(json_object_getn(v, keys, n), rest);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -39,24 +79,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "labspec: %s:%d: %s\n", argv[1], e.line, e.text);
 		return EX_NOINPUT;
 	}
-	json_t *v = root;
-	char path[512];
-	snprintf(path, sizeof(path), "%s", argv[2]);
-	for (char *save, *k = strtok_r(path, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
-		v = json_object_get(v, k);
-	int rc = 0;
-	if (json_is_array(v)) {
-		size_t i;
-		json_t *x;
-		json_array_foreach(v, i, x)
-			if (print_scalar(x) < 0)
-				rc = -1;
-	} else if (!v || print_scalar(v) < 0) {
-		rc = -1;
-	}
+	int rc = print_path(root, argv[2]);
 	if (rc < 0)
-		fprintf(stderr, "labspec: %s: %s: %s\n", argv[1], argv[2],
-			v ? "not a number, a one-line string or an array of them" : "no such key");
+		fprintf(stderr, "labspec: %s: %s: no such key, or not a number, a one-line string "
+			"or an array of them\n", argv[1], argv[2]);
 	json_decref(root);
 	return rc < 0 ? EX_DATAERR : 0;
 }

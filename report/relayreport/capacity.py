@@ -339,6 +339,11 @@ def _by_cell(cap):
     return sorted(cells.items())
 
 
+# A search that ended still meeting, and what stopped it there: loadgen's
+# own limit, not the relay's.
+CEILING = {"to": "the highest rate the plan allows", "sender": "loadgen's senders at their limit"}
+
+
 def _search_text(s):
     """One search's end: "26000/27300 pps (cpu)", "none at 117 pps (lock)",
     "26000/27300 pps (cpu; warm from 32760)"."""
@@ -348,8 +353,8 @@ def _search_text(s):
     limit = f" ({'; '.join(why)})" if why else ""
     if s["end"] == "none":
         return f"none at {_pps(s['missed_pps'])} pps{limit}"
-    if s["end"] in ("to", "sender"):
-        return f">= {_pps(s['met_pps'])} pps (ceiling: {s['end']})"
+    if s["end"] in CEILING:
+        return f">= {_pps(s['met_pps'])} pps (ceiling: {CEILING[s['end']]})"
     if s["end"] == "found":
         return f"{_pps(s['met_pps'])}/{_pps(s['missed_pps'])} pps{limit}"
     return s["end"]

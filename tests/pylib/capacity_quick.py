@@ -64,6 +64,23 @@ def check(run):
     assert first.get("cause") == "lock" and first["trace"]["lock_waits"] >= 1, first
     assert cells["stock"]["limit"] == "lock", cells["stock"]["searches"]
     assert all(s["trace"]["lock_waits"] == 0 for s in cells["patched"]["steps"]), cells["patched"]["steps"]
+    # Each guest sent its cell's trace pages for the missed steps' spans
+    # only (lab/capacity/grid's missed, ktrace stop --keep): each missed
+    # step from 1 s before it lies within what was kept; a cell that
+    # missed no step sent every page.
+    for k in ("stock", "patched"):
+        cell = os.path.join(run, k, "results/grid/q10-c30000")
+        steps = read(os.path.join(cell, "sweep.json"))["steps"]
+        missed = [st["result"] for st in steps if not st["meets_slo"]]
+        kept = os.path.join(cell, "cotenant/trace/kept.txt")
+        if not missed:
+            assert not os.path.exists(kept), (k, "kept.txt without a missed step")
+            continue
+        with open(kept, encoding="utf-8") as f:
+            spans = [tuple(map(float, ln.split())) for ln in f]
+        for r in missed:
+            a, b = r["start_mono_s"] - 1, r["start_mono_s"] + r["elapsed_s"]
+            assert any(x <= a + 1e-6 and b <= y + 1e-6 for x, y in spans), (k, a, b, spans)
     # the tightest quota for the planned rate (the lowest): patched 10 %,
     # stock none of the plan's
     planned = c["quota_for_rate"]

@@ -199,6 +199,37 @@ class RawTest(unittest.TestCase):
                 except tracefile.TraceError as e:
                     self.assertIn(d, str(e))
 
+    def test_a_trace_cut_to_its_kept_spans_is_read_there_only(self):
+        """A guest that kept some spans of its pages only (ktrace stop
+        --keep: trace/kept.txt) gets no word on a step outside them, and a
+        kept.txt that is not spans is named with its line."""
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copytree(self.dir, d, dirs_exist_ok=True)
+            kept = os.path.join(d, "trace", "kept.txt")
+            with open(kept, "w") as f:
+                f.write("3.063 3.272\n")
+            run = explain.Run(d, "stock")
+            self.assertEqual(run.windows, [(3.063, 3.272)])
+
+            def step(a, b):
+                return {"target_rate": 117, "meets_slo": False,
+                        "result": {"start_mono_s": a, "elapsed_s": b - a, "lost": 0}}
+            self.assertEqual(run.step(step(3.07, 3.27))["cause"], "lock")
+            self.assertFalse(run.step(step(3.0, 3.1))["covered"])
+            # what the host wants (a missed step's span) within what was kept
+            part = explain.Run(d, "stock", [(3.2, 3.4)])
+            self.assertEqual(part.windows, [(3.2, 3.272)])
+            self.assertEqual(part.document()["trace"]["read_s"],
+                             [[round(3.2 - run.t0, 6), round(3.272 - run.t0, 6)]])
+            with open(kept, "w") as f:
+                f.write("3.063 3.272\n3.3\n")
+            with self.assertRaisesRegex(tracefile.TraceError, "kept.txt:2: expected FROM TO"):
+                explain.Run(d, "stock")
+            with open(kept, "w") as f:
+                f.write("3.5 3.4\n")
+            with self.assertRaisesRegex(tracefile.TraceError, "kept.txt:1: FROM 3.5"):
+                explain.Run(d, "stock")
+
     def test_what_is_missing_is_named(self):
         with tempfile.TemporaryDirectory() as d:
             shutil.copytree(self.dir, d, dirs_exist_ok=True)
@@ -264,6 +295,36 @@ class StepTest(unittest.TestCase):
         after = run.step(step(1.644, 1.649, lost=3))
         self.assertEqual((after["cause"], after["lock_waits"]), ("loss", 0))
         self.assertEqual(run.step(step(1.644, 1.649))["cause"], "objective")
+
+    def test_a_boosted_holder_s_wait_is_not_the_quota_s(self):
+        """A 1.5 ms wait on the ready-list lock whose throttled holder the
+        waiter boosted 20 us in is the patched kernel working: the wait's
+        rest is the critical section, not the quota. Without the boost the
+        holder sat throttled for all of it."""
+        def trace(boost):
+            lines = [
+                "  loadgen-77 [001] d..1. 1.000000: ep_cb: (ep_poll_callback+0x0/0x1b2) "
+                "ep=0xffff888000abaa00",
+                "  loadgen-77 [001] dNs25 1.000100: throttle: (tg_throttle_down+0x0/0x55) "
+                "tg=0xffff888002a38000 rq=0xffff88801ef28500",
+                "  relay-71 [001] d..2. 1.000500: sched_switch: prev_comm=loadgen prev_pid=77 prev_prio=120 "
+                "prev_state=R ==> next_comm=relay next_pid=71 next_prio=49",
+                "  relay-71 [001] d..1. 1.001000: contention_begin: ffff888000abaa90 (flags=RT)",
+            ]
+            if boost:
+                lines.append("  relay-71 [001] d..3. 1.001020: sched_pi_setprio: comm=loadgen pid=77 "
+                             "oldprio=120 newprio=49")
+            lines += [
+                "  loadgen-77 [001] d..1. 1.002400: ep_cb_ret: "
+                "(__wake_up_common+0x4c/0x78 <- ep_poll_callback)",
+                "  relay-71 [001] d..1. 1.002500: contention_end: ffff888000abaa90 (ret=0)",
+                "  relay-71 [001] d.s13 1.050000: unthrottle: (tg_unthrottle_up+0x0/0x77) "
+                "tg=0xffff888002a38000 rq=0xffff88801ef28500",
+            ]
+            tl = chains.Timeline(tracefile.parse(lines))
+            return chains.unlent(tl, tl.waits[0], 0x90)
+        self.assertAlmostEqual(trace(boost=True), 20e-6, places=9)
+        self.assertAlmostEqual(trace(boost=False), 1.5e-3, places=9)
 
     def test_the_missed_steps_spans_alone_give_the_same_causes(self):
         full = explain.Run(os.path.join(FIX, "stock"), "stock")

@@ -36,7 +36,9 @@ cat "$TEST_TMP/run.log"
 echo "make capacity --quick: $((SECONDS - t0)) s"
 run=$(readlink -f "$TEST_TMP/results/latest-capacity")
 [ -f "$run/capacity.json" ] || fail "no capacity.json in results/latest-capacity"
-grep -q '^      [0-9]* s: stock: cell .*, ~[0-9]* s left' "$TEST_TMP/run.log" ||
+# Either guest's: a stock search that misses its first step may end
+# before its guest has an estimate to give.
+grep -Eq '^      [0-9]+ s: (stock|patched): .*cell .*, ~[0-9]+ s left' "$TEST_TMP/run.log" ||
 	fail "no progress with a time estimate"
 grep -q "^headline: at quota" "$TEST_TMP/run.log" || fail "the table does not end with the headline"
 

@@ -28,7 +28,7 @@ printf '#!/bin/sh\nvm-setup\nwhile :; do sleep 1; done\n' >hung.init
 printf '#!/bin/sh\nexit 0\n' >noresults.init
 # A transfer that starts and never ends (as when the guest lost its UART
 # interrupt): boot must end it long before its time limit.
-printf '#!/bin/sh\nvm-setup\nprintf "RELAY-VM-RESULTS-BEGIN\\nH4sI\\n" >/dev/ttyS1\nwhile :; do sleep 1; done\n' >stalled.init
+printf '#!/bin/sh\nvm-setup\nprintf "RELAY-VM-RESULTS-BEGIN bytes=4096\\nH4sI" >/dev/ttyS1\nwhile :; do sleep 1; done\n' >stalled.init
 
 a=$("$vm/mkinitramfs" --init ok.init --add payload.txt:/payload.txt --out ok1.cpio.gz) || fail "mkinitramfs"
 sleep 1
