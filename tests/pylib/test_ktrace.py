@@ -230,6 +230,24 @@ class RawTest(unittest.TestCase):
             with self.assertRaisesRegex(tracefile.TraceError, "kept.txt:1: FROM 3.5"):
                 explain.Run(d, "stock")
 
+    def test_a_stall_the_longest_wait_covers_little_of_is_not_the_lock_s(self):
+        """The excerpt's stall, made 700 ms long: its 200 ms wait on the
+        ready-list lock is not what held the relay, and it says so."""
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copytree(self.dir, d, dirs_exist_ok=True)
+            path = os.path.join(d, "scenario.json")
+            with open(path) as f:
+                scen = json.load(f)
+            scen["stalls"][0]["start_s"] -= 0.5
+            with open(path, "w") as f:
+                json.dump(scen, f)
+            doc = explain.Run(d, "stock").document()
+        self.assertEqual((doc["totals"]["stalls"], doc["totals"]["stalls_explained"]), (1, 0))
+        row = doc["stalls"][0]
+        self.assertTrue(row["chain"]["complete"])
+        self.assertRegex(row["unexplained"], r"covers 20\d\.\d ms of its 70\d\.\d ms")
+        self.assertIn("0 of 1 stalls explained (the first: the longest RT wait", doc["line"])
+
     def test_what_is_missing_is_named(self):
         with tempfile.TemporaryDirectory() as d:
             shutil.copytree(self.dir, d, dirs_exist_ok=True)

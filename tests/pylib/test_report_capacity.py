@@ -94,7 +94,8 @@ class LimitsTest(unittest.TestCase):
         self.assertEqual([(s["search"], s["limit"]) for s in got],
                          [(1, "cpu"), (2, "lock"), (3, "ceiling")])
         self.assertEqual(capacity._search_text(got[1]), "none at 117 pps (lock)")
-        self.assertEqual(capacity._search_text(got[2]), ">= 468 pps (ceiling: the highest rate the plan allows)")
+        self.assertEqual(capacity._search_text(got[2]),
+                         ">= 468 pps (ceiling: the highest rate the plan allows)")
 
 
 class TableTest(unittest.TestCase):
