@@ -200,6 +200,19 @@ class Timeline:
                 return tg, ivs[i]
         return None
 
+    def throttled_during(self, a, b):
+        """The first throttled interval that meets [a, b], as (from, to), to
+        None when it had not ended; or None."""
+        first = None
+        for ivs in self.throttles.values():
+            i = max(_at_or_before(ivs, a), 0)
+            for iv in ivs[i:i + 2]:
+                if iv[0] <= b and (iv[1] is None or iv[1] >= a):
+                    if first is None or max(iv[0], a) < max(first[0], a):
+                        first = (iv[0], iv[1])
+                    break
+        return first
+
     def running(self, cpu, t):
         """The pid that ran on cpu at t, or None."""
         rows = self.on_cpu.get(cpu, [])
@@ -381,21 +394,27 @@ def boost_of(tl, pid, w):
 
 
 def unlent(tl, w, offset):
-    """How long of the wait w (seconds) its holder sat throttled by its
-    cgroup's quota with no priority lent by the waiter: the bug's share of
-    the wait. A boosted holder leaves the fair class and its throttle
-    behind, so what the wait lasts after the boost is the critical
-    section and whoever else ran at the waiter's priority, not the quota."""
-    hs = holders(tl, w, offset)
-    thr = tl.throttled_at(w["begin"])
-    if not hs or not thr or w["end"] is None:
+    """How long of the wait w (seconds) a cgroup was throttled while the
+    waiter lent its holder no priority: the bug's share of the wait. The
+    throttled group is taken to be the holder's (a capacity cell or the
+    demo has one group under a quota, the co-tenant's, and a holder of the
+    ready-list lock is inside ep_poll_callback). A boosted holder leaves
+    the fair class and its throttle behind, so what the wait lasts after
+    the boost is the critical section and whoever else ran at the
+    waiter's priority, not the quota."""
+    if w["end"] is None:
         return 0.0
-    end = w["end"] if thr[1][1] is None else min(w["end"], thr[1][1])
+    hs = holders(tl, w, offset)
+    thr = tl.throttled_during(w["begin"], w["end"])
+    if not hs or not thr:
+        return 0.0
+    begin = max(w["begin"], thr[0])
+    end = w["end"] if thr[1] is None else min(w["end"], thr[1])
     lent = [boost_of(tl, pid, w) for pid, _ in hs]
     if all(lent):
         # The waiter waits for the last of them (the last reader out).
         end = min(end, w["begin"] + max(b["after_wait_began_ms"] for b in lent) / 1000)
-    return max(0.0, end - w["begin"])
+    return max(0.0, end - begin)
 
 
 # A throttle in the task's own switch-out: the task the event fired in is

@@ -103,7 +103,7 @@ class Run:
         wanted = _merged(windows) if windows and not self.lost["dropped"] else None
         self.windows = _within(wanted, tracefile.kept(results))
         keep = None
-        if self.windows:
+        if self.windows is not None:
             starts = [a for a, _ in self.windows]
 
             def keep(ts):
@@ -113,13 +113,13 @@ class Run:
         self.offset, self.offset_support = chains.ready_list_offset(self.tl)
         self.name = name
         self.nevents = self.tl.count
-        # Whether the trace says which task held its CPU's softirqs (the
-        # text trace's flags columns; trace-cmd's report has none).
-        self.flags = self.tl.flags
         # A buffer that filled dropped what came after: the trace sees
-        # everything only up to the CPU whose buffer filled first.
-        ends = [ts[-1] for ts in self.tl.seen.values() if ts]
-        self.covered_to = min(ends, default=-math.inf) if self.lost["dropped"] else math.inf
+        # everything only up to the last event of the first CPU whose
+        # buffer filled (a quiet CPU's last event says nothing).
+        full = [cpu for cpu, st in tracefile.stats(os.path.join(results, "trace-stats.txt")).items()
+                if st.get("dropped events")]
+        self.covered_to = min((self.tl.seen[c][-1] if self.tl.seen.get(c) else -math.inf for c in full),
+                              default=math.inf)
         p = self.scen["params"]
         self.relay = self._task("relay", p.get("relay_prio"))
         self.ticker = self._task("demo-scenario", p.get("ticker_prio"))
@@ -299,7 +299,7 @@ class Run:
         r = st["result"]
         a = r["start_mono_s"]
         b = a + r["elapsed_s"]
-        if b > self.covered_to or not self.read(a - self.t0, b - self.t0):
+        if b > self.covered_to or not self.read(a, b):
             # Past where the trace saw everything, or not read: no word
             # rather than a wrong one (the report keeps loadgen's).
             return {"target_rate": st.get("target_rate"), "covered": False, "cause": None}
@@ -339,14 +339,17 @@ class Run:
                 "longest": max(spans, key=lambda h: h["held_ms"] or 0, default=None)}
 
     def read(self, a, b):
-        """Whether [a, b] (seconds since t0) is within what was read."""
-        return self.windows is None or any(x <= self.t0 + a and self.t0 + b <= y for x, y in self.windows)
+        """Whether [a, b] (on the trace's clock) is within what was read, to
+        a microsecond: a span's ends went through sums and the guest's
+        six decimals (trace/kept.txt)."""
+        return self.windows is None or any(x - 1e-6 <= a and b <= y + 1e-6 for x, y in self.windows)
 
     def document(self):
         stalls = [self.stall(i, s) for i, s in enumerate(self.scen["stalls"])
-                  if self.read(s["start_s"], _stall_end(s))]
+                  if self.read(self.t0 + s["start_s"], self.t0 + _stall_end(s))]
         ticker = self.scen.get("ticker") or {}
-        late = [self.late(s) for s in ticker.get("listed") or [] if self.read(s["due_s"], s["echo_s"])]
+        late = [self.late(s) for s in ticker.get("listed") or []
+                if self.read(self.t0 + s["due_s"], self.t0 + s["echo_s"])]
         doc = {"kernel": self.name,
                "trace": {"events": self.nevents, "lost": self.lost, "complete": self.lost["total"] == 0,
                          "span_s": [_s(self.tl.first, self.t0), _s(self.tl.last, self.t0)],
@@ -366,7 +369,9 @@ class Run:
         # ksoftirqd): a waiter that cannot boost a throttled holder.
         doc["longest_non_rt_wait"] = (chains.chain(self.tl, self.longest_other, self.offset, self.t0)
                                       if self.longest_other else None)
-        doc["softirq_held"] = self.softirq_held() if self.flags else None
+        # Only the text trace's flags columns say which task held its
+        # CPU's softirqs (trace-cmd's report has none).
+        doc["softirq_held"] = self.softirq_held() if self.tl.flags else None
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),
@@ -429,7 +434,8 @@ def headline(doc):
     if not doc["trace"]["complete"]:
         parts.append(f"the trace lost {doc['trace']['lost']['total']} events")
     if doc["trace"].get("read_s"):
-        parts.append(f"read: the {len(doc['trace']['read_s'])} spans of the missed steps")
+        n = len(doc["trace"]["read_s"])
+        parts.append(f"read: {n} span{'s' if n != 1 else ''} of the trace, no more")
     return "; ".join(parts)
 
 

@@ -16,6 +16,7 @@ import glob
 import gzip
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import zlib
@@ -118,10 +119,11 @@ def _split(line):
     head, sep, rest = line.partition(": ")
     if sep:
         # "comm-pid [cpu] ts" (trace-cmd's), or "comm-pid [cpu] flags ts"
-        rest3, cpu, ts = head.rsplit(None, 2) if head.count(" ") >= 2 else ("", "", "")
-        flags = ""
-        if not cpu.startswith("["):
-            rest3, cpu, flags, ts = head.rsplit(None, 3) if head.count(" ") >= 3 else ("", "", "", "")
+        cols, flags = head.rsplit(None, 2), ""
+        if len(cols) == 3 and not cols[1].startswith("["):
+            cols = head.rsplit(None, 3)
+            flags = cols.pop(2) if len(cols) == 4 else ""
+        rest3, cpu, ts = cols if len(cols) == 3 else ("", "", "")
         if cpu.startswith("[") and cpu.endswith("]"):
             comm, dash, pid = rest3.strip().rpartition("-")
             name, sep2, body = rest.partition(": ")
@@ -241,22 +243,21 @@ def iread_raw(d, keep=None):
             cpus.append(os.path.join(tmp, os.path.basename(path)[:-3]))
             try:
                 with gzip.open(path, "rb") as f, open(cpus[-1], "wb") as out:
-                    while True:
-                        block = f.read(1 << 20)
-                        if not block:
-                            break
-                        out.write(block)
+                    shutil.copyfileobj(f, out, 1 << 20)
             except (OSError, EOFError, zlib.error) as e:
                 raise TraceError(f"{path}: {e}")
         head, dat = os.path.join(tmp, "head.dat"), os.path.join(tmp, "trace.dat")
         for argv in (["restore", "-c", "-t", os.path.join(d, "tracefs"), "-k", os.path.join(d, "kallsyms"),
                       "-o", head],
                      ["restore", "-i", head, "-o", dat] + cpus):
-            _trace_cmd(argv, d)
+            p = _trace_cmd(argv, d, subprocess.PIPE)
+            _, err = p.communicate()
+            if p.returncode:
+                raise TraceError(f"{d}: trace-cmd {argv[0]} exited {p.returncode}: {err.strip()[-300:]}")
         # Its errors to a file: a pipe that nobody reads until the end
         # could fill and stop it.
         with tempfile.TemporaryFile("w+", prefix="ktrace-err-") as err:
-            p = _trace_cmd(["report", "-i", dat], d, stderr=err)
+            p = _trace_cmd(["report", "-i", dat], d, err)
             try:
                 yield from iparse((line for line in p.stdout if not line.startswith("cpus=")), d, keep)
             finally:
@@ -267,21 +268,13 @@ def iread_raw(d, keep=None):
                 raise TraceError(f"{d}: trace-cmd report exited {rc}: {err.read().strip()[-300:]}")
 
 
-def _trace_cmd(argv, d, stderr=None):
-    """trace-cmd ARGV: run to its end, or with STDERR (a file) started with
-    its output to read."""
+def _trace_cmd(argv, d, stderr):
+    """trace-cmd ARGV started, its output to read, its errors to STDERR."""
     try:
-        p = subprocess.Popen(["trace-cmd"] + argv, stdout=subprocess.PIPE,
-                             stderr=stderr or subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                             errors="replace")
+        return subprocess.Popen(["trace-cmd"] + argv, stdout=subprocess.PIPE, stderr=stderr,
+                                stdin=subprocess.DEVNULL, text=True, errors="replace")
     except FileNotFoundError:
         raise TraceError(f"{d}: a raw trace needs trace-cmd (apt install trace-cmd)")
-    if stderr:
-        return p
-    out, err = p.communicate()
-    if p.returncode:
-        raise TraceError(f"{d}: trace-cmd {argv[0]} exited {p.returncode}: {err.strip()[-300:]}")
-    return p
 
 
 def read_results(results):

@@ -9,9 +9,6 @@ from . import TOP
 from .run import EX_INITRAMFS, LabError
 
 SPEC_IN_GUEST = "/etc/lab/spec.json"
-# A traced guest's RAM: room for lab/ktrace/ktrace's buffers (160 MiB per
-# CPU) beside the run.
-TRACED_MEMORY_MB = 1024
 # The span of salt_us(): five of the demo's quota periods on the virtual
 # clock, a hundred of the kernel's ticks.
 SALT_SPAN_US = 100000

@@ -29,41 +29,33 @@ static int print_scalar(const json_t *v)
 	return 0;
 }
 
-/* A scalar, or an array of them one a line. */
-static int print_value(const json_t *v)
+static int print_path(const json_t *v, const char *keys);
+
+/* Each element of the array a: what the path REST names under it, or
+ * with REST NULL the element itself, a scalar. */
+static int print_each(const json_t *a, const char *rest)
 {
-	if (!json_is_array(v))
-		return print_scalar(v);
 	size_t i;
 	json_t *x;
 	int rc = 0;
-	json_array_foreach(v, i, x)
-		if (print_scalar(x) < 0)
+	json_array_foreach(a, i, x)
+		if ((rest ? print_path(x, rest) : print_scalar(x)) < 0)
 			rc = -1;
 	return rc;
 }
 
-/* What the path KEYS names under v; -1 when any of it is not there or
- * not printable. */
+/* What the path KEYS names under v: a scalar, or an array of them one a
+ * line; -1 when any of it is not there or not printable. */
 static int print_path(const json_t *v, const char *keys)
 {
 	if (!v)
 		return -1;
 	if (!*keys)
-		return print_value(v);
+		return json_is_array(v) ? print_each(v, NULL) : print_scalar(v);
 	size_t n = strcspn(keys, ".");
 	const char *rest = keys[n] ? keys + n + 1 : keys + n;
-	if (n == 1 && keys[0] == '*') {
-		if (!json_is_array(v))
-			return -1;
-		size_t i;
-		json_t *x;
-		int rc = 0;
-		json_array_foreach(v, i, x)
-			if (print_path(x, rest) < 0)
-				rc = -1;
-		return rc;
-	}
+	if (n == 1 && keys[0] == '*')
+		return json_is_array(v) ? print_each(v, rest) : -1;
 	return print_path(json_object_getn(v, keys, n), rest);
 }
 

@@ -4,6 +4,7 @@
 """
 import json
 import os
+import re
 import sys
 
 
@@ -80,7 +81,15 @@ def check(run):
             spans = [tuple(map(float, ln.split())) for ln in f]
         for r in missed:
             a, b = r["start_mono_s"] - 1, r["start_mono_s"] + r["elapsed_s"]
-            assert any(x <= a + 1e-6 and b <= y + 1e-6 for x, y in spans), (k, a, b, spans)
+            assert any(x <= a and b <= y for x, y in spans), (k, a, b, spans)
+        # and said what it kept of each CPU's pages (ktrace-drain)
+        with open(os.path.join(cell, "cotenant/trace/drain.log"), encoding="utf-8") as f:
+            said = f.read().splitlines()
+        assert len(said) == 2 and all(re.fullmatch(r"\d+ bytes, \d+ of \d+ pages", ln) for ln in said), said
+        # and the host read every missed step from what was kept
+        for st in c["kernels"][k]["by_quota"][0]["steps"]:
+            if not st["meets_slo"]:
+                assert st["trace"]["covered"], (k, st)
     # the tightest quota for the planned rate (the lowest): patched 10 %,
     # stock none of the plan's
     planned = c["quota_for_rate"]

@@ -68,6 +68,8 @@ class ReadTest(unittest.TestCase):
     def test_malformed_lines_are_named(self):
         for bad, what in ((" => orphan_frame", "no <stack trace> line"),
                           ("garbage", "not a trace line"),
+                          ("x  y: z", "not a trace line"),
+                          ("   ab cd: x: y", "not a trace line"),
                           ("  relay-71 [001] d..1. 3.4: contention_begin: zz (flags=RT)", "contention_begin"),
                           ("  relay-71 [001] d..1. 3.4: sched_switch: prev_comm=x", "sched_switch")):
             with self.assertRaises(tracefile.TraceError) as e:
@@ -215,6 +217,8 @@ class RawTest(unittest.TestCase):
                 return {"target_rate": 117, "meets_slo": False,
                         "result": {"start_mono_s": a, "elapsed_s": b - a, "lost": 0}}
             self.assertEqual(run.step(step(3.07, 3.27))["cause"], "lock")
+            # six decimals in kept.txt: a step that ends within them is read
+            self.assertTrue(run.step(step(3.07, 3.2720004))["covered"])
             self.assertFalse(run.step(step(3.0, 3.1))["covered"])
             # what the host wants (a missed step's span) within what was kept
             part = explain.Run(d, "stock", [(3.2, 3.4)])
@@ -319,16 +323,17 @@ class StepTest(unittest.TestCase):
         waiter boosted 20 us in is the patched kernel working: the wait's
         rest is the critical section, not the quota. Without the boost the
         holder sat throttled for all of it."""
-        def trace(boost):
+        def trace(boost, throttled="1.000100"):
             lines = [
                 "  loadgen-77 [001] d..1. 1.000000: ep_cb: (ep_poll_callback+0x0/0x1b2) "
                 "ep=0xffff888000abaa00",
-                "  loadgen-77 [001] dNs25 1.000100: throttle: (tg_throttle_down+0x0/0x55) "
+                f"  loadgen-77 [001] dNs25 {throttled}: throttle: (tg_throttle_down+0x0/0x55) "
                 "tg=0xffff888002a38000 rq=0xffff88801ef28500",
                 "  relay-71 [001] d..2. 1.000500: sched_switch: prev_comm=loadgen prev_pid=77 prev_prio=120 "
                 "prev_state=R ==> next_comm=relay next_pid=71 next_prio=49",
                 "  relay-71 [001] d..1. 1.001000: contention_begin: ffff888000abaa90 (flags=RT)",
             ]
+            lines.sort(key=lambda ln: float(ln.split()[3].rstrip(":")))
             if boost:
                 lines.append("  relay-71 [001] d..3. 1.001020: sched_pi_setprio: comm=loadgen pid=77 "
                              "oldprio=120 newprio=49")
@@ -343,6 +348,10 @@ class StepTest(unittest.TestCase):
             return chains.unlent(tl, tl.waits[0], 0x90)
         self.assertAlmostEqual(trace(boost=True), 20e-6, places=9)
         self.assertAlmostEqual(trace(boost=False), 1.5e-3, places=9)
+        # throttled after the wait began: from the throttle on
+        self.assertAlmostEqual(trace(boost=False, throttled="1.001200"), 1.3e-3, places=9)
+        # and after the boost: none of it
+        self.assertAlmostEqual(trace(boost=True, throttled="1.001200"), 0.0, places=9)
 
     def test_the_missed_steps_spans_alone_give_the_same_causes(self):
         full = explain.Run(os.path.join(FIX, "stock"), "stock")
@@ -363,7 +372,7 @@ class StepTest(unittest.TestCase):
         self.assertTrue(full.step(outside)["covered"])
         doc = part.document()
         self.assertEqual(len(doc["trace"]["read_s"]), 1)
-        self.assertIn("read: the 1 spans of the missed steps", doc["line"])
+        self.assertIn("read: 1 span of the trace, no more", doc["line"])
         # the stall is within the span: explained as from the whole trace
         self.assertEqual(doc["stalls"], full.document()["stalls"])
         self.assertIsNone(full.document()["trace"]["read_s"])

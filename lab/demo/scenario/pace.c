@@ -10,7 +10,7 @@
 
 int pace_open(struct pace *p, int skip_cpu, int64_t step_ns, char *err, size_t errlen)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);	/* online or not: numbered below */
 	p->n = 0;
 	for (int cpu = 0; cpu < ncpu && cpu < PACE_MAX_CPUS; cpu++) {
 		if (cpu == skip_cpu)
@@ -23,6 +23,8 @@ int pace_open(struct pace *p, int skip_cpu, int64_t step_ns, char *err, size_t e
 			.disabled = 1,
 		};
 		int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno == ENODEV)		/* not online */
+			continue;
 		if (fd < 0) {
 			snprintf(err, errlen, "a cpu-clock perf event on CPU %d: %s", cpu,
 				 strerror(errno));

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PACE_MAX_CPUS 8
+#define PACE_MAX_CPUS 64
 
 struct pace {
 	int fd[PACE_MAX_CPUS];	/* the events, one per paced CPU */
@@ -22,7 +22,7 @@ struct pace {
 };
 
 /* Open a disabled cpu-clock event of period step_ns on every online CPU
- * but skip_cpu (at most PACE_MAX_CPUS). Returns 0, or -1 with err filled. */
+ * below PACE_MAX_CPUS but skip_cpu. Returns 0, or -1 with err filled. */
 int pace_open(struct pace *p, int skip_cpu, int64_t step_ns, char *err, size_t errlen);
 
 /* Start and stop the events (each an IPI to its CPU); safe on a closed pace. */
