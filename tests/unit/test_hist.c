@@ -139,6 +139,47 @@ static void test_hgrm_fixture(void)
 	hist_free(&h);
 }
 
+static int all_zero(const struct hist *h)
+{
+	for (int32_t i = 0; i < h->counts_len; i++)
+		if (h->counts[i])
+			return 0;
+	return 1;
+}
+
+/* A reset leaves no count anywhere, whatever was recorded (the lowest
+ * slot, the clamped top, a merge, a fresh histogram), and the histogram
+ * records as new after it. */
+static void test_reset(void)
+{
+	struct hist h, other;
+	CHECK(hist_init_us(&h) == 0 && hist_init_us(&other) == 0);
+	hist_reset(&h);
+	CHECK(all_zero(&h));
+	const int64_t sets[][3] = { { 0, 1, 2 }, { 17, 250, 4000 }, { 9000000, 20000000, 5 },
+				    { 1, 10000000, 123456 } };
+	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		for (int i = 0; i < 3; i++)
+			hist_record(&h, sets[k][i]);
+		hist_reset(&h);
+		CHECK(all_zero(&h));
+		CHECK_EQ_INT(hist_count(&h), 0);
+		CHECK_EQ_INT(hist_percentile(&h, 50.0), 0);
+		CHECK_EQ_INT(hist_max(&h), 0);
+	}
+	hist_record(&other, 3);
+	hist_record(&other, 7000000);
+	CHECK(hist_merge(&h, &other) == 0);
+	hist_reset(&h);
+	CHECK(all_zero(&h));
+	hist_record(&h, 42);
+	CHECK_EQ_INT(hist_count(&h), 1);
+	CHECK(within((double)hist_percentile(&h, 100.0), 42, 0.001));
+	CHECK_EQ_INT(hist_min(&h), 42);
+	hist_free(&h);
+	hist_free(&other);
+}
+
 int main(void)
 {
 	test_shape();
@@ -146,6 +187,7 @@ int main(void)
 	test_reference();
 	test_uniform_and_merge();
 	test_overflow();
+	test_reset();
 	test_hgrm_fixture();
 	return check_done();
 }
