@@ -38,12 +38,13 @@ pass "mkinitramfs deterministic ($a)"
 rc=0; "$vm/mkinitramfs" --init ok.init --add nonexistent:/x --out x.cpio.gz 2>err.txt || rc=$?
 { [ $rc = 2 ] && grep -q nonexistent err.txt; } || fail "mkinitramfs accepted a missing --add file (exit $rc)"
 
-# boot_one NAME TIMEOUT [CLOCK]: boot NAME.cpio.gz (on the virtual clock
-# unless CLOCK says host); its exit status goes to rc-NAME.
+# boot_one NAME TIMEOUT [CLOCK [APPEND]]: boot NAME.cpio.gz (on the virtual
+# clock unless CLOCK says host, APPEND on the kernel command line); its
+# exit status goes to rc-NAME.
 boot_one() {
-	local name=$1 timeout=$2 clock=${3:-virtual} rc=0
+	local name=$1 timeout=$2 clock=${3:-virtual} append=${4:-} rc=0
 	"$vm/boot" --kernel "$kernel" --initrd "$name.cpio.gz" --out "out-$name" --timeout "$timeout" \
-		--clock "$clock" 2>"boot-$name.err" || rc=$?
+		--clock "$clock" --append "$append" 2>"boot-$name.err" || rc=$?
 	echo "$rc" >"rc-$name"
 }
 # boot_expect NAME WANT OUTCOME: NAME's boot exited WANT with OUTCOME.
@@ -55,6 +56,7 @@ boot_expect() {
 	pass "$name: exit $rc ($outcome)"
 }
 cp ok1.cpio.gz ok.cpio.gz
+cp ok1.cpio.gz late.cpio.gz
 for name in failed hung noresults stalled; do
 	"$vm/mkinitramfs" --init "$name.init" --out "$name.cpio.gz" >/dev/null || fail "mkinitramfs $name"
 done
@@ -68,6 +70,10 @@ done
 # guest wait on the host clock: idle on the virtual clock a guest skips
 # ahead as fast as the host can run it, and would spin a core for nothing.
 bg boot_one ok 600
+# boot gives kernels before 6.5 maxcpus=1 on the virtual clock; vm-setup
+# must then bring CPU 1 online (tests/integration/vm_boot_cmdline.sh
+# checks boot's side).
+bg boot_one late 600 virtual maxcpus=1
 bg boot_one failed 600
 bg boot_one hung 15 host
 bg boot_one noresults 600
@@ -83,6 +89,11 @@ grep -q relay-patched out-ok/results/release || fail "guest runs $(cat out-ok/re
 # A busy host once failed a guest's IO-APIC timer check at boot (a panic,
 # no results): every guest must boot without that check.
 grep -q 'Command line:.* no_timer_check' out-ok/console.log || fail "guest booted without no_timer_check"
+boot_expect late 0 ok
+[ "$(cat out-late/results/nproc)" = 2 ] ||
+	fail "booted with maxcpus=1, the guest has $(cat out-late/results/nproc) CPUs after vm-setup, expected 2"
+grep -q '"cmdline": "[^"]* maxcpus=1"' out-late/boot.json || fail "boot.json lacks the command line: $(cat out-late/boot.json)"
+pass "maxcpus=1: vm-setup brought CPU 1 online"
 boot_expect failed 1 failed
 [ "$(cat out-failed/results/partial)" = partial ] || fail "a failed guest's results did not come back"
 boot_expect hung 3 hung
