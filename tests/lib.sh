@@ -117,3 +117,26 @@ fuzz_test() {
 		pass "$FUZZ_SMOKE_SECONDS s of fuzzing $1, no crash"
 	fi
 }
+
+# kernel_deb LOCK VERSION OUT: a linux-image package of Debian's layout at
+# VERSION, for PREEMPT_RT, whose vmlinuz holds BTF with a struct eventpoll
+# whose lock is LOCK (clang's BTF, xz-compressed behind a stand-in setup
+# header, as a Debian vmlinuz carries its kernel): relay-preflight and
+# kernel/debian-image read it.
+kernel_deb() {
+	local d=$TEST_TMP/kernel-deb rel=6.1.0-57-rt-amd64 tool
+	for tool in clang xz dpkg-deb; do
+		command -v "$tool" >/dev/null || fail "$tool is needed (mk/deps test deploy)"
+	done
+	rm -rf "$d"
+	mkdir -p "$d/DEBIAN" "$d/boot"
+	printf 'Package: linux-image-%s\nVersion: %s\nArchitecture: %s\nMaintainer: test <test@localhost>\nDescription: test kernel\n' \
+		"$rel" "$2" "$(dpkg --print-architecture)" >"$d/DEBIAN/control"
+	printf 'typedef struct { int raw; } %s;\nstruct eventpoll { int mtx; %s lock; };\nstruct eventpoll ep;\n' \
+		"$1" "$1" >"$d/ep.c"
+	clang -target bpf -g -c "$d/ep.c" -o "$d/ep.o" || fail "clang -target bpf"
+	{ head -c 20000 /dev/zero; xz -c "$d/ep.o"; } >"$d/boot/vmlinuz-$rel"
+	rm "$d/ep.c" "$d/ep.o"
+	printf 'CONFIG_PREEMPT_RT=y\n' >"$d/boot/config-$rel"
+	dpkg-deb -Zxz --root-owner-group --build "$d" "$3" >/dev/null || fail "dpkg-deb --build"
+}

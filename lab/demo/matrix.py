@@ -7,8 +7,8 @@ pair and a link to each pair's own report.
   6.1       Debian 12's RT line: Debian's linux 6.1 source with its own RT
             patches; stock is the fix reversed
   6.1.8-rt  the historical kernel: Debian's linux 6.1.8-1 as bookworm
-            released it (the rwlock as shipped), against the 6.1 line's
-            patched kernel
+            released it (the rwlock as shipped), against Debian's own signed
+            RT image of today (kernel/debian-images.conf), both as shipped
 
   python3 lab/demo/matrix.py [--results DIR] [--pairs 6.12,6.1,6.1.8-rt] [FLAG VALUE]...
 
@@ -32,11 +32,14 @@ from labkit.spec import Parser  # noqa: E402
 
 PROG = "lab/demo/matrix.py"
 HERE = os.path.dirname(os.path.realpath(__file__))
-# pair -> (what it is, the kernel lines that give its stock and patched images)
+# pair -> (what it is, where its stock and its patched image come from: a
+# kernel line of kernel/lines/, or "debian:" and a name of
+# kernel/debian-images.conf; the kernel line the run records)
 PAIRS = {
-    "6.12": ("6.12 reconstruction (the default pair)", "6.12", "6.12"),
-    "6.1": ("6.1-rt reconstruction (Debian 12's RT line)", "6.1", "6.1"),
-    "6.1.8-rt": ("historical 6.1.8-rt against the 6.1 line's patched kernel", "6.1.8-rt", "6.1"),
+    "6.12": ("6.12 reconstruction (the default pair)", "6.12", "6.12", "6.12"),
+    "6.1": ("6.1-rt reconstruction (Debian 12's RT line)", "6.1", "6.1", "6.1"),
+    "6.1.8-rt": ("historical 6.1.8-rt against Debian's signed 6.1 RT image", "6.1.8-rt",
+                 "debian:6.1-rt-signed", "6.1"),
 }
 
 
@@ -47,6 +50,8 @@ def obtained(image):
             m = json.load(f)
     except (OSError, ValueError):
         return "?"
+    if m.get("obtained"):
+        return m["obtained"]
     src = m.get("source") or {}
     what = f"Debian's {m.get('package', '?')} {m.get('version') or src.get('version', '?')}"
     if m.get("images_kind") == "historical":
@@ -127,13 +132,14 @@ Each pair's link opens its full report.</p>
 
 
 def images(run, pair):
-    """The stock and patched images of PAIR, built first if need be."""
-    _, stock_line, patched_line = PAIRS[pair]
-    found = kernels.images(run, patched_line)
-    if stock_line == patched_line:
-        return found
-    historical = kernels.historical(run, stock_line)
-    return {"stock": historical, "patched": found["patched"]}
+    """The stock and patched images of PAIR, built (or fetched) first if
+    need be."""
+    _, stock_from, patched_from, _ = PAIRS[pair]
+    if stock_from == patched_from:
+        return kernels.images(run, patched_from)
+    patched = (kernels.debian_image(run, patched_from.removeprefix("debian:"))
+               if patched_from.startswith("debian:") else kernels.images(run, patched_from)["patched"])
+    return {"stock": kernels.historical(run, stock_from), "patched": patched}
 
 
 def parse(argv):
@@ -167,7 +173,7 @@ def matrix(argv):
             continue
         with run.phase(f"make demo: {PAIRS[pair][0]}", "5-10 minutes with the trace, on 2 free cores"):
             log = run.path(f"demo-{pair}.log")
-            argv = [os.path.join(HERE, "run"), "--results", run.dir, "--kernel-line", PAIRS[pair][2],
+            argv = [os.path.join(HERE, "run"), "--results", run.dir, "--kernel-line", PAIRS[pair][3],
                     "--stock-image", imgs["stock"], "--patched-image", imgs["patched"]] + rest
             with open(log, "w", encoding="utf-8") as f:
                 rc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT).returncode

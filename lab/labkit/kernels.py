@@ -33,6 +33,22 @@ def historical(run, line):
     return _print_images(line).get("historical") or _missing(line, "historical")
 
 
+def debian_image(run, name):
+    """The vmlinuz of Debian's own image NAME (kernel/debian-images.conf),
+    fetched and checked first if need be."""
+    log = run.path(f"kernels-debian-{name}.log")
+    try:
+        run.command([os.path.join(TOP, "kernel/debian-image"), name], log, "kernel/debian-image")
+    except LabError as e:
+        raise LabError(EX_KERNELS, str(e))
+    with open(log, encoding="utf-8") as f:
+        lines = f.read().split()
+    image = lines[-1] if lines else ""
+    if not os.path.isfile(image):
+        raise LabError(EX_KERNELS, f"kernel/debian-image {name} named no image (log: {log})")
+    return image
+
+
 def _print_images(line):
     p = subprocess.run([os.path.join(TOP, "kernel/build"), "--line", line, "--print-images"],
                        capture_output=True, text=True)

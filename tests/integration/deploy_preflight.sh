@@ -198,41 +198,21 @@ err=$("$pf" --btf "$TEST_TMP/no-such-vmlinux" 2>&1); st=$?
 { [ $st = 64 ] && grep -q "cannot read $TEST_TMP/no-such-vmlinux" <<<"$err"; } || fail "--btf on a missing file: exit $st, '$err'"
 pass "--btf prints the lock type; a file without it exits 1, a missing one 64"
 
-# A kernel image as Debian ships it: BTF with a struct eventpoll (clang's,
-# the real bpftool reads it), xz-compressed behind a stand-in setup header;
-# --btf unpacks it, --kernel-package reads it from the package.
-for tool in clang bpftool xz; do
-	command -v "$tool" >/dev/null || fail "$tool is needed (mk/deps test deploy)"
-done
-# vmlinuz LOCK OUT: such an image whose struct eventpoll's lock is LOCK.
-vmlinuz() {
-	printf 'typedef struct { int raw; } %s;\nstruct eventpoll { int mtx; %s lock; };\nstruct eventpoll ep;\n' \
-		"$1" "$1" >"$TEST_TMP/ep.c"
-	clang -target bpf -g -c "$TEST_TMP/ep.c" -o "$TEST_TMP/ep.o" || fail "clang -target bpf"
-	{ head -c 20000 /dev/zero; xz -c "$TEST_TMP/ep.o"; } >"$2"
-}
-vmlinuz spinlock_t "$TEST_TMP/vmlinuz"
+# A kernel package as Debian ships it (kernel_deb in tests/lib.sh):
+# --kernel-package reads the lock from its vmlinuz's BTF, --btf from the
+# vmlinuz itself.
+command -v bpftool >/dev/null || fail "bpftool is needed (mk/deps deploy)"
+kernel_deb spinlock_t 6.1.192-3 "$TEST_TMP/k.deb"
+dpkg-deb --fsys-tarfile "$TEST_TMP/k.deb" | tar -xO ./boot/vmlinuz-6.1.0-57-rt-amd64 >"$TEST_TMP/vmlinuz"
 got=$("$pf" --btf "$TEST_TMP/vmlinuz") || fail "--btf on a compressed image: exit $?"
 [ "$got" = spinlock_t ] || fail "--btf on a compressed image printed '$got', expected spinlock_t"
-# kpkg LOCK VERSION: a linux-image package of Debian's layout, for PREEMPT_RT.
-kpkg() {
-	local d=$TEST_TMP/pkg rel=6.1.0-57-rt-amd64
-	rm -rf "$d"
-	mkdir -p "$d/DEBIAN" "$d/boot"
-	printf 'Package: linux-image-%s\nVersion: %s\nArchitecture: %s\nMaintainer: test <test@localhost>\nDescription: test kernel\n' \
-		"$rel" "$2" "$(dpkg --print-architecture)" >"$d/DEBIAN/control"
-	vmlinuz "$1" "$d/boot/vmlinuz-$rel"
-	printf 'CONFIG_PREEMPT_RT=y\n' >"$d/boot/config-$rel"
-	dpkg-deb -Zxz --root-owner-group --build "$d" "$TEST_TMP/k.deb" >/dev/null || fail "dpkg-deb --build"
-}
-kpkg spinlock_t 6.1.192-3
 rc=0; out=$("$pf" --kernel-package "$TEST_TMP/k.deb" 2>&1) || rc=$?
 [ "$rc" = 0 ] || { echo "$out"; fail "--kernel-package on a fixed kernel: exit $rc"; }
 for want in "^ok +epoll ready-list fix: present: its vmlinuz's BTF says struct eventpoll's lock is spinlock_t" \
 	"^ok +Debian package: linux-image-6.1.0-57-rt-amd64 6.1.192-3: has the fix \(Debian 6.1 from 6.1.159-1\); lacks the follow-up $fu"; do
 	grep -Eq "$want" <<<"$out" || { echo "$out"; fail "--kernel-package: no line /$want/"; }
 done
-kpkg rwlock_t 6.1.158-1
+kernel_deb rwlock_t 6.1.158-1 "$TEST_TMP/k.deb"
 rc=0; out=$("$pf" --kernel-package "$TEST_TMP/k.deb" 2>&1) || rc=$?
 [ "$rc" = 1 ] || { echo "$out"; fail "--kernel-package on an rwlock_t kernel: exit $rc, expected 1"; }
 for want in "^act +epoll ready-list fix: MISSING on a PREEMPT_RT kernel: its vmlinuz's BTF says struct eventpoll's lock is rwlock_t" \

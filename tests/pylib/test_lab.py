@@ -214,6 +214,9 @@ class MatrixTest(unittest.TestCase):
                          "Debian's linux 6.1.187-1 with its own RT patches")
         self.assertEqual(matrix.obtained(os.path.join(hist, "bzImage-historical")),
                          "Debian's linux 6.1.8-1 with its own RT patches, as shipped")
+        shipped = "Debian's linux-image-6.1.0-57-rt-amd64 6.1.192-3, as shipped"
+        signed = self.image("debian", {"images_kind": "debian-image", "obtained": shipped})
+        self.assertEqual(matrix.obtained(os.path.join(signed, "vmlinuz")), shipped)
         self.assertEqual(matrix.obtained(os.path.join(self.d, "nowhere", "bzImage-stock")), "?")
 
     def test_rows_table_and_page(self):
