@@ -5,7 +5,6 @@
 # the one pinned (exit 10), an unknown name (exit 2). No network: --deb.
 # timeout: 60
 # variants: release
-# check: fast
 . "$(dirname "$0")/../lib.sh"
 di=$top/kernel/debian-image
 cache=$TEST_TMP/cache
