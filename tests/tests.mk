@@ -27,7 +27,7 @@ TEST_STEPS := build/steps/steps.tsv
 # Sub-makes use every core unless make was given -j (then they share its).
 TEST_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
 
-.PHONY: test check test-build check-build test-images test-lint \
+.PHONY: test check test-matrix test-build check-build test-images test-lint \
 	$(addprefix test-build-,release asan static)
 test:
 	@rm -f $(TEST_STEPS)
@@ -41,6 +41,15 @@ check:
 	-@tests/step deps mk/deps $(CHECK_DEPS)
 	-@$(MAKE) --no-print-directory $(TEST_JOBS) -k check-build test-lint
 	@tests/run --steps $(TEST_STEPS) --fast
+
+# make test-matrix: on request only, the demo on every kernel pair with
+# assertions (tests/request/demo_matrix.sh; about 25 minutes with the
+# kernels cached, an hour more on a fresh machine).
+test-matrix:
+	@rm -f $(TEST_STEPS)
+	-@tests/step deps mk/deps $(TEST_DEPS)
+	-@$(MAKE) --no-print-directory $(TEST_JOBS) -k test-build-release test-build-static
+	@tests/run --steps $(TEST_STEPS) --on-request request/demo_matrix
 
 # What the tests run: release and ASan programs and unit tests (check-build),
 # and the static programs for the VM initramfs.
