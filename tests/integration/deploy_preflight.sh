@@ -206,19 +206,22 @@ kernel_deb spinlock_t 6.1.192-3 "$TEST_TMP/k.deb"
 dpkg-deb --fsys-tarfile "$TEST_TMP/k.deb" | tar -xO ./boot/vmlinuz-6.1.0-57-rt-amd64 >"$TEST_TMP/vmlinuz"
 got=$("$pf" --btf "$TEST_TMP/vmlinuz") || fail "--btf on a compressed image: exit $?"
 [ "$got" = spinlock_t ] || fail "--btf on a compressed image printed '$got', expected spinlock_t"
-rc=0; out=$("$pf" --kernel-package "$TEST_TMP/k.deb" 2>&1) || rc=$?
-[ "$rc" = 0 ] || { echo "$out"; fail "--kernel-package on a fixed kernel: exit $rc"; }
-for want in "^ok +epoll ready-list fix: present: its vmlinuz's BTF says struct eventpoll's lock is spinlock_t" \
-	"^ok +Debian package: linux-image-6.1.0-57-rt-amd64 6.1.192-3: has the fix \(Debian 6.1 from 6.1.159-1\); lacks the follow-up $fu"; do
-	grep -Eq "$want" <<<"$out" || { echo "$out"; fail "--kernel-package: no line /$want/"; }
-done
+# package_expect RC PATTERN...: --kernel-package on k.deb exits RC and
+# prints a line matching each PATTERN.
+package_expect() {
+	local want=$1 rc=0 out p
+	shift
+	out=$("$pf" --kernel-package "$TEST_TMP/k.deb" 2>&1) || rc=$?
+	[ "$rc" = "$want" ] || { echo "$out"; fail "--kernel-package: exit $rc, expected $want"; }
+	for p in "$@"; do
+		grep -Eq "$p" <<<"$out" || { echo "$out"; fail "--kernel-package: no line /$p/"; }
+	done
+}
+package_expect 0 "^ok +epoll ready-list fix: present: its vmlinuz's BTF says struct eventpoll's lock is spinlock_t" \
+	"^ok +Debian package: linux-image-6.1.0-57-rt-amd64 6.1.192-3: has the fix \(Debian 6.1 from 6.1.159-1\); lacks the follow-up $fu"
 kernel_deb rwlock_t 6.1.158-1 "$TEST_TMP/k.deb"
-rc=0; out=$("$pf" --kernel-package "$TEST_TMP/k.deb" 2>&1) || rc=$?
-[ "$rc" = 1 ] || { echo "$out"; fail "--kernel-package on an rwlock_t kernel: exit $rc, expected 1"; }
-for want in "^act +epoll ready-list fix: MISSING on a PREEMPT_RT kernel: its vmlinuz's BTF says struct eventpoll's lock is rwlock_t" \
-	"^note +Debian package: .* 6.1.158-1: lacks the fix"; do
-	grep -Eq "$want" <<<"$out" || { echo "$out"; fail "--kernel-package: no line /$want/"; }
-done
+package_expect 1 "^act +epoll ready-list fix: MISSING on a PREEMPT_RT kernel: its vmlinuz's BTF says struct eventpoll's lock is rwlock_t" \
+	"^note +Debian package: .* 6.1.158-1: lacks the fix"
 pass "a package's vmlinuz: the lock from its BTF (xz inside), and Debian's version table beside it"
 
 # relay's CPUs: isolated or not, from --cpus or the cpus key of the file.
