@@ -157,6 +157,9 @@ expect "Debian 6.12 with the fix and the follow-up" 0 \
 debian_host 5.10.237-1
 expect "a Debian package of another line" 1 \
 	"^note +kernel package: linux-image-6.1.0-38-rt-amd64 5.10.237-1: not a Debian 6.1 or 6.12 kernel version"
+debian_host 6.12.117-1relay linux-image-6.12.117-relay-patched
+expect "this project's own package: its version is not Debian's" 1 \
+	"^note +kernel package: linux-image-6.12.117-relay-patched 6.12.117-1relay: not a Debian 6.1 or 6.12 kernel version"
 debian_host - -
 expect "a kernel no package owns" 1 "^note +kernel package: no package in dpkg's database owns /boot/vmlinuz-6.1.0-38-rt-amd64"
 host "$TEST_TMP/h" 6.1.0-38-rt-amd64 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
