@@ -66,6 +66,7 @@
 struct admin_conn {
 	struct bufferevent *bev;
 	uint64_t since;		/* the tick of its accept or last answer */
+	bool closing;		/* an answer saying "Connection: close" is out */
 };
 
 struct admin {
@@ -127,6 +128,17 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
+static void on_output(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+		      void *arg);
+
+/* Let our reference to a connection's bufferevent go, with our watch on
+ * its output. */
+static void release(struct admin *ad, struct bufferevent *bev)
+{
+	evbuffer_remove_cb(bufferevent_get_output(bev), on_output, ad);
+	bufferevent_decref(bev);
+}
+
 /* Shut connection i down and let it go. evhttp's next read or write on
  * it fails, and it frees the connection then, so the descriptor outlives
  * the slot by one round of the loop. */
@@ -134,8 +146,39 @@ static void drop(struct admin *ad, int i)
 {
 	struct bufferevent *bev = ad->conns[i].bev;
 	shutdown(bufferevent_getfd(bev), SHUT_RDWR);
-	bufferevent_decref(bev);
+	release(ad, bev);
 	ad->conns[i] = ad->conns[--ad->nconns];
+}
+
+/* evhttp closes after an answer that says "Connection: close", except on
+ * a CONNECT's connection, which it keeps reading (a tunnel's) whatever
+ * the header says; and its own refusals (413 for a body, 501) go out
+ * before handle() sees the request. So what leaves is watched: once such
+ * an answer has gone to the socket, the connection is shut down, and
+ * nothing after it is read as a request. Header lines are added one at a
+ * time; bodies (ours, evhttp's error pages) break lines with "\n" alone. */
+static void on_output(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+		      void *arg)
+{
+	static const char close_hdr[] = "\r\nConnection: close\r\n";
+	struct admin *ad = arg;
+	for (int i = 0; i < ad->nconns; i++) {
+		struct admin_conn *c = &ad->conns[i];
+		if (bufferevent_get_output(c->bev) != buf)
+			continue;
+		size_t len = evbuffer_get_length(buf);
+		if (info->n_added && !c->closing) {
+			/* The added bytes and the line end before them. */
+			size_t back = info->n_added + 2 > len ? len : info->n_added + 2;
+			struct evbuffer_ptr from;
+			evbuffer_ptr_set(buf, &from, len - back, EVBUFFER_PTR_SET);
+			c->closing = evbuffer_search(buf, close_hdr, sizeof(close_hdr) - 1,
+						     &from).pos >= 0;
+		}
+		if (c->closing && info->n_deleted && len == 0)
+			shutdown(bufferevent_getfd(c->bev), SHUT_RDWR);
+		return;
+	}
 }
 
 /* At the cap, the oldest connection past its grace makes room. */
@@ -168,7 +211,7 @@ static void sweep(struct admin *ad)
 			in_use = NULL;
 		}
 		if (!in_use)
-			bufferevent_decref(ad->conns[i].bev);
+			release(ad, ad->conns[i].bev);
 		else
 			ad->conns[kept++] = ad->conns[i];
 	}
@@ -203,7 +246,8 @@ static struct bufferevent *new_conn(struct event_base *base, void *arg)
 	if (!bev || ad->nconns == ADMIN_MAX_CONNS)
 		return bev;	/* not counted: evhttp copes, or it was the last */
 	bufferevent_incref(bev);
-	ad->conns[ad->nconns++] = (struct admin_conn){ bev, ad->ticks };
+	evbuffer_add_cb(bufferevent_get_output(bev), on_output, ad);
+	ad->conns[ad->nconns++] = (struct admin_conn){ bev, ad->ticks, false };
 	if (ad->nconns == 1) {
 		struct timeval tv = { 0, ADMIN_SWEEP_MS * 1000 };
 		event_add(ad->sweeper, &tv);

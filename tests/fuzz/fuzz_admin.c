@@ -301,7 +301,7 @@ static int request_line(const char *p, size_t len, bool *get, bool *head,
 	static const struct { const char *name; bool body; } methods[] = {
 		{ "GET", true }, { "POST", true }, { "PUT", true },
 		{ "PATCH", true }, { "DELETE", true }, { "OPTIONS", true },
-		{ "HEAD", false }, { "TRACE", false }, { "CONNECT", false },
+		{ "HEAD", false }, { "TRACE", false }, { "CONNECT", true },
 	};
 	size_t k = 0;
 	while (k < sizeof(methods) / sizeof(methods[0]) &&
