@@ -325,10 +325,9 @@ static void reply(struct evhttp_request *req, int code, const char *type,
 	evbuffer_free(out);
 }
 
-/* The refusal is out: shut the connection down ourselves. evhttp closes
- * after a "Connection: close" answer, except to CONNECT, whose connection
- * it keeps reading (a tunnel's) whatever the header says: the next request
- * would be answered on a connection promised closed. */
+/* The refusal is out: shut the connection down ourselves, as on_output()
+ * does for the connections it watches (a CONNECT's would stay open), for
+ * one past the cap, which it does not watch. */
 static void refused_sent(struct evhttp_request *req, void *arg)
 {
 	(void)arg;
@@ -552,7 +551,7 @@ void admin_close(struct admin *ad)
 		evhttp_free(ad->http);
 	/* evhttp_free closed every connection: only our references are left. */
 	for (int i = 0; i < ad->nconns; i++)
-		bufferevent_decref(ad->conns[i].bev);
+		release(ad, ad->conns[i].bev);
 	if (ad->sweeper)
 		event_free(ad->sweeper);
 	if (reserve_fd >= 0)
