@@ -73,6 +73,21 @@ def silent(port, within=11, timeout=12):
     return took
 
 
+def settled(count, settle):
+    """COUNT() once it has stopped changing: SETTLE s, then until two reads
+    SETTLE/4 apart agree (at most 10 x SETTLE in all), so that a server a
+    loaded host slows down still gets to accept what it will."""
+    time.sleep(settle)
+    deadline = time.monotonic() + 9 * settle
+    now = count()
+    while time.monotonic() < deadline:
+        time.sleep(settle / 4)
+        before, now = now, count()
+        if now == before:
+            break
+    return now
+
+
 def cap(port, fds, idle=40, limit=16, settle=1, timeout=30):
     """IDLE connections held SETTLE s may take at most LIMIT more of the
     server's descriptors (FDS() counts them); a request for /healthz behind
@@ -83,8 +98,7 @@ def cap(port, fds, idle=40, limit=16, settle=1, timeout=30):
     try:
         for _ in range(idle):
             conns.append(socket.create_connection((HOST, port)))
-        time.sleep(settle)
-        held = fds() - base
+        held = settled(fds, settle) - base
         if held > limit:
             raise Failed("%d idle admin connections took %d descriptors" % (idle, held))
         t0 = time.monotonic()

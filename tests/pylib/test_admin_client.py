@@ -135,6 +135,18 @@ def healthz(idle):
     return handle
 
 
+class Settled(unittest.TestCase):
+    def test_waits_for_a_count_still_rising(self):
+        reads = iter([3, 7, 12, 15, 15, 99])
+        self.assertEqual(admin_client.settled(lambda: next(reads), 0.01), 15)
+
+    def test_bounded(self):
+        n = iter(range(10 ** 6))
+        t0 = time.monotonic()
+        admin_client.settled(lambda: next(n), 0.02)
+        self.assertLess(time.monotonic() - t0, 2)
+
+
 class Cap(unittest.TestCase):
     def test_capped(self):
         with Server(healthz(0.3), cap=16) as s:
