@@ -376,20 +376,24 @@ def holder_state(tl, pid, cb, w, t0):
             "ran_during_wait": ran is not None and ran <= end}
 
 
-def boost_of(tl, pid, w):
-    """The priority inheritance boost of pid during the wait w: when, from
-    and to what, by whom, and how long it ran boosted; or None."""
+def boost_of(tl, pid, w, others=False):
+    """The priority inheritance boost of pid during the wait w by its
+    waiter (OTHERS: by any other task, through a lock of its own): when,
+    from and to what, by whom, through which lock, and how long it ran
+    boosted; or None."""
     rows = tl.boosts.get(pid, [])
     end = w["end"] if w["end"] is not None else tl.last
     i = bisect.bisect_left(rows, w["begin"] - 1e-6, key=lambda r: r[0])
     for j in range(i, len(rows)):
-        ts, old, new, by, _ = rows[j]
+        ts, old, new, by, through = rows[j]
         if ts > end:
             break
-        if by == w["pid"] and old is not None and new is not None and new < old:
+        if (by != w["pid"] if others else by == w["pid"]) and old is not None and new is not None \
+                and new < old:
             back = next((r[0] for r in rows[j + 1:j + 64] if r[2] is not None and r[2] >= old), None)
             return {"after_wait_began_ms": _ms(w["begin"], ts), "from": policy(old), "to": policy(new),
-                    "by": tl.task(by), "boosted_ms": _ms(ts, back)}
+                    "by": tl.task(by), "through": hex(through["lock"]) if through else None,
+                    "boosted_ms": _ms(ts, back)}
     return None
 
 

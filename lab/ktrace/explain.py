@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sys
+from collections import Counter
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
@@ -242,7 +243,7 @@ class Run:
         """Every wait on a ready-list lock: by RT waiters (with the holder's
         boost, if any) and by the others."""
         tl = self.tl
-        rt, other, boosts = [], 0, []
+        rt, other, boosts, lent = [], 0, [], []
         self.longest = self.longest_other = None
         for w in tl.waits:
             if w["end"] is None or not chains.on_ready_list(tl, w, self.offset):
@@ -256,11 +257,17 @@ class Run:
             rt.append(w)
             if self.longest is None or w["end"] - w["begin"] > self.longest["end"] - self.longest["begin"]:
                 self.longest = w
-            for pid, _ in chains.holders(tl, w, self.offset):
-                b = chains.boost_of(tl, pid, w)
-                if b:
-                    boosts.append((pid, b))
-                    break
+            hs = chains.holders(tl, w, self.offset)
+            own = [(pid, b) for pid, b in ((pid, chains.boost_of(tl, pid, w)) for pid, _ in hs) if b]
+            if own:
+                boosts.append(own[0])
+                continue
+            # Lent by a third task, through a lock the holder has besides
+            # ep->lock: on a kernel whose timer softirqs run in ktimers/N,
+            # its wait for the CPU's softirq lock.
+            b = next((b for b in (chains.boost_of(tl, pid, w, others=True) for pid, _ in hs) if b), None)
+            if b:
+                lent.append((w, b))
         return {"rt_waits": len(rt), "rt_wait_us": percentiles([(w["end"] - w["begin"]) * 1e6 for w in rt]),
                 "rt_waiters": sorted({tl.comm.get(w["pid"], "?") for w in rt}),
                 "boosts": len(boosts),
@@ -268,6 +275,11 @@ class Run:
                 "boosted_to": sorted({tuple(b["to"]) for _, b in boosts}),
                 "boosted_us": percentiles([b["boosted_ms"] * 1000 for _, b in boosts
                                            if b["boosted_ms"] is not None]),
+                "lent_by_others": len(lent),
+                # {"ktimers/1": n, ...}, the most first; through: the locks
+                "lent_by": dict(Counter(b["by"]["comm"] for _, b in lent).most_common()),
+                "lent_through": dict(Counter(b["through"] for _, b in lent).most_common()),
+                "lent_by_wait_us": percentiles([(w["end"] - w["begin"]) * 1e6 for w, _ in lent]),
                 "non_rt_waits": other}
 
     def running_share(self, pid, a, b):
@@ -417,6 +429,10 @@ def headline(doc):
         s = f"{c['rt_waits']} RT waits on ep->lock, {c['boosts']} boosts"
         if c["boosts"]:
             s += f" of {'/'.join(c['boosted'])} to " + ", ".join(f"{p} {v}" for p, v in c["boosted_to"])
+        if c["lent_by_others"]:
+            s += (f" by the waiter, {c['lent_by_others']} ended by "
+                  + ", ".join(f"{k} ({n})" for k, n in c["lent_by"].items())
+                  + " boosting the holder through a lock of its own")
         w = c["rt_wait_us"]
         parts.append(s + f", waits p99 {w['p99']:.0f} us, max {w['max']:.0f} us")
     if t["late"]:

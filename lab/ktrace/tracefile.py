@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 # The task's name may hold spaces and dashes; the pid is the last -NUMBER
 # before the CPU column.
 _LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d+)\]\s+"
-                   r"(?:(?P<flags>\S{4,6})\s+)?(?P<ts>\d+\.\d+):\s+(?P<name>[\w.]+):\s?(?P<body>.*)$")
+                   r"(?:(?P<flags>\S{4,7})\s+)?(?P<ts>\d+\.\d+):\s+(?P<name>[\w.]+):\s?(?P<body>.*)$")
 _FIELD = re.compile(r"(\w+)=(\S+)")
 _PROBE = re.compile(r"^\((?P<where>[^)]*)\)\s*(?P<rest>.*)$")
 _LOCK = re.compile(r"^(?P<addr>(?:0x)?[0-9a-f]+) \((?P<what>flags|ret)=(?P<val>[^)]*)\)$")
@@ -39,7 +39,7 @@ _SWITCH_TC = re.compile(r"^(?P<pc>.*):(?P<pp>\d+) \[(?P<ppr>-?\d+)\] (?P<ps>\S+)
                         r"(?P<nc>.*):(?P<np>\d+) \[(?P<npr>-?\d+)\]$")
 # The line a stacktrace trigger prints before the frames.
 _STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d+)\]\s+"
-                    r"(?:\S{4,6}\s+)?\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
+                    r"(?:\S{4,7}\s+)?\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
 _COMM_PID = re.compile(r"^comm=(?P<comm>.*?) pid=(?P<pid>\d+) (?P<rest>.*)$")
 
 
@@ -55,8 +55,7 @@ class Event:
     comm: str
     name: str           # sched_switch, contention_begin, ep_cb, ...
     fields: dict
-    # The irqs-off/need-resched/hardirq-softirq/preempt columns ("d.s25"),
-    # "" when the trace has none.
+    # The FLAG_COLUMNS ("d.s25"), "" when the trace has none.
     flags: str = ""
     stack: list = field(default_factory=list)   # innermost first, when a trigger printed one
 
@@ -101,6 +100,30 @@ def _open(path):
     if path.endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8", errors="replace")
     return open(path, encoding="utf-8", errors="replace")
+
+
+# The flag columns events carry, in this order, whatever the kernel
+# printed: a kernel with lazy preemption (Debian's 6.1 RT) adds two more
+# ("d..s216": need-resched-lazy and preempt-lazy-depth), which the
+# trace's header names.
+FLAG_COLUMNS = ("irqs-off", "need-resched", "hardirq/softirq", "preempt-depth", "migrate-disable")
+_HEADER_COLUMN = re.compile(r"^#[\s|/_-]*=> (?P<name>\S+)\s*$")
+
+
+def flag_layout(names):
+    """Where each of FLAG_COLUMNS sits among the columns a trace's header
+    NAMES ("irqs-off/BH-disabled" is irqs-off), as a list of indices
+    (None for one the kernel does not print), or None for names that are
+    FLAG_COLUMNS themselves."""
+    at = []
+    for want in FLAG_COLUMNS:
+        hit = [i for i, n in enumerate(names) if n == want or n.startswith(want + "/")]
+        at.append(hit[0] if hit else None)
+    return None if at == list(range(len(names))) else at
+
+
+def _flags_in(flags, layout):
+    return "".join(flags[i] if i is not None else "." for i in layout)
 
 
 def holds_bh(flags):
@@ -163,9 +186,14 @@ def iparse(lines, source="trace", keep=None):
     recent = deque()
     in_stack = None
     skipping = False
+    columns, layout = [], None
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\n")
         if not line or line.startswith("#"):
+            m = _HEADER_COLUMN.match(line)
+            if m:
+                columns.append(m["name"])
+                layout = flag_layout(columns)
             continue
         frame = line.startswith(" => ") or line.startswith("=> ")
         if keep is not None:
@@ -202,6 +230,12 @@ def iparse(lines, source="trace", keep=None):
         if parts is None:
             raise TraceError(f"{source}:{n}: not a trace line: {line[:120]!r}")
         comm, pid, cpu, flags, ts, name, body = parts
+        if flags and columns:
+            if len(flags) != len(columns):
+                raise TraceError(f"{source}:{n}: {len(flags)} flag columns ({flags!r}), "
+                                 f"the header names {len(columns)}")
+            if layout:
+                flags = _flags_in(flags, layout)
         try:
             f = _fields(name, body)
         except ValueError:

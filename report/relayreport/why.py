@@ -94,6 +94,11 @@ def rows(why):
         to = ", ".join(f"{p} {v}" for p, v in c.get("boosted_to") or [])
         return f"{c['boosts']} of {c['rt_waits']}" + (f" (to {to})" if to else "")
 
+    def lent(w):
+        c = w["contentions"]
+        by = ", ".join(f"{k} {n}" for k, n in (c.get("lent_by") or {}).items())
+        return f"{c.get('lent_by_others', 0)} of {c['rt_waits']}" + (f" ({by})" if by else "")
+
     def non_rt(w):
         c = w.get("non_rt_waiter")
         h = (w.get("softirq_held") or {}).get("longest")
@@ -119,6 +124,7 @@ def rows(why):
         ("... boost of the holder", chain_cell(_boost)),
         ("RT waits on ep->lock", each(lambda w: _pcts(w["contentions"]["rt_wait_us"]))),
         ("... with the holder boosted", each(boosts)),
+        ("... ended by another task boosting the holder through another lock", each(lent)),
         ("RT datagrams over the list limit, explained", each(late)),
         ("non-RT waiter (the caveat)", each(non_rt)),
         ("trace events lost", each(lost)),

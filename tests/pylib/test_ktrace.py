@@ -77,6 +77,72 @@ class ReadTest(unittest.TestCase):
             self.assertIn("t.txt:2:", str(e.exception))
             self.assertIn(what, str(e.exception))
 
+    def test_lazy_preemption_s_seven_columns(self):
+        """Debian's 6.1 RT prints need-resched-lazy and preempt-lazy-depth
+        too; its header says so, and events carry the five columns every
+        reader indexes."""
+        events = tracefile.read(os.path.join(FIX, "stock-6.1", "trace.txt.gz"))
+        self.assertTrue(events and all(len(e.flags) == 5 for e in events))
+        thr = [e for e in events if e.name == "throttle"]
+        self.assertEqual(len(thr), 1)
+        # "dn.s215": irqs off, need-resched, (lazy), softirq, depth 2, (lazy depth), migrate 5
+        self.assertEqual(thr[0].flags, "dns25")
+        self.assertTrue(tracefile.holds_bh(thr[0].flags))
+        s = thr[0].stack
+        self.assertLess(s.index("ep_autoremove_wake_function"), s.index("ep_poll_callback"))
+        self.assertIn("s", {e.flags[2] for e in events if e.name == "ep_cb"})
+
+    def test_a_holder_lent_a_priority_by_a_third_task(self):
+        """6.1-rt stock: the relay waits for the rwlock's writer side while
+        a throttled loadgen thread sits in the callback; ktimers/1, woken
+        for the relay's timerfd, needs CPU 1's softirq lock, which the
+        holder has too, and boosts it. The waiter itself lends nothing."""
+        tl = chains.Timeline(tracefile.read(os.path.join(FIX, "stock-6.1", "trace.txt.gz")))
+        w = next(w for w in tl.waits if w["lock"] == 0xffff888002b9b290 and w["end"] is not None)
+        self.assertEqual(tl.comm[w["pid"]], "relay")
+        (holder, _), = chains.holders(tl, w, 0x90)
+        self.assertEqual(tl.comm[holder], "loadgen")
+        self.assertIsNone(chains.boost_of(tl, holder, w))
+        b = chains.boost_of(tl, holder, w, others=True)
+        self.assertEqual((b["by"]["comm"], b["through"], b["from"], b["to"]),
+                         ("ktimers/1", "0xffff88803e71afa0", ["OTHER", 0], ["FIFO", 1]))
+        self.assertLess(b["after_wait_began_ms"], (w["end"] - w["begin"]) * 1000)
+
+    def test_the_waits_a_third_task_ended_are_counted(self):
+        doc = explain.Run(os.path.join(FIX, "stock-6.1"), "stock").document()
+        c = doc["contentions"]
+        self.assertEqual((c["rt_waits"], c["boosts"], c["lent_by_others"], c["lent_by"], c["lent_through"]),
+                         (4, 0, 1, {"ktimers/1": 1}, {"0xffff88803e71afa0": 1}))
+        self.assertIn("0 boosts by the waiter, 1 ended by ktimers/1 (1) boosting the holder",
+                      explain.headline(doc))
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        res = os.path.join(d, "stock", "results")
+        os.makedirs(res)
+        with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        rows = dict(why.rows([("stock", summary.why(res))]))
+        self.assertEqual(rows["... ended by another task boosting the holder through another lock"],
+                         ["1 of 4 (ktimers/1 1)"])
+
+    def test_flag_columns_the_header_does_not_name_are_refused(self):
+        lines = [line for line in lines_of("stock-6.1") if line.startswith("#")]
+        ok = "  relay-67  [001] d...1..  6.3: contention_begin: ffff888002b9b290 (flags=)"
+        self.assertEqual(tracefile.parse(lines + [ok])[0].flags, "d..1.")
+        with self.assertRaises(tracefile.TraceError) as e:
+            tracefile.parse(lines + [ok.replace("d...1..", "d..1.")], "t.txt")
+        self.assertIn(f"t.txt:{len(lines) + 1}: 5 flag columns", str(e.exception))
+        self.assertIn("the header names 7", str(e.exception))
+
+    def test_flag_layout(self):
+        self.assertIsNone(tracefile.flag_layout(
+            ["irqs-off/BH-disabled", "need-resched", "hardirq/softirq", "preempt-depth", "migrate-disable"]))
+        self.assertEqual(tracefile.flag_layout(
+            ["irqs-off", "need-resched", "need-resched-lazy", "hardirq/softirq", "preempt-depth",
+             "preempt-lazy-depth", "migrate-disable"]), [0, 1, 3, 4, 6])
+        four = ["irqs-off", "need-resched", "hardirq/softirq", "preempt-depth"]
+        self.assertEqual(tracefile.flag_layout(four), [0, 1, 2, 3, None])
+
     def test_mutated_traces_give_an_error_or_events_never_a_crash(self):
         """A property of the reader and the chains: whatever a damaged trace
         holds, the answer is events (and chains), or a TraceError naming

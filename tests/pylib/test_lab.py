@@ -236,8 +236,24 @@ class MatrixTest(unittest.TestCase):
         md = matrix.markdown(rows)
         self.assertIn("| 6.1.8-rt5-relay-historical (Debian's linux 6.1.8-1 with its own RT patches, "
                       "as shipped) | 6.1.187-rt64-relay-patched (?) | 7 | 215 / 216 ms | 0 | 0.095 / 0.6 ms "
-                      "| fixed |", md)
-        self.assertIn("| no report: lab/demo/run exited 4 (log: x) |", md)
+                      "| fixed | no trace analysis |", md)
+        self.assertIn("| no report: lab/demo/run exited 4 (log: x) | - |", md)
+        # With the stock guest's chains.json (lab/ktrace/explain), the row
+        # says what the trace found.
+        os.makedirs(os.path.join(run, "stock", "results"))
+        with open(os.path.join(run, "stock", "results", "chains.json"), "w", encoding="utf-8") as f:
+            json.dump({"totals": {"stalls": 0, "stalls_explained": 0},
+                       "contentions": {"rt_waits": 83601, "rt_wait_us": {"max": 926.0},
+                                       "lent_by_others": 2064,
+                                       "lent_by": {"ktimers/1": 2000, "demo-scenario": 64}}}, f)
+        self.assertEqual(matrix.row("6.1.8-rt", run)["stock_trace"],
+                         "83601 RT waits on ep->lock, longest 0.93 ms; 2064 ended when another task lent "
+                         "the throttled holder its priority through another lock: ktimers/1 (2000), "
+                         "demo-scenario (64)")
+        with open(os.path.join(run, "stock", "results", "chains.json"), "w", encoding="utf-8") as f:
+            json.dump({"totals": {"stalls": 27, "stalls_explained": 26},
+                       "contentions": {"rt_waits": 0}}, f)
+        self.assertEqual(matrix.why(run), "26 of 27 stalls explained")
         page = matrix.page(rows)
         self.assertIn('<a href="20261204-220000-abcd/report.html">historical 6.1.8-rt', page)
         self.assertIn("no report: lab/demo/run exited 4", page)
