@@ -17,6 +17,9 @@
 #   make kernel-falseneg    does epoll_wait(..., 0) miss ready events? 6.12,
 #                           6.1 with and without the backported follow-up,
 #                           and the historical 6.1.8 (kernel/selftests/falseneg)
+#   make kernel-unixwake    the demo's inversion with an AF_UNIX waker, on the
+#                           6.12 and 6.1-rt pairs, 6.1.8 and Debian's signed
+#                           6.1 image (kernel/selftests/unixwake)
 
 KERNEL_LINE ?= 6.12
 
@@ -26,8 +29,11 @@ $(eval $(call program,vm-clock,kernel/vm/clock))
 # epoll-falseneg goes into the guests of make kernel-falseneg
 # (kernel/selftests/falseneg).
 $(eval $(call program,epoll-falseneg,kernel/selftests/falseneg))
+# epoll-unixwake goes into the guests of make kernel-unixwake
+# (kernel/selftests/unixwake).
+$(eval $(call program,epoll-unixwake,kernel/selftests/unixwake))
 
-.PHONY: kernels kernel-debs kernel-6.1 kernel-selftests kernel-followup kernel-falseneg
+.PHONY: kernels kernel-debs kernel-6.1 kernel-selftests kernel-followup kernel-falseneg kernel-unixwake
 kernels:
 	@mk/deps kernel
 	@kernel/build --line $(KERNEL_LINE)
@@ -59,3 +65,8 @@ kernel-falseneg:
 	@mk/deps kernel
 	@$(MAKE) --no-print-directory VARIANT=static build/static/bin/epoll-falseneg
 	@images=$$(kernel/selftests/falseneg/kernels) && kernel/selftests/falseneg/run $$images
+
+kernel-unixwake:
+	@mk/deps kernel
+	@$(MAKE) --no-print-directory VARIANT=static build/static/bin/epoll-unixwake
+	@images=$$(kernel/selftests/unixwake/kernels) && kernel/selftests/unixwake/run $$images
