@@ -13,6 +13,9 @@ pair and a link to each pair's own report.
   python3 lab/demo/matrix.py [--results DIR] [--pairs 6.12,6.1,6.1.8-rt] [FLAG VALUE]...
 
 Flags go to every lab/demo/run (scenario parameters, --trace, --clock).
+Each pair then runs kernel/selftests/unixwake (the same inversion with the
+co-tenant waking the RT side over AF_UNIX instead of loopback UDP, which
+on Debian's 6.1 RT kernels the timer softirq thread cuts short).
 Writes DIR/<date>-<id>-demo-matrix/ (DIR: results/ in the source tree)
 with each pair's run directory, matrix.json, matrix.md and matrix.html,
 and points DIR/latest-demo-matrix at it.
@@ -101,23 +104,64 @@ def row(pair, run_dir, error=None):
     return r
 
 
+def _side(u, k):
+    x = u[k]
+    if x["pings"] is None:
+        return f"{k} {x['outcome']}"
+    return f"{k} {x['late']} of {x['pings']} over 5 ms, max {_ms(x['max_ms'])} ms, {x['stalls']} stalls"
+
+
+def _unixwake_cell(u):
+    if not u:
+        return "not run"
+    return f"{u['verdict']}: {_side(u, 'stock')}; {_side(u, 'patched')}"
+
+
+def unixwake(d):
+    """The AF_UNIX waker's stock and patched results in D
+    (kernel/selftests/unixwake/run's unixwake.json) and their verdict, by
+    the demo's rule: the stock kernel stalls or is late, the patched one
+    never is. None when D has none."""
+    try:
+        with open(os.path.join(d, "unixwake.json"), encoding="utf-8") as f:
+            rows = {r["name"]: r for r in json.load(f)["kernels"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    out = {}
+    for k in ("stock", "patched"):
+        r = rows.get(k) or {"outcome": "not run"}
+        p = r.get("ping_us") or {}
+        out[k] = {"outcome": r.get("outcome"), "pings": r.get("pings"), "late": r.get("late"),
+                  "stalls": r.get("stalls"),
+                  "max_ms": None if p.get("max") is None else round(p["max"] / 1000, 4)}
+    bad = {k: out[k]["outcome"] in ("stalled", "late", "hung") for k in out}
+    clean = {k: out[k]["outcome"] == "ok" for k in out}
+    out["verdict"] = ("fixed" if bad["stock"] and clean["patched"] else
+                      "not fixed" if bad["patched"] else
+                      "no effect" if clean["stock"] and clean["patched"] else "incomplete")
+    return out
+
+
 def _ms(v):
     return "-" if v is None else f"{v:.3g}"
 
 
 def markdown(rows):
     out = ["| pair | stock kernel | patched kernel | stock stalls | stock RT p99.9 / max | "
-           "patched stalls | patched RT p99.9 / max | verdict | the stock kernel's trace |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "patched stalls | patched RT p99.9 / max | verdict | the stock kernel's trace | "
+           "AF_UNIX waker (kernel/selftests/unixwake) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
-            out.append(f"| {r['what']} | - | - | - | - | - | - | no report: {r['error']} | - |")
+            out.append(f"| {r['what']} | - | - | - | - | - | - | no report: {r['error']} | - | "
+                       f"{_unixwake_cell(r.get('unixwake'))} |")
             continue
         st, pa = r["stock"], r["patched"]
         out.append(f"| {r['what']} | {st['kernel']} ({st['obtained']}) | {pa['kernel']} ({pa['obtained']}) "
                    f"| {st['stalls']} | {_ms(st['rt_p99_9_ms'])} / {_ms(st['rt_max_ms'])} ms "
                    f"| {pa['stalls']} | {_ms(pa['rt_p99_9_ms'])} / {_ms(pa['rt_max_ms'])} ms "
-                   f"| {r['verdict']} | {r.get('stock_trace') or 'no trace analysis'} |")
+                   f"| {r['verdict']} | {r.get('stock_trace') or 'no trace analysis'} "
+                   f"| {_unixwake_cell(r.get('unixwake'))} |")
     return "\n".join(out) + "\n"
 
 
@@ -129,14 +173,16 @@ def page(rows):
         link = (f'<a href="{e(r["run"])}/report.html">{e(r["what"])}</a>'
                 if r.get("run") and "error" not in r else e(r["what"]))
         if "error" in r:
-            body.append(f"<tr><td>{link}</td><td colspan=8>no report: {e(r['error'])}</td></tr>")
+            body.append(f"<tr><td>{link}</td><td colspan=8>no report: {e(r['error'])}</td>"
+                        f"<td>{e(_unixwake_cell(r.get('unixwake')))}</td></tr>")
             continue
         st, pa = r["stock"], r["patched"]
         cells = [f"{e(str(st['kernel']))}<br><small>{e(st['obtained'])}</small>",
                  f"{e(str(pa['kernel']))}<br><small>{e(pa['obtained'])}</small>",
                  e(str(st["stalls"])), f"{_ms(st['rt_p99_9_ms'])} / {_ms(st['rt_max_ms'])} ms",
                  e(str(pa["stalls"])), f"{_ms(pa['rt_p99_9_ms'])} / {_ms(pa['rt_max_ms'])} ms",
-                 f"<b>{e(str(r['verdict']))}</b>", e(r.get("stock_trace") or "no trace analysis")]
+                 f"<b>{e(str(r['verdict']))}</b>", e(r.get("stock_trace") or "no trace analysis"),
+                 e(_unixwake_cell(r.get("unixwake")))]
         body.append(f"<tr><td>{link}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>relay: the demo on each kernel pair</title>
@@ -147,13 +193,16 @@ td,th{{border:1px solid #bbb;padding:.3em .6em;vertical-align:top}}th{{backgroun
 Each pair's link opens its full report.</p>
 <table><tr><th>pair</th><th>stock kernel</th><th>patched kernel</th><th>stock stalls</th>
 <th>stock RT p99.9 / max</th><th>patched stalls</th><th>patched RT p99.9 / max</th><th>verdict</th>
-<th>the stock kernel's trace</th></tr>
+<th>the stock kernel's trace</th><th>AF_UNIX waker</th></tr>
 {chr(10).join(body)}
 </table>
 <p>A wait that ended when another task lent the holder its priority: on Debian's 6.1 RT
 kernels a thread (<code>ktimers/N</code>) runs the timer softirqs; it needs the CPU's
 softirq lock, which a sender throttled inside <code>ep_poll_callback()</code> on loopback
-also holds, and boosts it out of the rwlock too (lab/demo/README.md, "The kernel pairs").</p>
+also holds, and boosts it out of the rwlock too (lab/demo/README.md, "The kernel pairs").
+The last column runs the same inversion with the co-tenant waking the RT side over
+AF_UNIX, from its own context, where nothing boosts a throttled holder but the
+lock itself (kernel/selftests/unixwake, kernel/README.md).</p>
 </body></html>
 """
 
@@ -187,7 +236,7 @@ def parse(argv):
 
 def matrix(argv):
     results, pairs, rest = parse(argv)
-    run = Run(PROG, results, kind="demo-matrix", phases=2 * len(pairs) + 1)
+    run = Run(PROG, results, kind="demo-matrix", phases=3 * len(pairs) + 1)
     rows, status = [], 0
     for pair in pairs:
         try:
@@ -211,6 +260,15 @@ def matrix(argv):
                 continue
             rows.append(row(pair, latest))
             run.say(f"      {rows[-1]['verdict']}: {rows[-1]['headline']}")
+        with run.phase(f"AF_UNIX waker: {PAIRS[pair][0]}", "2-3 minutes"):
+            d = run.path(f"unixwake-{pair}")
+            log = run.path(f"unixwake-{pair}.log")
+            argv = [os.path.join(TOP, "kernel/selftests/unixwake/run"), "--out", d,
+                    f"stock={imgs['stock']}", f"patched={imgs['patched']}"]
+            with open(log, "w", encoding="utf-8") as f:
+                subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT)
+            rows[-1]["unixwake"] = unixwake(d)
+            run.say(f"      {_unixwake_cell(rows[-1]['unixwake'])} (log: {log})")
     with run.phase("the matrix: matrix.json, matrix.md, matrix.html", "a second"):
         write_json(run.path("matrix.json"), {"pairs": rows})
         with open(run.path("matrix.md"), "w", encoding="utf-8") as f:

@@ -258,6 +258,44 @@ class MatrixTest(unittest.TestCase):
         self.assertIn('<a href="20261204-220000-abcd/report.html">historical 6.1.8-rt', page)
         self.assertIn("no report: lab/demo/run exited 4", page)
 
+    def unixwake(self, stock, patched):
+        """A kernel/selftests/unixwake/run directory with these rows."""
+        d = tempfile.mkdtemp(dir=self.d)
+        base = {"pings": 2000, "late": 0, "stalls": 0, "ping_us": {"max": 1500.0}}
+        rows = [dict(base, name=n, **kw) if kw.get("outcome") in ("ok", "late", "stalled")
+                else dict(name=n, **kw) for n, kw in (("stock", stock), ("patched", patched)) if kw]
+        with open(os.path.join(d, "unixwake.json"), "w", encoding="utf-8") as f:
+            json.dump({"kernels": rows}, f)
+        return d
+
+    def test_the_af_unix_waker_s_verdict(self):
+        stalled = {"outcome": "stalled", "stalls": 291, "late": 1420, "ping_us": {"max": 106897.9}}
+        ok = {"outcome": "ok"}
+        cases = (
+            (stalled, ok, "fixed"),
+            ({"outcome": "late", "late": 708}, ok, "fixed"),
+            ({"outcome": "hung", "blocked": "rt_read_lock < ep_poll_callback"}, ok, "fixed"),
+            (ok, ok, "no effect"),
+            (stalled, {"outcome": "late", "late": 3}, "not fixed"),
+            (stalled, None, "incomplete"),
+            ({"outcome": "failed"}, ok, "incomplete"),
+        )
+        for stock, patched, verdict in cases:
+            self.assertEqual(matrix.unixwake(self.unixwake(stock, patched))["verdict"], verdict,
+                             (stock, patched))
+        u = matrix.unixwake(self.unixwake(stalled, ok))
+        self.assertEqual(u["stock"], {"outcome": "stalled", "pings": 2000, "late": 1420, "stalls": 291,
+                                      "max_ms": 106.8979})
+        self.assertEqual(matrix._unixwake_cell(u), "fixed: stock 1420 of 2000 over 5 ms, max 107 ms, "
+                         "291 stalls; patched 0 of 2000 over 5 ms, max 1.5 ms, 0 stalls")
+        self.assertEqual(matrix._unixwake_cell(matrix.unixwake(self.unixwake({"outcome": "hung"}, ok))),
+                         "fixed: stock hung; patched 0 of 2000 over 5 ms, max 1.5 ms, 0 stalls")
+        self.assertIsNone(matrix.unixwake(os.path.join(self.d, "nowhere")))
+        self.assertEqual(matrix._unixwake_cell(None), "not run")
+        row = {"what": "6.1-rt", "error": "lab/demo/run exited 4", "unixwake": u}
+        self.assertIn("| no report: lab/demo/run exited 4 | - | fixed: stock 1420 of 2000",
+                      matrix.markdown([row]))
+
     def test_bad_arguments(self):
         for argv, what in ((["--pairs", "6.1,5.10"], "5.10: not one of"),
                            (["--stock-image", "x"], "chooses each pair's kernels"),
