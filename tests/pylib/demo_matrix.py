@@ -1,8 +1,10 @@
 """What make test-matrix asserts of a demo matrix's matrix.json
 (tests/request/demo_matrix.sh): every pair in order with its report, the
 kernels each pair should boot, no patched kernel stalling, the default
-pair FIXED. The 6.1 pairs' verdicts are reported, not judged: their stock
-kernels do not stall in this scenario (lab/demo/README.md says why).
+pair FIXED, and every pair FIXED with the AF_UNIX waker
+(kernel/selftests/unixwake). The 6.1 pairs' demo verdicts are reported,
+not judged: their stock kernels do not stall with the demo's loopback
+waker (lab/demo/README.md says why).
 
     python3 demo_matrix.py MATRIX.JSON
 
@@ -45,6 +47,9 @@ def problems(matrix):
             out.append(f"{name}: the patched kernel stalled {p['patched'].get('stalls')} times")
         if not p.get("verdict") or not p.get("headline"):
             out.append(f"{name}: no verdict")
+        u = p.get("unixwake") or {}
+        if u.get("verdict") != "fixed":
+            out.append(f"{name}: AF_UNIX waker verdict {u.get('verdict')}, expected fixed")
     fixed = [p for p in pairs if p.get("pair") == "6.12"]
     if fixed and fixed[0].get("verdict") != "fixed":
         out.append(f"6.12: verdict {fixed[0].get('verdict')}, expected fixed")

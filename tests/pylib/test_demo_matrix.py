@@ -40,10 +40,14 @@ class MatrixChecksTest(unittest.TestCase):
         m["pairs"][0]["verdict"] = "no effect"
         m["pairs"][1]["patched"]["stalls"] = 2
         m["pairs"][2]["patched"].update(kernel="6.1.187-rt64-relay-patched", obtained="?")
+        m["pairs"][2]["unixwake"]["verdict"] = "no effect"
+        del m["pairs"][0]["unixwake"]
         self.assertEqual(demo_matrix.problems(m), [
+            "6.12: AF_UNIX waker verdict None, expected fixed",
             "6.1: the patched kernel stalled 2 times",
             "6.1.8-rt: patched kernel 6.1.187-rt64-relay-patched, expected /6\\.1\\.0-\\d+-rt-amd64/",
             "6.1.8-rt: patched kernel obtained '?', expected 'as shipped'",
+            "6.1.8-rt: AF_UNIX waker verdict no effect, expected fixed",
             "6.12: verdict no effect, expected fixed"])
         m = full()
         m["pairs"][1] = {"pair": "6.1", "error": "lab/demo/run exited 4"}
