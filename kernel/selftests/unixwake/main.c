@@ -320,9 +320,8 @@ int main(int argc, char **argv)
 	int load = bound_socket("load", &load_addr, &load_len);
 	int ping = bound_socket("ping", &ping_addr, &ping_len);
 	int tick = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	struct itimerspec it = { { 0, p.tick_us * 1000 }, { 0, p.tick_us * 1000 } };
-	it.it_interval.tv_sec = it.it_value.tv_sec = p.tick_us / 1000000;
-	it.it_interval.tv_nsec = it.it_value.tv_nsec = p.tick_us % 1000000 * 1000;
+	struct timespec every = { p.tick_us / 1000000, p.tick_us % 1000000 * 1000 };
+	struct itimerspec it = { .it_interval = every, .it_value = every };
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	if (tick < 0 || ep < 0 || timerfd_settime(tick, 0, &it, NULL))
 		refuse("epoll or timerfd");
