@@ -11,9 +11,13 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static const struct {
@@ -23,6 +27,7 @@ static const struct {
 	{ "udp://", ADDR_UDP },
 	{ "tcp://", ADDR_TCP },
 	{ "tls://", ADDR_TLS },
+	{ "unix://", ADDR_UNIX },
 };
 
 static const char *kind_scheme(enum addr_kind kind)
@@ -36,7 +41,8 @@ static const char *kind_scheme(enum addr_kind kind)
 int addr_socktype(enum addr_kind kind)
 {
 	switch (kind) {
-	case ADDR_UDP: return SOCK_DGRAM;
+	case ADDR_UDP:
+	case ADDR_UNIX: return SOCK_DGRAM;
 	case ADDR_TCP:
 	case ADDR_TLS: return SOCK_STREAM;
 	case ADDR_ECHO: break;
@@ -55,6 +61,34 @@ static int fail(int err, char *why, size_t whylen, const char *fmt, ...)
 	va_end(ap);
 	errno = err;
 	return -1;
+}
+
+/* The rest of a unix:// address: "/PATH" or "@NAME". */
+static int parse_unix(struct addr *a, const char *text, const char *rest,
+		      char *why, size_t whylen)
+{
+	struct sockaddr_un *un = (struct sockaddr_un *)&a->sa;
+	bool abstract = rest[0] == '@';
+	const char *name = abstract ? rest + 1 : rest;
+	size_t n = strlen(name);
+	if (!abstract && rest[0] != '/')
+		return fail(EINVAL, why, whylen, "'%s': expected unix:///PATH "
+			    "(an absolute path) or unix://@NAME (abstract)", text);
+	if (abstract && !n)
+		return fail(EINVAL, why, whylen, "'%s': empty abstract name "
+			    "after '@'", text);
+	/* A path needs its NUL inside sun_path; an abstract name its
+	 * leading one. */
+	if (n + 1 > sizeof(un->sun_path))
+		return fail(EINVAL, why, whylen, "'%s': %s of %zu bytes, over "
+			    "the %zu an AF_UNIX address holds", text,
+			    abstract ? "name" : "path", n,
+			    sizeof(un->sun_path) - 1);
+	un->sun_family = AF_UNIX;
+	memcpy(un->sun_path + abstract, name, n);
+	a->salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n +
+			       1);
+	return 0;
 }
 
 /* Numeric IPv6 with an optional "%scope" (interface name or index). */
@@ -108,7 +142,8 @@ int addr_parse(struct addr *a, const char *text, int flags, char *why,
 		const char *sep = strstr(text, "://");
 		if (sep)
 			return fail(EINVAL, why, whylen, "'%s': unknown scheme "
-				    "'%.*s' (expected udp://, tcp://, tls://%s)",
+				    "'%.*s' (expected udp://, tcp://, tls://, "
+				    "unix://%s)",
 				    text, (int)(sep - text), text,
 				    flags & ADDR_ALLOW_ECHO ? " or echo" : "");
 		if (!(flags & ADDR_NO_SCHEME_TCP))
@@ -117,6 +152,8 @@ int addr_parse(struct addr *a, const char *text, int flags, char *why,
 		a->kind = ADDR_TCP;
 		rest = text;
 	}
+	if (a->kind == ADDR_UNIX)
+		return parse_unix(a, text, rest, why, whylen);
 
 	/* Split host and port. */
 	char host[256];
@@ -208,6 +245,20 @@ int addr_parse(struct addr *a, const char *text, int flags, char *why,
 	return 0;
 }
 
+/* An AF_UNIX address as its path or "@name". Only a's own sun_path is
+ * read: an abstract name is its bytes up to the first NUL, which is as
+ * autobind and this file make them. */
+static void format_un(const struct sockaddr_un *un, char *buf, size_t len)
+{
+	size_t max = sizeof(un->sun_path) - 1;
+	if (un->sun_path[0])
+		snprintf(buf, len, "%.*s", (int)max, un->sun_path);
+	else if (un->sun_path[1])
+		snprintf(buf, len, "@%.*s", (int)max, un->sun_path + 1);
+	else
+		snprintf(buf, len, "(unnamed)");
+}
+
 char *addr_format_sa(const struct sockaddr *sa, char *buf, size_t len)
 {
 	char ip[INET6_ADDRSTRLEN];
@@ -223,6 +274,8 @@ char *addr_format_sa(const struct sockaddr *sa, char *buf, size_t len)
 				 ntohs(s6->sin6_port));
 		else
 			snprintf(buf, len, "[%s]:%u", ip, ntohs(s6->sin6_port));
+	} else if (sa->sa_family == AF_UNIX) {
+		format_un((const struct sockaddr_un *)sa, buf, len);
 	} else {
 		snprintf(buf, len, "(family %d)", sa->sa_family);
 	}
@@ -243,7 +296,7 @@ char *addr_format(const struct addr *a, char *buf, size_t len)
 
 int addr_port(const struct addr *a)
 {
-	if (a->kind == ADDR_ECHO)
+	if (a->kind == ADDR_ECHO || a->kind == ADDR_UNIX)
 		return 0;
 	if (a->sa.ss_family == AF_INET)
 		return ntohs(((const struct sockaddr_in *)&a->sa)->sin_port);
@@ -280,24 +333,55 @@ int addr_listen_socket(const struct addr *a, int type, char *err,
 		return -1;
 	}
 	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (a->sa.ss_family != AF_UNIX)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	if (a->sa.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	return fd;
 }
 
+/* Whether the unix:// path of a is a socket that nobody serves any more
+ * (what a relay that was killed leaves behind): connecting to it is
+ * refused. Anything else, a live socket or another file, stays. */
+static bool stale_socket(const struct addr *a)
+{
+	const struct sockaddr_un *un = (const void *)&a->sa;
+	struct stat st;
+	if (!un->sun_path[0] || lstat(un->sun_path, &st) < 0 ||
+	    !S_ISSOCK(st.st_mode))
+		return false;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	bool stale = connect(fd, (const struct sockaddr *)&a->sa, a->salen) < 0 &&
+		     errno == ECONNREFUSED;
+	close(fd);
+	return stale;
+}
+
 int addr_bind_listener(const struct addr *a, int fd, int backlog, char *err,
 		       size_t errlen)
 {
-	if (bind(fd, (const struct sockaddr *)&a->sa, a->salen) == 0 &&
-	    (backlog <= 0 || listen(fd, backlog) == 0))
+	const struct sockaddr *sa = (const struct sockaddr *)&a->sa;
+	int rc = bind(fd, sa, a->salen);
+	if (rc < 0 && errno == EADDRINUSE && a->kind == ADDR_UNIX) {
+		if (stale_socket(a) &&
+		    unlink(((const struct sockaddr_un *)sa)->sun_path) == 0)
+			rc = bind(fd, sa, a->salen);
+		else
+			errno = EADDRINUSE;
+	}
+	if (rc == 0 && (backlog <= 0 || listen(fd, backlog) == 0))
 		return fd;
 	int e = errno;
 	char text[ADDR_TEXT_MAX];
 	addr_format(a, text, sizeof(text));
 	snprintf(err, errlen, "%s: cannot listen: %s%s", text, strerror(e),
-		 e == EADDRINUSE ? " (another program holds this port)" :
-		 e == EADDRNOTAVAIL ? " (no interface has this address)" : "");
+		 e != EADDRINUSE ? (e == EADDRNOTAVAIL ?
+				    " (no interface has this address)" : "") :
+		 a->kind == ADDR_UNIX ? " (a program serves this address, or "
+					"a file that is not a socket is there)" :
+		 " (another program holds this port)");
 	close(fd);
 	errno = e;
 	return -1;

@@ -181,7 +181,8 @@ static int rate_range(const char *flag, const char *v, double rate,
  */
 #define LOADGEN_FLAGS(X) \
 X(TARGET, "target", "URL", OWN, target, 0, 0, NULL, "where to send " \
-  "(udp://1.2.3.4:5, udp://[::1]:5, or\ntcp://...: fixed-size messages on " \
+  "(udp://1.2.3.4:5, udp://[::1]:5,\nunix:///PATH or unix://@NAME: AF_UNIX " \
+  "datagrams, or\ntcp://...: fixed-size messages on " \
   "connections);\nthe target must echo what it gets back") \
 X(RATE, "rate", "PPS", OWN, rate, 0, 0, NULL, "packets per second, all " \
   "threads (20000, 20k, 1.5M;\n0.001 to 512M)") \
@@ -320,9 +321,10 @@ static int apply_own(struct opts *o, int c, const char *v, const char *flag,
 		if (addr_parse(&o->target, v, o->addr_flags, why,
 			       sizeof(why)) < 0)
 			return why_set(err, errlen, "--target: %s", why);
-		if (o->target.kind != ADDR_UDP && o->target.kind != ADDR_TCP)
-			return why_set(err, errlen, "--target '%s': say udp:// or "
-				   "tcp://", v);
+		if (o->target.kind != ADDR_UDP && o->target.kind != ADDR_TCP &&
+		    o->target.kind != ADDR_UNIX)
+			return why_set(err, errlen, "--target '%s': say udp://, "
+				   "tcp:// or unix://", v);
 		snprintf(o->target_text, sizeof(o->target_text), "%s", v);
 		return 0;
 	case O_LISTEN:
@@ -571,7 +573,8 @@ static int check(struct opts *o, char *err, size_t errlen)
 void opts_usage(FILE *out)
 {
 	fputs(
-"usage: loadgen --target udp://ADDR:PORT|tcp://ADDR:PORT --rate PPS [options]\n"
+"usage: loadgen --target udp://ADDR:PORT|tcp://ADDR:PORT|unix:///PATH --rate PPS\n"
+"               [options]\n"
 "       loadgen sweep --target URL --from R1 --to R2 --steps N\n"
 "                     --slo p99=1ms [options]\n"
 "       loadgen sweep --quota --rate PPS --from Q1% --to Q2% --steps N --slo ...\n"

@@ -112,6 +112,13 @@ static int open_flow(const struct opts *o, int *fd, char *err, size_t errlen)
 		setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 	else
 		setsockopt(*fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
+	/* An AF_UNIX socket is nameless until bound, and the target needs a
+	 * name to answer to: let the kernel pick an abstract one. */
+	sa_family_t family = AF_UNIX;
+	if (o->target.kind == ADDR_UNIX &&
+	    bind(*fd, (const struct sockaddr *)&family, sizeof(family)) < 0)
+		return say(err, errlen, EX_OSERR, "cannot bind an AF_UNIX "
+			   "socket: %s", strerror(errno));
 	return connect_within(o, *fd, err, errlen);
 }
 

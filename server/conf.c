@@ -55,7 +55,8 @@ const struct opt conf_opts[] = {
 	     "listen here (repeatable; replaces the file's list)"),
 	FUNC(upstream, upstream, K_UPSTREAM, parse_upstream, NULL, RELOAD,
 	     "URL|echo", "relay to this address; echo reflects to the sender\n"
-	     "(one udp:// or echo, one tcp:// or tls://)"),
+	     "(one udp:// or echo, one tcp:// or tls://;\n"
+	     "udp:// and unix:// listeners share the first)"),
 	FUNC(admin, admin, K_ADMIN, parse_admin, "127.0.0.1:9310", RESTART,
 	     "ADDR:PORT", "HTTP /metrics /stats /healthz /hgrm/*,\nor off"),
 	FUNC(cpus, cpus, K_CPUS, parse_cpus, "0", RESTART, "LIST",
@@ -188,6 +189,10 @@ static int parse_upstream(void *base, const char *value, char *why,
 	if (addr_parse(&a, value, ADDR_ALLOW_ECHO | c->addr_flags, why,
 		       whylen) < 0)
 		return -1;
+	if (a.kind == ADDR_UNIX)
+		return why_set(why, whylen, "'%s': the upstream cannot be "
+			       "unix:// (udp://, tcp://, tls:// or echo); "
+			       "unix:// is for listeners", value);
 	bool stream = a.kind == ADDR_TCP || a.kind == ADDR_TLS;
 	bool *has = stream ? &c->has_tcp_upstream : &c->has_upstream;
 	if (c->origin == CONF_FILE && *has)
@@ -419,12 +424,20 @@ int conf_validate(const struct conf *c, const cpu_set_t *allowed, char *err,
 	if (c->nlisten == 0)
 		return why_set(err, errlen, "no listener: set listen = "
 			    "udp://ADDR:PORT (or --listen)");
-	int nudp = 0, nstream = 0, ntls = 0;
+	int nudp = 0, nstream = 0, ntls = 0, nunix = 0;
 	for (int i = 0; i < c->nlisten; i++) {
-		nudp += c->listen[i].kind == ADDR_UDP;
-		nstream += c->listen[i].kind != ADDR_UDP;
+		bool dgram = addr_socktype(c->listen[i].kind) == SOCK_DGRAM;
+		nudp += dgram;
+		nstream += !dgram;
 		ntls += c->listen[i].kind == ADDR_TLS;
+		nunix += c->listen[i].kind == ADDR_UNIX;
 	}
+	/* Each loop has sockets of its own on a port (SO_REUSEPORT); an
+	 * AF_UNIX name takes one socket, which one loop reads. */
+	if (nunix && c->ncpus > 1)
+		return why_set(err, errlen, "a unix:// listener is served by "
+			    "one loop: set cpus to one CPU (it has %d)",
+			    c->ncpus);
 	if (nudp && !c->has_upstream)
 		return why_set(err, errlen, "no upstream: set upstream = "
 			    "udp://ADDR:PORT or echo (or --upstream)");
@@ -528,7 +541,7 @@ uint64_t conf_descriptors(const struct conf *c)
 {
 	uint64_t flows = 0, conns = 0;
 	for (int i = 0; i < c->nlisten; i++) {
-		if (c->listen[i].kind == ADDR_UDP)
+		if (addr_socktype(c->listen[i].kind) == SOCK_DGRAM)
 			flows = (uint64_t)c->max_flows;
 		else
 			conns = 2 * (uint64_t)c->max_conns;

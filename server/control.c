@@ -69,7 +69,7 @@ void control_describe(const struct conf *c, FILE *out)
 static int open_listener(const struct conf *c, const struct addr *a,
 			 char *err, size_t errlen)
 {
-	return a->kind == ADDR_UDP ?
+	return addr_socktype(a->kind) == SOCK_DGRAM ?
 		udp_open_listener(a, c->socket_buffer, c->udp_gro, err,
 				  errlen) :
 		tcp_open_listener(a, err, errlen);
@@ -154,7 +154,7 @@ static void listener_labels(struct control *ctl)
 	ctl->ntcp_labels = ctl->nudp_labels = 0;
 	for (int i = 0; i < ctl->nreg; i++) {
 		const struct control_listener *g = &ctl->reg[i];
-		if (g->a.kind == ADDR_UDP) {
+		if (addr_socktype(g->a.kind) == SOCK_DGRAM) {
 			struct stats_label *l =
 				&ctl->udp_labels[ctl->nudp_labels++];
 			l->id = g->id;

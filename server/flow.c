@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -49,7 +50,8 @@ void flow_table_free(struct flow_table *t)
 	t->buckets = NULL;
 }
 
-void flow_key_make(struct flow_key *k, const struct sockaddr *sa, int listener)
+void flow_key_make(struct flow_key *k, const struct sockaddr *sa,
+		   socklen_t len, int listener)
 {
 	memset(k, 0, sizeof(*k));
 	k->family = (uint8_t)sa->sa_family;
@@ -58,34 +60,54 @@ void flow_key_make(struct flow_key *k, const struct sockaddr *sa, int listener)
 		const struct sockaddr_in *s4 = (const void *)sa;
 		k->port = s4->sin_port;
 		memcpy(k->addr, &s4->sin_addr, 4);
-	} else {
+	} else if (sa->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *s6 = (const void *)sa;
 		k->port = s6->sin6_port;
 		k->scope = s6->sin6_scope_id;
 		memcpy(k->addr, &s6->sin6_addr, 16);
+	} else {
+		/* The kernel gives the name's own length: an abstract name
+		 * may hold NULs, so its bytes are the name, not a string. */
+		size_t off = offsetof(struct sockaddr_un, sun_path);
+		size_t n = len > off ? len - off : 0;
+		if (n > FLOW_ADDR_MAX)
+			n = FLOW_ADDR_MAX;
+		k->port = (uint16_t)n;
+		memcpy(k->addr, ((const struct sockaddr_un *)(const void *)sa)->sun_path, n);
 	}
+}
+
+/* The bytes of k that hash and compare: the 8 of its header and the
+ * address's, in whole 64-bit words (the rest is zero). */
+static size_t key_bytes(const struct flow_key *k)
+{
+	size_t n = k->family == AF_UNIX ? k->port : 16;
+	return 8 + ((n + 7) & ~(size_t)7);
 }
 
 /* A multiply-xorshift mix over the key's 64-bit words, keyed by the seed. */
 static uint32_t key_hash(const struct flow_table *t, const struct flow_key *k)
 {
-	uint64_t w[3];
-	memcpy(w, k, sizeof(w));
+	size_t words = key_bytes(k) / 8;
 	uint64_t h = t->seed;
-	for (int i = 0; i < 3; i++) {
-		h ^= w[i];
+	for (size_t i = 0; i < words; i++) {
+		uint64_t w;
+		memcpy(&w, (const uint8_t *)k + 8 * i, sizeof(w));
+		h ^= w;
 		h *= 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
 	return (uint32_t)h & t->mask;
 }
 
-_Static_assert(sizeof(struct flow_key) == 24, "flow_key is hashed as 3 words");
+_Static_assert(offsetof(struct flow_key, addr) == 8 &&
+	       sizeof(struct flow_key) == 8 + 8 * FLOW_ADDR_WORDS,
+	       "flow_key is hashed as a header word and address words");
 
 struct flow *flow_lookup(struct flow_table *t, const struct flow_key *k)
 {
 	for (int32_t i = t->buckets[key_hash(t, k)]; i >= 0; i = t->flows[i].hnext)
-		if (memcmp(&t->flows[i].key, k, sizeof(*k)) == 0)
+		if (memcmp(&t->flows[i].key, k, key_bytes(k)) == 0)
 			return &t->flows[i];
 	return NULL;
 }

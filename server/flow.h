@@ -1,6 +1,7 @@
 /*
  * flow: the table of client flows of one loop thread. A flow is a client's
- * 4-tuple (its address and port, and the listener it came in on); it owns
+ * 4-tuple (its address and port, and the listener it came in on; for an
+ * AF_UNIX client, the name its socket is bound to); it owns
  * one upstream socket (the caller's to open and close). Slots are allocated
  * once at init, so nothing here allocates on the packet path. Flows sit on
  * an LRU list by last activity, whose head expiry looks at; the flows not
@@ -13,16 +14,23 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include "list.h"
 #include "loop.h"
 
+/* The size of the key's address: an AF_UNIX name (sun_path) is the
+ * longest; IP keys use the first 16 bytes and are hashed and compared on
+ * those alone. */
+#define FLOW_ADDR_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
+#define FLOW_ADDR_WORDS	((FLOW_ADDR_MAX + 7) / 8)
+
 struct flow_key {
-	uint8_t family;		/* AF_INET or AF_INET6 */
+	uint8_t family;		/* AF_INET, AF_INET6 or AF_UNIX */
 	uint8_t listener;	/* the loop's listener slot */
-	uint16_t port;		/* network order */
+	uint16_t port;		/* network order; AF_UNIX: the name's length */
 	uint32_t scope;
-	uint8_t addr[16];
+	uint8_t addr[8 * FLOW_ADDR_WORDS];	/* zero past what is used */
 };
 
 struct flow {
@@ -32,6 +40,7 @@ struct flow {
 		struct sockaddr sa;
 		struct sockaddr_in in;
 		struct sockaddr_in6 in6;
+		struct sockaddr_un un;
 	} client;
 	socklen_t client_len;
 	struct in6_addr local;	/* the address the client sent to, when the
@@ -67,8 +76,10 @@ struct flow_table {
 int flow_table_init(struct flow_table *t, int cap);
 void flow_table_free(struct flow_table *t);
 
-/* Build the key of a client address received on listener slot. */
-void flow_key_make(struct flow_key *k, const struct sockaddr *sa, int listener);
+/* Build the key of a client address of len bytes received on listener
+ * slot. */
+void flow_key_make(struct flow_key *k, const struct sockaddr *sa,
+		   socklen_t len, int listener);
 
 /* The flow with key k, or NULL. */
 struct flow *flow_lookup(struct flow_table *t, const struct flow_key *k);

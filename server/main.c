@@ -19,7 +19,8 @@
 
 /* The usage around the options the key table prints. */
 static const char usage_head[] =
-"usage: relay --listen udp://ADDR:PORT|tcp://ADDR:PORT|tls://ADDR:PORT [--listen ...]\n"
+"usage: relay --listen udp://ADDR:PORT|tcp://ADDR:PORT|tls://ADDR:PORT|unix:///PATH\n"
+"             [--listen ...]\n"
 "             --upstream udp://ADDR:PORT|echo [--upstream tcp://ADDR:PORT|tls://HOST:PORT]\n"
 "             [--config FILE] [options]\n"
 "       relay --check-config --config FILE [options]\n"
@@ -28,6 +29,9 @@ static const char usage_head[] =
 "to each client (one upstream socket per client 4-tuple). One real-time\n"
 "(SCHED_FIFO) loop thread per CPU in --cpus, each with its own SO_REUSEPORT\n"
 "socket. IPv6 addresses go in brackets: udp://[::1]:5353.\n"
+"\n"
+"Local clients: unix:///PATH or unix://@NAME (abstract) listeners take AF_UNIX\n"
+"datagrams on the same path (one CPU in --cpus; each client binds a name).\n"
 "\n"
 "Streams on the same loops: tcp://ADDR:PORT listeners relay connections to a\n"
 "tcp://ADDR:PORT or tls://HOST:PORT upstream (TLS originated, verified against\n"

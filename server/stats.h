@@ -66,7 +66,8 @@
 	X(no_flow_socket,   "no upstream socket could be opened for a new flow") \
 	X(reply_failed,     "the reply could not be sent to the client") \
 	X(draining,         "a new flow while draining (SIGTERM)") \
-	X(flows_busy,       "a new flow while max_flows flows all wait for replies (flow_wait_ms)")
+	X(flows_busy,       "a new flow while max_flows flows all wait for replies (flow_wait_ms)") \
+	X(unnamed,          "from an AF_UNIX client whose socket has no name to reply to")
 
 #define STATS_ERRORS(X) \
 	X(recv,             "recvmmsg or epoll_wait failed") \

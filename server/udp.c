@@ -1,5 +1,7 @@
 /*
- * udp: the relay path. Requests from clients go to the flow's connected
+ * udp: the datagram relay path, for udp:// and unix:// listeners (an
+ * AF_UNIX client is a flow like any other, keyed by the name its socket is
+ * bound to). Requests from clients go to the flow's connected
  * upstream socket (runs of consecutive datagrams of one flow leave in one
  * sendmmsg); replies go back through the listener socket the request came
  * in on, so the client sees them come from the address it sent to.
@@ -19,10 +21,12 @@
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,12 +116,14 @@ int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
 		if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
 			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one,
 				   sizeof(one));
-	} else if (((const struct sockaddr_in *)&a->sa)->sin_addr.s_addr ==
+	} else if (a->sa.ss_family == AF_INET &&
+		   ((const struct sockaddr_in *)&a->sa)->sin_addr.s_addr ==
 		   htonl(INADDR_ANY)) {
 		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	}
 	set_buffers(fd, bufsize);
-	if (gro && set_gro(fd) < 0) {
+	/* GRO is UDP's; an AF_UNIX datagram is always one. */
+	if (gro && a->kind == ADDR_UDP && set_gro(fd) < 0) {
 		int e = errno;
 		char text[ADDR_TEXT_MAX];
 		snprintf(err, errlen, "%s: udp_gro: UDP_GRO refused: %s (needs "
@@ -472,8 +478,14 @@ static void relay_requests(struct udp_loop *u, struct udp_listener *ls, int r)
 		uint64_t n = datagrams(b->rx[i].msg_len, b->seg[i]);
 		if (oversize(u, i))
 			continue;
+		/* An AF_UNIX client that never bound its socket has no
+		 * name to answer to. */
+		if (m->msg_namelen <= offsetof(struct sockaddr_un, sun_path)) {
+			stats_drop(s, D_unnamed, n);
+			continue;
+		}
 		struct flow_key key;
-		flow_key_make(&key, m->msg_name, ls->slot);
+		flow_key_make(&key, m->msg_name, m->msg_namelen, ls->slot);
 		struct flow *f = flow_lookup(&u->flows, &key);
 		/* A client that keeps retrying never lets its flow expire: move
 		 * it from an upstream that refused it, or that a reload

@@ -79,7 +79,7 @@ static void remove_listener(struct worker *w, int id)
 static int add_listener(struct worker *w, int id, int fd,
 			enum addr_kind kind)
 {
-	if (kind != ADDR_UDP)
+	if (addr_socktype(kind) == SOCK_STREAM)
 		return tcp_add_listener(&w->tcp, id, fd, kind == ADDR_TLS);
 	return udp_add_listener(&w->udp, id, fd);
 }

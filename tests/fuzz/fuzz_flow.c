@@ -18,6 +18,7 @@
  * and an address; steps that name a client by index take a byte).
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ struct client {
 		struct sockaddr sa;
 		struct sockaddr_in in;
 		struct sockaddr_in6 in6;
+		struct sockaddr_un un;
 	} a;
 	socklen_t len;
 	int listener;
@@ -77,14 +79,20 @@ static void bytes(struct input *in, void *out, size_t n)
 	in->p += n < have ? n : have;
 }
 
-/* A client address, as recvmmsg would name it: IPv4, or IPv6 with a scope
- * (v4-mapped addresses included: a dual-stack listener's form). */
+/* A client address, as recvmmsg would name it: IPv4, IPv6 with a scope
+ * (v4-mapped addresses included: a dual-stack listener's form), or an
+ * AF_UNIX name of any length, NULs included. */
 static void read_client(struct input *in, struct client *c)
 {
 	uint8_t how = byte(in);
 	memset(c, 0, sizeof(*c));
 	c->listener = how % UDP_MAX_LISTEN;
-	if (how & 0x80) {
+	if ((how & 0xc0) == 0x40) {
+		size_t n = byte(in) % (sizeof(c->a.un.sun_path) + 1);
+		c->a.un.sun_family = AF_UNIX;
+		bytes(in, c->a.un.sun_path, n);
+		c->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+	} else if (how & 0x80) {
 		c->a.in6.sin6_family = AF_INET6;
 		bytes(in, &c->a.in6.sin6_port, 2);
 		bytes(in, &c->a.in6.sin6_scope_id, how & 0x40 ? 4 : 0);
@@ -103,6 +111,10 @@ static bool same_client(const struct client *x, const struct client *y)
 {
 	if (x->listener != y->listener || x->a.sa.sa_family != y->a.sa.sa_family)
 		return false;
+	if (x->a.sa.sa_family == AF_UNIX)
+		return x->len == y->len &&
+		       memcmp(x->a.un.sun_path, y->a.un.sun_path,
+			      x->len - offsetof(struct sockaddr_un, sun_path)) == 0;
 	if (x->a.sa.sa_family == AF_INET)
 		return x->a.in.sin_port == y->a.in.sin_port &&
 		       x->a.in.sin_addr.s_addr == y->a.in.sin_addr.s_addr;
@@ -122,7 +134,7 @@ static int model_find(const struct model *m, const struct client *c)
 static struct flow *table_find(struct model *m, const struct client *c)
 {
 	struct flow_key k;
-	flow_key_make(&k, &c->a.sa, c->listener);
+	flow_key_make(&k, &c->a.sa, c->len, c->listener);
 	return flow_lookup(&m->t, &k);
 }
 
@@ -176,7 +188,7 @@ static void datagram(struct model *m, const struct client *c, uint32_t n,
 			model_remove(m, v);
 		}
 		struct flow_key k;
-		flow_key_make(&k, &c->a.sa, c->listener);
+		flow_key_make(&k, &c->a.sa, c->len, c->listener);
 		f = flow_insert(&m->t, &k, &c->a.sa, c->len, m->now);
 		if (!f || f->pending || f->client_len != c->len ||
 		    memcmp(&f->client, &c->a, c->len) != 0)

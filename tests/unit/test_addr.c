@@ -4,8 +4,15 @@
 #include "addr.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 static char why[256];
 
@@ -37,6 +44,44 @@ static void bad(const char *text, int flags, const char *want)
 	CHECK(strstr(why, want) != NULL);
 }
 
+/* addr_bind_listener on a unix:// path: a socket left behind by a program
+ * that is gone is replaced; a served socket, and a file that is not a
+ * socket, are refused with the address named and nothing removed. */
+static void test_unix_bind(void)
+{
+	char dir[] = "/tmp/relay-addr-XXXXXX", text[160], err[256];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(text, sizeof(text), "unix://%s/s", dir);
+	struct addr a;
+	CHECK_EQ_INT(addr_parse(&a, text, 0, why, sizeof(why)), 0);
+	int live = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
+	CHECK(live >= 0);
+	CHECK_EQ_INT(addr_bind_listener(&a, live, 0, err, sizeof(err)), live);
+
+	int fd = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
+	CHECK_EQ_INT(addr_bind_listener(&a, fd, 0, err, sizeof(err)), -1);
+	CHECK_EQ_INT(errno, EADDRINUSE);
+	CHECK(strstr(err, text) && strstr(err, "a program serves this address"));
+
+	close(live);		/* the path stays: a stale socket */
+	fd = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
+	CHECK(addr_bind_listener(&a, fd, 0, err, sizeof(err)) == fd);
+	close(fd);
+
+	char path[150];
+	snprintf(path, sizeof(path), "%s/s", dir);
+	unlink(path);
+	int file = open(path, O_CREAT | O_WRONLY, 0600);
+	CHECK(file >= 0);
+	close(file);
+	fd = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
+	CHECK_EQ_INT(addr_bind_listener(&a, fd, 0, err, sizeof(err)), -1);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode));
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	ok("udp://127.0.0.1:5353", 0, "udp://127.0.0.1:5353");
@@ -49,6 +94,18 @@ int main(void)
 	ok("udp://0.0.0.0:0", ADDR_ALLOW_PORT0, "udp://0.0.0.0:0");
 	ok("127.0.0.1:9100", ADDR_NO_SCHEME_TCP, "tcp://127.0.0.1:9100");
 	ok("udp://localhost:7", 0, "udp://127.0.0.1:7");
+	ok("unix:///run/relay.sock", 0, "unix:///run/relay.sock");
+	ok("unix://@relay-demo", 0, "unix://@relay-demo");
+
+	char longest[140];
+	snprintf(longest, sizeof(longest), "unix:///%0106d", 0);	/* 107 */
+	ok(longest, 0, longest);
+	snprintf(longest, sizeof(longest), "unix:///%0107d", 0);
+	bad(longest, 0, "path of 108 bytes, over the 107");
+	bad("unix://run/relay.sock", 0, "expected unix:///PATH");
+	bad("unix://", 0, "expected unix:///PATH");
+	bad("unix://@", 0, "empty abstract name");
+	bad("unixx://@a", 0, "unknown scheme 'unixx'");
 
 	bad("", 0, "empty address");
 	bad("echo", 0, "not allowed");
@@ -85,5 +142,16 @@ int main(void)
 	CHECK(!addr_same_socket(&a, &a));
 	CHECK_EQ_INT(addr_socktype(ADDR_UDP), SOCK_DGRAM);
 	CHECK_EQ_INT(addr_socktype(ADDR_TLS), SOCK_STREAM);
+	CHECK_EQ_INT(addr_socktype(ADDR_UNIX), SOCK_DGRAM);
+
+	addr_parse(&a, "unix://@x", 0, why, sizeof(why));
+	addr_parse(&b, "unix:///x", 0, why, sizeof(why));
+	CHECK(!addr_equal(&a, &b));
+	CHECK_EQ_INT(addr_port(&a), 0);
+	addr_parse(&b, "unix://@x", 0, why, sizeof(why));
+	CHECK(addr_equal(&a, &b) && addr_same_socket(&a, &b));
+	addr_parse(&b, "unix://@xy", 0, why, sizeof(why));
+	CHECK(!addr_equal(&a, &b));
+	test_unix_bind();
 	return check_done();
 }

@@ -1,10 +1,12 @@
-/* Unit tests for server/flow: lookup by 4-tuple (v4, v6, listener), LRU
+/* Unit tests for server/flow: lookup by 4-tuple (v4, v6, listener) and by
+ * AF_UNIX name (path, abstract, bytes after a NUL), LRU
  * order under touch, expiry from the old end, eviction when full, slot
  * reuse, and a randomized run against a simple model. */
 #include "check.h"
 #include "flow.h"
 
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,23 +17,53 @@ static struct sockaddr_in v4(const char *ip, int port)
 	return s;
 }
 
+/* An AF_UNIX name of n bytes, as recvmmsg gives it (with its length). */
+struct un {
+	struct sockaddr_un sa;
+	socklen_t len;
+};
+
+static struct un un(const char *name, size_t n)
+{
+	struct un u = { .sa.sun_family = AF_UNIX };
+	memcpy(u.sa.sun_path, name, n);
+	u.len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+	return u;
+}
+
+static socklen_t ip_len(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+					  sizeof(struct sockaddr_in6);
+}
+
+static struct flow *add_len(struct flow_table *t, const struct sockaddr *sa,
+			    socklen_t len, int listener, int64_t now)
+{
+	struct flow_key k;
+	flow_key_make(&k, sa, len, listener);
+	CHECK(flow_lookup(t, &k) == NULL);
+	return flow_insert(t, &k, sa, len, now);
+}
+
+static struct flow *find_len(struct flow_table *t, const struct sockaddr *sa,
+			     socklen_t len, int listener)
+{
+	struct flow_key k;
+	flow_key_make(&k, sa, len, listener);
+	return flow_lookup(t, &k);
+}
+
 static struct flow *add(struct flow_table *t, const struct sockaddr *sa,
 			int listener, int64_t now)
 {
-	struct flow_key k;
-	flow_key_make(&k, sa, listener);
-	CHECK(flow_lookup(t, &k) == NULL);
-	return flow_insert(t, &k, sa, sa->sa_family == AF_INET ?
-			   sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6),
-			   now);
+	return add_len(t, sa, ip_len(sa), listener, now);
 }
 
 static struct flow *find(struct flow_table *t, const struct sockaddr *sa,
 			 int listener)
 {
-	struct flow_key k;
-	flow_key_make(&k, sa, listener);
-	return flow_lookup(t, &k);
+	return find_len(t, sa, ip_len(sa), listener);
 }
 
 static void test_keys(void)
@@ -59,6 +91,42 @@ static void test_keys(void)
 	flow_table_free(&t);
 }
 
+/* AF_UNIX clients are told apart by every byte of their name and its
+ * length: a path and its prefix, an abstract name and the path of the same
+ * letters, names that differ after a NUL, the longest name there is. */
+static void test_unix_keys(void)
+{
+	struct flow_table t;
+	CHECK(flow_table_init(&t, 16) == 0);
+	char longest[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	memset(longest, 'x', sizeof(longest));
+	longest[0] = '/';
+	struct un n[] = {
+		un("/run/a", 7), un("/run/ab", 8), un("\0run/a", 7),
+		un("\0a\0b", 4), un("\0a\0c", 4), un("\0a", 2),
+		un(longest, sizeof(longest)), un("\0" "7f181", 6),
+	};
+	enum { N = sizeof(n) / sizeof(n[0]) };
+	struct flow *f[N];
+	for (int i = 0; i < N; i++) {
+		f[i] = add_len(&t, (struct sockaddr *)&n[i].sa, n[i].len, 0, i);
+		CHECK(f[i] != NULL);
+	}
+	for (int i = 0; i < N; i++) {
+		CHECK(find_len(&t, (struct sockaddr *)&n[i].sa, n[i].len, 0) ==
+		      f[i]);
+		CHECK(find_len(&t, (struct sockaddr *)&n[i].sa, n[i].len, 1) ==
+		      NULL);
+		CHECK_EQ_INT(f[i]->client_len, n[i].len);
+		CHECK(memcmp(&f[i]->client.un, &n[i].sa, n[i].len) == 0);
+	}
+	/* An IPv4 client whose bytes spell a name is another client. */
+	struct sockaddr_in a = v4("47.114.117.110", 0x2f61);
+	CHECK(find(&t, (struct sockaddr *)&a, 0) == NULL);
+	CHECK_EQ_INT(t.active, N);
+	flow_table_free(&t);
+}
+
 static void test_lru_and_eviction(void)
 {
 	struct flow_table t;
@@ -78,7 +146,7 @@ static void test_lru_and_eviction(void)
 	CHECK(flow_younger(f[0]) == NULL);
 	s[3] = v4("192.0.2.1", 3000);
 	struct flow_key k;
-	flow_key_make(&k, (struct sockaddr *)&s[3], 0);
+	flow_key_make(&k, (struct sockaddr *)&s[3], sizeof(s[3]), 0);
 	CHECK(flow_insert(&t, &k, (struct sockaddr *)&s[3], sizeof(s[3]), 30) == NULL);
 	flow_remove(&t, flow_oldest(&t));	/* evict f1 */
 	CHECK(find(&t, (struct sockaddr *)&s[1], 0) == NULL);
@@ -194,6 +262,7 @@ int main(void)
 	struct flow_table t;
 	CHECK(flow_table_init(&t, 0) == -1);
 	test_keys();
+	test_unix_keys();
 	test_lru_and_eviction();
 	test_victim();
 	test_random();

@@ -79,6 +79,10 @@ static void test_command_lines(void)
 	CHECK_EQ_INT(o.spin_us, 0);
 	CHECK(parse(&o, "--target tcp://127.0.0.1:9 --rate 1") == 0 &&
 	      o.target.kind == ADDR_TCP);
+	CHECK(parse(&o, "--target unix://@relay --rate 1") == 0 &&
+	      o.target.kind == ADDR_UNIX);
+	CHECK(parse(&o, "--target unix://relay --rate 1") == -1 &&
+	      says("expected unix:///PATH"));
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 1 --timer epoll") == 0
 	      && o.epoll_timer);
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 1 --timer hz") == -1
@@ -110,7 +114,7 @@ static void test_errors(void)
 	CHECK(parse(&o, "--target udp://nope:x --rate 1") == -1 &&
 	      says("--target"));
 	CHECK(parse(&o, "--target tls://127.0.0.1:9 --rate 1") == -1 &&
-	      says("say udp:// or tcp://"));
+	      says("say udp://, tcp:// or unix://"));
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate fast") == -1 &&
 	      says("'fast' is not a rate"));
 	CHECK(parse(&o, "--target udp://127.0.0.1:9 --rate 5M") == -1 &&
