@@ -29,7 +29,6 @@ demo:
 .PHONY: demo-matrix
 demo-matrix:
 	@mk/deps build report demo
-	@$(MAKE) --no-print-directory VARIANT=static build/static/bin/epoll-unixwake
 	@python3 lab/demo/matrix.py --clock $(DEMO_CLOCK) $(DEMO_ARGS)
 
 DEMO_RUNS ?= 10

@@ -43,8 +43,8 @@ check:
 	@tests/run --steps $(TEST_STEPS) --fast
 
 # make test-matrix: on request only, the demo on every kernel pair with
-# assertions (tests/request/demo_matrix.sh; about 25 minutes with the
-# kernels cached, an hour more on a fresh machine).
+# each waker, with assertions (tests/request/demo_matrix.sh; about 40
+# minutes with the kernels cached, an hour more on a fresh machine).
 test-matrix:
 	@rm -f $(TEST_STEPS)
 	-@tests/step deps mk/deps $(TEST_DEPS)

@@ -13,13 +13,13 @@ pair and a link to each pair's own report.
   python3 lab/demo/matrix.py [--results DIR] [--pairs 6.12,6.1,6.1.8-rt] [FLAG VALUE]...
 
 Flags go to every lab/demo/run (scenario parameters, --trace, --clock).
-Each pair then runs kernel/selftests/unixwake (the same inversion with the
-co-tenant waking the RT side over AF_UNIX instead of loopback UDP, which
-on Debian's 6.1 RT kernels the timer softirq thread cuts short).
+Each pair runs the demo twice: the co-tenant's sends wake the relay over
+loopback UDP (the default), then over AF_UNIX (--af-unix 1), which Debian's
+6.1 RT kernels' timer softirq thread cannot cut short.
 Writes DIR/<date>-<id>-demo-matrix/ (DIR: results/ in the source tree)
 with each pair's run directory, matrix.json, matrix.md and matrix.html,
 and points DIR/latest-demo-matrix at it.
-Exit status: 0 every pair has its report; 1 a pair has none (its row says
+Exit status: 0 every demo has its report; 1 one has none (its cell says
 why); 2 bad arguments.
 """
 import html
@@ -84,125 +84,138 @@ def why(run_dir):
     return "; ".join(parts) or "no RT wait on ep->lock"
 
 
-def row(pair, run_dir, error=None):
-    """One pair's row: its kernels, how they were made, what the demo saw."""
-    r = {"pair": pair, "what": PAIRS[pair][0], "run": os.path.basename(run_dir) if run_dir else None}
-    if error:
-        return dict(r, error=error)
+# How the co-tenant's sends wake the relay in each pair's two demos (the
+# scenario's af_unix): the flags they add to lab/demo/run.
+WAKERS = {
+    "udp": ("loopback UDP", []),
+    "unix": ("AF_UNIX", ["--af-unix", "1"]),
+}
+
+
+def demo(run_dir):
+    """What one demo saw (its summary.json), and its two kernels."""
     with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
         s = json.load(f)
+    d = {"run": os.path.basename(run_dir), "verdict": s.get("verdict"), "headline": s.get("headline"),
+         "stock_trace": why(run_dir)}
+    kern = {}
     for k in ("stock", "patched"):
         ks = s[k]
         lat = ks.get("rt_latency_us") or {}
-        r[k] = {"kernel": ks.get("kernel"), "obtained": obtained(ks.get("kernel_image") or ""),
-                "stalls": ks.get("stalls"), "worst_stall_ms": ks.get("worst_stall_ms"),
+        kern[k] = {"kernel": ks.get("kernel"), "obtained": obtained(ks.get("kernel_image") or "")}
+        d[k] = {"stalls": ks.get("stalls"), "worst_stall_ms": ks.get("worst_stall_ms"),
                 "rt_p99_9_ms": None if lat.get("p99_9") is None else lat["p99_9"] / 1000,
                 "rt_max_ms": None if lat.get("max") is None else lat["max"] / 1000}
-    r["verdict"] = s.get("verdict")
-    r["headline"] = s.get("headline")
-    r["stock_trace"] = why(run_dir)
+    return d, kern
+
+
+def verdict(demos):
+    """A pair's verdict from its demos' (lab/demo/README.md, "The kernel
+    pairs"): not fixed when the patched kernel failed either; fixed when a
+    waker showed the stock kernel's inversion and the patched kernel was
+    clean with it; otherwise invalid, then incomplete, if a demo was, else
+    no effect."""
+    words = [d.get("verdict") for d in demos.values() if "error" not in d]
+    if len(words) < len(demos):
+        words.append("incomplete")
+    for w in ("not fixed", "fixed", "invalid", "incomplete"):
+        if w in words:
+            return w
+    return "no effect"
+
+
+def row(pair, runs):
+    """One pair's row from RUNS, {waker: its demo's run directory, or the
+    error that left it without one}."""
+    r = {"pair": pair, "what": PAIRS[pair][0], "demos": {}}
+    for waker, got in runs.items():
+        if isinstance(got, LabError):
+            r["demos"][waker] = {"error": str(got)}
+            continue
+        r["demos"][waker], kern = demo(got)
+        r.update(kern)
+    r["verdict"] = verdict(r["demos"]) if r["demos"] else "incomplete"
     return r
-
-
-def _side(u, k):
-    x = u[k]
-    if x["pings"] is None:
-        return f"{k} {x['outcome']}"
-    return f"{k} {x['late']} of {x['pings']} over 5 ms, max {_ms(x['max_ms'])} ms, {x['stalls']} stalls"
-
-
-def _unixwake_cell(u):
-    if not u:
-        return "not run"
-    return f"{u['verdict']}: {_side(u, 'stock')}; {_side(u, 'patched')}"
-
-
-def unixwake(d):
-    """The AF_UNIX waker's stock and patched results in D
-    (kernel/selftests/unixwake/run's unixwake.json) and their verdict, by
-    the demo's rule: the stock kernel stalls or is late, the patched one
-    never is. None when D has none."""
-    try:
-        with open(os.path.join(d, "unixwake.json"), encoding="utf-8") as f:
-            rows = {r["name"]: r for r in json.load(f)["kernels"]}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    out = {}
-    for k in ("stock", "patched"):
-        r = rows.get(k) or {"outcome": "not run"}
-        p = r.get("ping_us") or {}
-        out[k] = {"outcome": r.get("outcome"), "pings": r.get("pings"), "late": r.get("late"),
-                  "stalls": r.get("stalls"),
-                  "max_ms": None if p.get("max") is None else round(p["max"] / 1000, 4)}
-    bad = {k: out[k]["outcome"] in ("stalled", "late", "hung") for k in out}
-    clean = {k: out[k]["outcome"] == "ok" for k in out}
-    out["verdict"] = ("fixed" if bad["stock"] and clean["patched"] else
-                      "not fixed" if bad["patched"] else
-                      "no effect" if clean["stock"] and clean["patched"] else "incomplete")
-    return out
 
 
 def _ms(v):
     return "-" if v is None else f"{v:.3g}"
 
 
+def _side(d, k):
+    x = d[k]
+    return (f"{k} {x['stalls']} stalls, RT p99.9 {_ms(x['rt_p99_9_ms'])} / max "
+            f"{_ms(x['rt_max_ms'])} ms")
+
+
+def demo_cell(d):
+    """A demo as (verdict, its kernels' lines, the stock trace's line)."""
+    if not d:
+        return "not run", "", ""
+    if "error" in d:
+        return "no report", d["error"], ""
+    return (d["verdict"].upper(), f"{_side(d, 'stock')}; {_side(d, 'patched')}",
+            d.get("stock_trace") or "no trace analysis")
+
+
+def _kernel(r, k):
+    x = r.get(k) or {}
+    return str(x.get("kernel", "-")), x.get("obtained", "")
+
+
 def markdown(rows):
-    out = ["| pair | stock kernel | patched kernel | stock stalls | stock RT p99.9 / max | "
-           "patched stalls | patched RT p99.9 / max | verdict | the stock kernel's trace | "
-           "AF_UNIX waker (kernel/selftests/unixwake) |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    head = " | ".join(f"{name} waker" for name, _ in WAKERS.values())
+    out = [f"| pair | stock kernel | patched kernel | {head} | verdict |",
+           "|---|---|---|" + "---|" * len(WAKERS) + "---|"]
     for r in rows:
-        if "error" in r:
-            out.append(f"| {r['what']} | - | - | - | - | - | - | no report: {r['error']} | - | "
-                       f"{_unixwake_cell(r.get('unixwake'))} |")
-            continue
-        st, pa = r["stock"], r["patched"]
-        out.append(f"| {r['what']} | {st['kernel']} ({st['obtained']}) | {pa['kernel']} ({pa['obtained']}) "
-                   f"| {st['stalls']} | {_ms(st['rt_p99_9_ms'])} / {_ms(st['rt_max_ms'])} ms "
-                   f"| {pa['stalls']} | {_ms(pa['rt_p99_9_ms'])} / {_ms(pa['rt_max_ms'])} ms "
-                   f"| {r['verdict']} | {r.get('stock_trace') or 'no trace analysis'} "
-                   f"| {_unixwake_cell(r.get('unixwake'))} |")
+        cells = []
+        for waker in WAKERS:
+            word, sides, trace = demo_cell(r["demos"].get(waker))
+            cells.append(" ".join(x for x in (f"{word}:", sides, f"(trace: {trace})" if trace else "") if x))
+        kern = [f"{k} ({o})" if o else k for k, o in (_kernel(r, "stock"), _kernel(r, "patched"))]
+        out.append(f"| {r['what']} | {kern[0]} | {kern[1]} | " + " | ".join(cells) +
+                   f" | {r['verdict'].upper()} |")
     return "\n".join(out) + "\n"
 
 
 def page(rows):
-    """matrix.html: the table, each pair linked to its report."""
+    """matrix.html: the table, each demo linked to its report."""
     e = html.escape
     body = []
     for r in rows:
-        link = (f'<a href="{e(r["run"])}/report.html">{e(r["what"])}</a>'
-                if r.get("run") and "error" not in r else e(r["what"]))
-        if "error" in r:
-            body.append(f"<tr><td>{link}</td><td colspan=8>no report: {e(r['error'])}</td>"
-                        f"<td>{e(_unixwake_cell(r.get('unixwake')))}</td></tr>")
-            continue
-        st, pa = r["stock"], r["patched"]
-        cells = [f"{e(str(st['kernel']))}<br><small>{e(st['obtained'])}</small>",
-                 f"{e(str(pa['kernel']))}<br><small>{e(pa['obtained'])}</small>",
-                 e(str(st["stalls"])), f"{_ms(st['rt_p99_9_ms'])} / {_ms(st['rt_max_ms'])} ms",
-                 e(str(pa["stalls"])), f"{_ms(pa['rt_p99_9_ms'])} / {_ms(pa['rt_max_ms'])} ms",
-                 f"<b>{e(str(r['verdict']))}</b>", e(r.get("stock_trace") or "no trace analysis"),
-                 e(_unixwake_cell(r.get("unixwake")))]
-        body.append(f"<tr><td>{link}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        cells = [e(r["what"])]
+        for k in ("stock", "patched"):
+            kern, how = _kernel(r, k)
+            cells.append(f"{e(kern)}<br><small>{e(how)}</small>")
+        for waker in WAKERS:
+            d = r["demos"].get(waker) or {}
+            word, sides, trace = demo_cell(d)
+            word = (f'<a href="{e(d["run"])}/report.html"><b>{e(word)}</b></a>' if d.get("run")
+                    else f"<b>{e(word)}</b>")
+            cells.append(f"{word}<br>{e(sides)}" + (f"<br><small>trace: {e(trace)}</small>" if trace else ""))
+        cells.append(f"<b>{e(r['verdict'].upper())}</b>")
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    heads = "".join(f"<th>{e(name)} waker</th>" for name, _ in WAKERS.values())
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>relay: the demo on each kernel pair</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #bbb;padding:.3em .6em;vertical-align:top}}th{{background:#eee}}</style></head>
 <body><h1>The epoll ready-list fix on each kernel pair</h1>
-<p>make demo on each pair, one after the other: the same scenario and rule, virtual clock.
-Each pair's link opens its full report.</p>
-<table><tr><th>pair</th><th>stock kernel</th><th>patched kernel</th><th>stock stalls</th>
-<th>stock RT p99.9 / max</th><th>patched stalls</th><th>patched RT p99.9 / max</th><th>verdict</th>
-<th>the stock kernel's trace</th><th>AF_UNIX waker</th></tr>
+<p>make demo on each pair, one after the other, twice: the co-tenant's sends wake the relay
+over loopback UDP, then over AF_UNIX. The same scenario and rule otherwise, virtual clock.
+Each verdict opens that demo's full report.</p>
+<table><tr><th>pair</th><th>stock kernel</th><th>patched kernel</th>{heads}<th>verdict</th></tr>
 {chr(10).join(body)}
 </table>
-<p>A wait that ended when another task lent the holder its priority: on Debian's 6.1 RT
-kernels a thread (<code>ktimers/N</code>) runs the timer softirqs; it needs the CPU's
-softirq lock, which a sender throttled inside <code>ep_poll_callback()</code> on loopback
-also holds, and boosts it out of the rwlock too (lab/demo/README.md, "The kernel pairs").
-The last column runs the same inversion with the co-tenant waking the RT side over
-AF_UNIX, from its own context, where nothing boosts a throttled holder but the
-lock itself (kernel/selftests/unixwake, kernel/README.md).</p>
+<p>The pair's verdict: NOT FIXED if the patched kernel failed with either waker; FIXED if a
+waker showed the stock kernel's inversion and the patched kernel was clean with it.</p>
+<p>Why the wakers differ: over loopback UDP the relay is woken from the receive softirq,
+run in the sender's context under its CPU's softirq lock. On Debian's 6.1 RT kernels a
+thread (<code>ktimers/N</code>) runs the timer softirqs and needs that lock, so it lends a
+sender throttled inside <code>ep_poll_callback()</code> its priority and cuts the inversion
+short (the trace line counts those boosts). Over AF_UNIX the sender wakes the relay from its
+own context and holds nothing a timer needs: only the lock itself can boost it, which is
+what the fix gives it (lab/demo/README.md, "The kernel pairs").</p>
 </body></html>
 """
 
@@ -228,15 +241,30 @@ def parse(argv):
     bad = [p for p in pairs if p not in PAIRS]
     if bad:
         ap.error(f"--pairs: {','.join(bad)}: not one of {','.join(PAIRS)}")
-    chosen = [a for a in rest if a.split("=")[0] in ("--kernel-line", "--stock-image", "--patched-image")]
+    driver = ("--kernel-line", "--stock-image", "--patched-image", "--af-unix")
+    chosen = [a for a in rest if a.split("=")[0] in driver]
     if chosen:
-        ap.error(f"{chosen[0]}: the matrix chooses each pair's kernels")
+        ap.error(f"{chosen[0]}: the matrix chooses each pair's kernels and wakers")
     return args.results, pairs, rest
+
+
+def run_demo(run, pair, imgs, waker, rest):
+    """One demo of PAIR with WAKER: its run directory, or a LabError that
+    says why it has none."""
+    log = run.path(f"demo-{pair}-{waker}.log")
+    argv = [os.path.join(HERE, "run"), "--results", run.dir, "--kernel-line", PAIRS[pair][3],
+            "--stock-image", imgs["stock"], "--patched-image", imgs["patched"]] + WAKERS[waker][1] + rest
+    with open(log, "w", encoding="utf-8") as f:
+        rc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT).returncode
+    latest = os.path.realpath(run.path("latest"))
+    if rc != 0 or not os.path.exists(os.path.join(latest, "summary.json")):
+        return LabError(1, f"lab/demo/run exited {rc} (log: {log})")
+    return latest
 
 
 def matrix(argv):
     results, pairs, rest = parse(argv)
-    run = Run(PROG, results, kind="demo-matrix", phases=3 * len(pairs) + 1)
+    run = Run(PROG, results, kind="demo-matrix", phases=(1 + len(WAKERS)) * len(pairs) + 1)
     rows, status = [], 0
     for pair in pairs:
         try:
@@ -244,31 +272,22 @@ def matrix(argv):
                            "to build a line on 2 cores"):
                 imgs = images(run, pair)
         except LabError as e:
-            rows.append(row(pair, None, str(e)))
+            rows.append(row(pair, {w: e for w in WAKERS}))
             status = 1
             continue
-        with run.phase(f"make demo: {PAIRS[pair][0]}", "5-10 minutes with the trace, on 2 free cores"):
-            log = run.path(f"demo-{pair}.log")
-            argv = [os.path.join(HERE, "run"), "--results", run.dir, "--kernel-line", PAIRS[pair][3],
-                    "--stock-image", imgs["stock"], "--patched-image", imgs["patched"]] + rest
-            with open(log, "w", encoding="utf-8") as f:
-                rc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT).returncode
-            latest = os.path.realpath(run.path("latest"))
-            if rc != 0 or not os.path.exists(os.path.join(latest, "summary.json")):
-                rows.append(row(pair, None, f"lab/demo/run exited {rc} (log: {log})"))
-                status = 1
-                continue
-            rows.append(row(pair, latest))
-            run.say(f"      {rows[-1]['verdict']}: {rows[-1]['headline']}")
-        with run.phase(f"AF_UNIX waker: {PAIRS[pair][0]}", "2-3 minutes"):
-            d = run.path(f"unixwake-{pair}")
-            log = run.path(f"unixwake-{pair}.log")
-            argv = [os.path.join(TOP, "kernel/selftests/unixwake/run"), "--out", d,
-                    f"stock={imgs['stock']}", f"patched={imgs['patched']}"]
-            with open(log, "w", encoding="utf-8") as f:
-                subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT)
-            rows[-1]["unixwake"] = unixwake(d)
-            run.say(f"      {_unixwake_cell(rows[-1]['unixwake'])} (log: {log})")
+        runs = {}
+        for waker, (name, _) in WAKERS.items():
+            with run.phase(f"make demo, {name} waker: {PAIRS[pair][0]}",
+                           "5-10 minutes with the trace, on 2 free cores"):
+                runs[waker] = run_demo(run, pair, imgs, waker, rest)
+                if isinstance(runs[waker], LabError):
+                    status = 1
+                    run.say(f"      no report: {runs[waker]}")
+                else:
+                    d, _ = demo(runs[waker])
+                    run.say(f"      {d['verdict']}: {d['headline']}")
+        rows.append(row(pair, runs))
+        run.say(f"      the pair: {rows[-1]['verdict'].upper()}")
     with run.phase("the matrix: matrix.json, matrix.md, matrix.html", "a second"):
         write_json(run.path("matrix.json"), {"pairs": rows})
         with open(run.path("matrix.md"), "w", encoding="utf-8") as f:

@@ -10,6 +10,15 @@ from .files import DataError, read_json
 from .summary import HOST_CLOCK_LATE_MS, KERNEL_ORDER, PCT_KEYS
 from .testhost import FIX as FIX_WHAT, preflight, preflight_release
 
+# How loadgen's and the ticker's sends wake the relay (the scenario's
+# af_unix): where a sender throttled inside ep_poll_callback() is, and so
+# what else may boost it out (lab/demo/README.md, "The kernel pairs").
+WAKERS = {
+    False: "UDP on 127.0.0.1: loadgen's sends wake relay from the loopback receive softirq, "
+           "run in the sender's context under its CPU's softirq lock",
+    True: "AF_UNIX datagrams: loadgen's sends wake relay from their own context, outside "
+          "any softirq (the RT ticker stays on UDP)",
+}
 PCT_LABELS = {"p50": "p50", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99", "max": "max"}
 MODEL_VARIANTS = (("rwlock", "rwlock (stock)"),
                   ("pi_mutex", "PI mutex (patched)"),
@@ -109,6 +118,14 @@ def _lift_cells(c):
     return text
 
 
+def _freeze_cell(c):
+    f = c.data.get("guest_freezes")
+    if not f:
+        return "-"
+    inside = f" ({f['in_stalls']} in stalls)" if f.get("in_stalls") else ""
+    return f"{f['count']}, {f['total_ms']:.0f}{inside}"
+
+
 def _throttle_cells(c):
     d = c.data
     if d.get("throttled_periods") is None:
@@ -142,10 +159,8 @@ def demo_view(run_dir, s):
                 _count(c.data.get("rt_late_uncorrected")) for c in cols])] +
               ([] if virtual else [("... more during guest freezes", [
                    _count(c.data.get("rt_late_in_guest_freeze")) for c in cols])]) +
-              [("guest freezes >= 5 ms (count, total ms)", [
-                   "-" if not c.data.get("guest_freezes") else
-                   f"{c.data['guest_freezes']['count']}, {c.data['guest_freezes']['total_ms']:.0f}"
-                   for c in cols])] if rt else []),
+              [("guest freezes >= 5 ms (count, total ms)", [_freeze_cell(c) for c in cols])]
+              if rt else []),
             (f"timer ticks over {late:g} ms late (100 ms windows)", [
                 _count(c.data.get("timer_late_windows")) for c in cols]),
             ("worst stall, ms", [
@@ -170,6 +185,8 @@ def demo_view(run_dir, s):
                       "late" if virtual else
                       "host: guest time is host time; host hiccups become guest latency"))
     facts.append(("initramfs sha256", s.get("initramfs_sha256") or "?"))
+    if "af_unix" in p:
+        facts.append(("how loadgen wakes relay", WAKERS[bool(p["af_unix"])]))
     if p:
         facts.append(("parameters", ", ".join(f"{k}={v}" for k, v in p.items())))
     if s.get("phases"):
@@ -183,8 +200,10 @@ def demo_view(run_dir, s):
             "The guests ran on a virtual clock: QEMU counts instructions and the guest's "
             "time is that count, so the host's scheduling cannot make the guest late. "
             "A thread above every other one on each vCPU wakes every 5 ms and records when "
-            "it woke 5 ms late or more: on this clock it must see nothing, and the run "
-            "is invalid if it does.",
+            "it woke 5 ms late or more: on this clock it must see nothing outside the "
+            "stalls, and the run is invalid if it does. Inside a stall it may: the stalled "
+            "RT ticker holds its CPU's softirq lock, and that CPU's softirq work stands "
+            "still with it.",
             "The virtual clock is faithful to the bug (the inversion needs a preempted "
             "lock holder, not two CPUs in the same nanosecond) but runs the two vCPUs one "
             "after the other: it hides the reader parallelism that the rwlock bought, so "

@@ -52,6 +52,19 @@ grep -q 'timer ticks over 50 ms late' <<<"$out" || fail "no non-RT waker row"
 grep -q 'ksoftirqd' "$TEST_TMP/ticker/report.html" || fail "the page lacks the ksoftirqd caveat"
 check_outputs "$TEST_TMP/ticker"
 [ -s "$TEST_TMP/ticker/plots/distribution-rt.svg" ] || fail "no RT ticker distribution plot"
+# The same run with loadgen on AF_UNIX (af_unix 1): the page says how
+# loadgen woke the relay; the UDP run says it too.
+grep -q "UDP on 127.0.0.1: loadgen's sends wake relay" "$TEST_TMP/ticker/report.html" &&
+	fail "a run without af_unix among its parameters names a waker"
+cp -r "$FIXTURES/report/demo-ticker" "$TEST_TMP/unix"
+json_edit "$TEST_TMP/unix/spec.json" '.scenario.af_unix = 1'
+for k in stock patched; do
+	json_edit "$TEST_TMP/unix/$k/results/scenario.json" '.params.af_unix = 1'
+done
+"$report/summarize" "$TEST_TMP/unix" || fail "summarize (af_unix) exited $?"
+"$report/render" "$TEST_TMP/unix" >/dev/null || fail "render (af_unix) exited $?"
+grep -q "AF_UNIX datagrams: loadgen&#x27;s sends wake relay from their own context" \
+	"$TEST_TMP/unix/report.html" || fail "the page does not say loadgen woke relay over AF_UNIX"
 cp -r "$FIXTURES/report/demo-ticker" "$TEST_TMP/noeffect"
 json_edit "$TEST_TMP/noeffect/stock/results/scenario.json" \
 	'.stalls = [] | .ticker += {late: 0, late_unexplained: 0} | .ticker.latency_us.max = 20000'
@@ -93,6 +106,21 @@ json_edit "$TEST_TMP/vfreeze/stock/results/scenario.json" \
 "$report/summarize" "$TEST_TMP/vfreeze" || fail "summarize (virtual, freeze) exited $?"
 grep -q '"verdict": "invalid"' "$TEST_TMP/vfreeze/summary.json" ||
 	fail "a freeze on the virtual clock did not make the run invalid"
+# The same freezes inside the stock kernel's stalls: its own doing, shown
+# but not against the clock; one of them outside is enough again.
+cp -r "$FIXTURES/report/demo-virtual" "$TEST_TMP/vstall"
+json_edit "$TEST_TMP/vstall/stock/results/scenario.json" \
+	'.ticker.freeze_probes[1] += {freezes: 2, in_stalls: 2, max_ms: 7.5, total_ms: 13.0}'
+"$report/summarize" "$TEST_TMP/vstall" || fail "summarize (virtual, freezes in stalls) exited $?"
+json_ok "$TEST_TMP/vstall/summary.json" '.verdict == "fixed" and .stock.guest_freezes.in_stalls == 2' \
+	"freezes inside the stalls made the run invalid"
+out=$("$report/render" "$TEST_TMP/vstall") || fail "render (virtual, freezes in stalls) exited $?"
+grep -Eq '^  guest freezes >= 5 ms \(count, total ms\) +2, 13 \(2 in stalls\) +0, 0$' <<<"$out" ||
+	fail "the freezes in stalls are not shown apart: $(grep 'guest freezes' <<<"$out")"
+json_edit "$TEST_TMP/vstall/stock/results/scenario.json" '.ticker.freeze_probes[1].in_stalls = 1'
+"$report/summarize" "$TEST_TMP/vstall" || fail "summarize (virtual, a freeze outside) exited $?"
+grep -q '"verdict": "invalid"' "$TEST_TMP/vstall/summary.json" ||
+	fail "a freeze outside the stalls did not make the run invalid"
 
 # 2. The same run with different parameters on the patched kernel: invalid.
 cp -r "$FIXTURES/report/demo" "$TEST_TMP/mixed"

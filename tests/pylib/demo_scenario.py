@@ -72,6 +72,8 @@ def stopped(out):
            "the ticker's late datagrams are not the stall's", t)
     expect([f["cpu"] for f in t["freeze_probes"]] == [s["params"]["watchdog_cpu"], s["params"]["cpu"]],
            "the freeze probes are not on the watchdog's and relay's CPUs", t)
+    expect(all(0 <= f.get("in_stalls", -1) <= f["freezes"] for f in t["freeze_probes"]),
+           "freezes inside stalls are not counted among the freezes", t["freeze_probes"])
     # The relay's own record agrees: one tick at least ~0.5 s late.
     expect(relay["tick_lateness_us"]["max"] >= 450000, "relay's ticks were not 450 ms late",
            relay["tick_lateness_us"])

@@ -20,7 +20,9 @@ SCENARIO = {
     "watchdog": {"polls": 2000, "max_poll_late_ms": 3.5},
     "params": {"cpu": 1, "watchdog_cpu": 0},
     "ticker": {"enabled": True, "echoes": 400, "send_errors": 0, "late": 3, "late_unexplained": 3,
-               "late_in_guest_freeze": 0, "freeze_probes": [{"cpu": 0}, {"cpu": 1}]},
+               "late_in_guest_freeze": 0,
+               "freeze_probes": [{"cpu": 0, "freezes": 0, "in_stalls": 0},
+                                 {"cpu": 1, "freezes": 1, "in_stalls": 1}]},
 }
 RELAY = {"sched": {"realtime": True}, "tick_lateness_us": {"max": 600000}}
 EVENTS = "t_s,kind,detail\n2.16,stall,x\n2.165,quota_lift,y\n2.7,quota_restore,z\n"
@@ -76,6 +78,12 @@ class Stopped(unittest.TestCase):
         self.fails("the quota went back before", lambda s: s["stalls"][0].update(restore_s=2.5))
         self.fails("the stall did not end", lambda s: s["stalls"][0].update(ended=False))
         self.fails("200-1300 ms after the lift", lambda s: s["stalls"][0].update(after_lift_ms=150))
+
+    def test_freezes_inside_stalls(self):
+        self.fails("freezes inside stalls are not counted among the freezes",
+                   lambda s: s["ticker"]["freeze_probes"][0].update(in_stalls=1))
+        self.fails("freezes inside stalls are not counted among the freezes",
+                   lambda s: s["ticker"]["freeze_probes"][1].pop("in_stalls"))
 
     def test_events_files_and_relay(self):
         self.write("events.csv", EVENTS.replace("quota_restore", "stall"))

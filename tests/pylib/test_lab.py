@@ -20,6 +20,7 @@ import soak  # noqa: E402
 from labkit import guest  # noqa: E402
 from labkit import run as labrun  # noqa: E402
 from labkit import spec  # noqa: E402
+from labkit.run import LabError  # noqa: E402
 
 PARAMS = [spec.Param("cpu_quota_pct", "ints", [10, 25], "quotas", lo=1, hi=100),
           spec.Param("period_us", "int", 10000, "period", lo=1000, hi=1000000),
@@ -219,86 +220,83 @@ class MatrixTest(unittest.TestCase):
         self.assertEqual(matrix.obtained(os.path.join(signed, "vmlinuz")), shipped)
         self.assertEqual(matrix.obtained(os.path.join(self.d, "nowhere", "bzImage-stock")), "?")
 
-    def test_rows_table_and_page(self):
-        hist = self.image("h", {"package": "linux", "version": "6.1.8-1", "images_kind": "historical"})
-        run = os.path.join(self.d, "20261204-220000-abcd")
+    def demo_run(self, name, verdict, stock_stalls, hist):
+        """A lab/demo/run directory whose summary has these figures."""
+        run = os.path.join(self.d, name)
         os.makedirs(run)
         s = json.loads(json.dumps(DemoRunsTest.SUMMARY))
-        s["stock"].update(kernel="6.1.8-rt5-relay-historical",
+        s["stock"].update(kernel="6.1.8-rt5-relay-historical", stalls=stock_stalls,
                           kernel_image=os.path.join(hist, "bzImage-historical"))
         s["patched"].update(kernel="6.1.187-rt64-relay-patched", kernel_image="/nowhere/bzImage-patched")
-        s["headline"] = "FIXED: ..."
+        s.update(verdict=verdict, headline=f"{verdict.upper()}: ...")
         with open(os.path.join(run, "summary.json"), "w", encoding="utf-8") as f:
             json.dump(s, f)
-        rows = [matrix.row("6.1.8-rt", run), matrix.row("6.1", None, "lab/demo/run exited 4 (log: x)")]
-        self.assertEqual((rows[0]["stock"]["stalls"], rows[0]["stock"]["rt_p99_9_ms"],
-                          rows[0]["patched"]["rt_max_ms"], rows[0]["verdict"]), (7, 215.0, 0.6, "fixed"))
+        return run
+
+    def test_rows_table_and_page(self):
+        hist = self.image("h", {"package": "linux", "version": "6.1.8-1", "images_kind": "historical"})
+        udp = self.demo_run("20261204-220000-abcd", "no effect", 0, hist)
+        unix = self.demo_run("20261204-221000-ef01", "fixed", 7, hist)
+        rows = [matrix.row("6.1.8-rt", {"udp": udp, "unix": unix}),
+                matrix.row("6.1", {"udp": LabError(1, "lab/demo/run exited 4 (log: x)"),
+                                   "unix": LabError(1, "lab/demo/run exited 4 (log: y)")})]
+        r = rows[0]
+        unix_demo = r["demos"]["unix"]
+        self.assertEqual((r["stock"]["kernel"], unix_demo["stock"]["stalls"],
+                          unix_demo["stock"]["rt_p99_9_ms"], unix_demo["patched"]["rt_max_ms"],
+                          r["demos"]["udp"]["verdict"], r["verdict"]),
+                         ("6.1.8-rt5-relay-historical", 7, 215.0, 0.6, "no effect", "fixed"))
+        self.assertEqual(rows[1]["verdict"], "incomplete")
         md = matrix.markdown(rows)
         self.assertIn("| 6.1.8-rt5-relay-historical (Debian's linux 6.1.8-1 with its own RT patches, "
-                      "as shipped) | 6.1.187-rt64-relay-patched (?) | 7 | 215 / 216 ms | 0 | 0.095 / 0.6 ms "
-                      "| fixed | no trace analysis |", md)
-        self.assertIn("| no report: lab/demo/run exited 4 (log: x) | - |", md)
-        # With the stock guest's chains.json (lab/ktrace/explain), the row
+                      "as shipped) | 6.1.187-rt64-relay-patched (?) | NO EFFECT: stock 0 stalls, RT p99.9 "
+                      "215 / max 216 ms; patched 0 stalls, RT p99.9 0.095 / max 0.6 ms (trace: no trace "
+                      "analysis) | FIXED: stock 7 stalls,", md)
+        self.assertIn("| FIXED |", md)
+        self.assertIn("| - | - | no report: lab/demo/run exited 4 (log: x) | no report: lab/demo/run "
+                      "exited 4 (log: y) | INCOMPLETE |", md)
+        # With the stock guest's chains.json (lab/ktrace/explain), the cell
         # says what the trace found.
-        os.makedirs(os.path.join(run, "stock", "results"))
-        with open(os.path.join(run, "stock", "results", "chains.json"), "w", encoding="utf-8") as f:
+        os.makedirs(os.path.join(udp, "stock", "results"))
+        with open(os.path.join(udp, "stock", "results", "chains.json"), "w", encoding="utf-8") as f:
             json.dump({"totals": {"stalls": 0, "stalls_explained": 0},
                        "contentions": {"rt_waits": 83601, "rt_wait_us": {"max": 926.0},
                                        "lent_by_others": 2064,
                                        "lent_by": {"ktimers/1": 2000, "demo-scenario": 64}}}, f)
-        self.assertEqual(matrix.row("6.1.8-rt", run)["stock_trace"],
+        self.assertEqual(matrix.demo(udp)[0]["stock_trace"],
                          "83601 RT waits on ep->lock, longest 0.93 ms; 2064 ended when another task lent "
                          "the throttled holder its priority through another lock: ktimers/1 (2000), "
                          "demo-scenario (64)")
-        with open(os.path.join(run, "stock", "results", "chains.json"), "w", encoding="utf-8") as f:
+        with open(os.path.join(udp, "stock", "results", "chains.json"), "w", encoding="utf-8") as f:
             json.dump({"totals": {"stalls": 27, "stalls_explained": 26},
                        "contentions": {"rt_waits": 0}}, f)
-        self.assertEqual(matrix.why(run), "26 of 27 stalls explained")
+        self.assertEqual(matrix.why(udp), "26 of 27 stalls explained")
         page = matrix.page(rows)
-        self.assertIn('<a href="20261204-220000-abcd/report.html">historical 6.1.8-rt', page)
-        self.assertIn("no report: lab/demo/run exited 4", page)
+        self.assertIn('<a href="20261204-220000-abcd/report.html"><b>NO EFFECT</b></a>', page)
+        self.assertIn('<a href="20261204-221000-ef01/report.html"><b>FIXED</b></a>', page)
+        self.assertIn("lab/demo/run exited 4 (log: y)", page)
 
-    def unixwake(self, stock, patched):
-        """A kernel/selftests/unixwake/run directory with these rows."""
-        d = tempfile.mkdtemp(dir=self.d)
-        base = {"pings": 2000, "late": 0, "stalls": 0, "ping_us": {"max": 1500.0}}
-        rows = [dict(base, name=n, **kw) if kw.get("outcome") in ("ok", "late", "stalled")
-                else dict(name=n, **kw) for n, kw in (("stock", stock), ("patched", patched)) if kw]
-        with open(os.path.join(d, "unixwake.json"), "w", encoding="utf-8") as f:
-            json.dump({"kernels": rows}, f)
-        return d
-
-    def test_the_af_unix_waker_s_verdict(self):
-        stalled = {"outcome": "stalled", "stalls": 291, "late": 1420, "ping_us": {"max": 106897.9}}
-        ok = {"outcome": "ok"}
+    def test_a_pair_s_verdict_from_its_wakers(self):
         cases = (
-            (stalled, ok, "fixed"),
-            ({"outcome": "late", "late": 708}, ok, "fixed"),
-            ({"outcome": "hung", "blocked": "rt_read_lock < ep_poll_callback"}, ok, "fixed"),
-            (ok, ok, "no effect"),
-            (stalled, {"outcome": "late", "late": 3}, "not fixed"),
-            (stalled, None, "incomplete"),
-            ({"outcome": "failed"}, ok, "incomplete"),
+            (("no effect", "fixed"), "fixed"),
+            (("fixed", "fixed"), "fixed"),
+            (("fixed", "not fixed"), "not fixed"),
+            (("no effect", "no effect"), "no effect"),
+            (("no effect", "incomplete"), "incomplete"),
+            (("no effect", "invalid"), "invalid"),
+            (("incomplete", "invalid"), "invalid"),
+            (("invalid", "fixed"), "fixed"),
+            (("fixed", None), "fixed"),
+            (("no effect", None), "incomplete"),
         )
-        for stock, patched, verdict in cases:
-            self.assertEqual(matrix.unixwake(self.unixwake(stock, patched))["verdict"], verdict,
-                             (stock, patched))
-        u = matrix.unixwake(self.unixwake(stalled, ok))
-        self.assertEqual(u["stock"], {"outcome": "stalled", "pings": 2000, "late": 1420, "stalls": 291,
-                                      "max_ms": 106.8979})
-        self.assertEqual(matrix._unixwake_cell(u), "fixed: stock 1420 of 2000 over 5 ms, max 107 ms, "
-                         "291 stalls; patched 0 of 2000 over 5 ms, max 1.5 ms, 0 stalls")
-        self.assertEqual(matrix._unixwake_cell(matrix.unixwake(self.unixwake({"outcome": "hung"}, ok))),
-                         "fixed: stock hung; patched 0 of 2000 over 5 ms, max 1.5 ms, 0 stalls")
-        self.assertIsNone(matrix.unixwake(os.path.join(self.d, "nowhere")))
-        self.assertEqual(matrix._unixwake_cell(None), "not run")
-        row = {"what": "6.1-rt", "error": "lab/demo/run exited 4", "unixwake": u}
-        self.assertIn("| no report: lab/demo/run exited 4 | - | fixed: stock 1420 of 2000",
-                      matrix.markdown([row]))
+        for (udp, unix), want in cases:
+            demos = {"udp": {"verdict": udp}, "unix": {"verdict": unix} if unix else {"error": "x"}}
+            self.assertEqual(matrix.verdict(demos), want, (udp, unix))
 
     def test_bad_arguments(self):
         for argv, what in ((["--pairs", "6.1,5.10"], "5.10: not one of"),
                            (["--stock-image", "x"], "chooses each pair's kernels"),
+                           (["--af-unix", "1"], "chooses each pair's kernels and wakers"),
                            (["--pairs", "--results", self.d], "--pairs: expected one argument")):
             err = io.StringIO()
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), \

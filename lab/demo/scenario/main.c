@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "cgroup.h"
 #include "clock.h"
 #include "hist.h"
@@ -60,6 +61,9 @@ struct run {
 	int64_t origin_ns;	/* the harness's periodic threads' grid (run_scenario) */
 	json_t *problems;
 	char beat_path[512];
+	char udp_addr[64];		/* relay's UDP listener: the ticker's */
+	char relay_addr[ADDR_TEXT_MAX];	/* where loadgen sends */
+	int old_qlen;		/* max_dgram_qlen before (af_unix), or 0 */
 	char cg_path[4096];	/* kept for the results: cg_close clears r->cg */
 	bool loadgen_interrupted;	/* we ended it at the run's end */
 };
@@ -111,11 +115,57 @@ static bool relay_ready(struct run *r, int within_ms)
 	return false;
 }
 
+/* An AF_UNIX datagram socket queues net.unix.max_dgram_qlen datagrams
+ * (10 by default) and then blocks its senders, where a UDP socket would
+ * hold a receive buffer's worth: room for what a UDP relay would buffer,
+ * so that the two transports differ in the waker and nothing else. Taken
+ * by each socket when it is made, so set before relay and loadgen start;
+ * the old value is put back at the end. */
+#define UNIX_QLEN	4096
+#define UNIX_QLEN_FILE	"/proc/sys/net/unix/max_dgram_qlen"
+#define UNIX_SNDBUF	"8388608"
+
+static int unix_qlen(int set)
+{
+	FILE *f = fopen(UNIX_QLEN_FILE, set ? "w" : "r");
+	int v = -1;
+	if (!f)
+		return -1;
+	if (set ? fprintf(f, "%d\n", set) < 0 : fscanf(f, "%d", &v) != 1)
+		v = -1;
+	else if (set)
+		v = set;
+	return fclose(f) == 0 ? v : -1;
+}
+
+/* Where loadgen reaches relay: its UDP listener on loopback, which the
+ * ticker always uses, or an abstract AF_UNIX name of this run's with room
+ * in its queue. */
+static int relay_address(struct run *r)
+{
+	const struct params *p = &r->p;
+	snprintf(r->udp_addr, sizeof(r->udp_addr), "udp://127.0.0.1:%d", p->port);
+	if (!p->af_unix) {
+		snprintf(r->relay_addr, sizeof(r->relay_addr), "%s", r->udp_addr);
+		return 0;
+	}
+	snprintf(r->relay_addr, sizeof(r->relay_addr), "unix://@relay-demo-%d", (int)getpid());
+	r->old_qlen = unix_qlen(0);
+	if (r->old_qlen < 0 || (r->old_qlen < UNIX_QLEN && unix_qlen(UNIX_QLEN) < 0)) {
+		problem(r, "cannot set %s to %d: %s", UNIX_QLEN_FILE, UNIX_QLEN, strerror(errno));
+		return -1;
+	}
+	fprintf(stderr, "demo-scenario: loadgen sends to %s, %s %d (was %d)\n", r->relay_addr,
+		UNIX_QLEN_FILE, r->old_qlen < UNIX_QLEN ? UNIX_QLEN : r->old_qlen, r->old_qlen);
+	return 0;
+}
+
 static int start_relay(struct run *r)
 {
 	const struct params *p = &r->p;
-	char listen[64], cpu[16], prio[16], tick[16], stats[512], log[512], err[256];
-	snprintf(listen, sizeof(listen), "udp://127.0.0.1:%d", p->port);
+	if (relay_address(r) < 0)
+		return -1;
+	char cpu[16], prio[16], tick[16], stats[512], log[512], err[256];
 	snprintf(cpu, sizeof(cpu), "%d", p->cpu);
 	snprintf(prio, sizeof(prio), "%d", p->relay_prio);
 	snprintf(tick, sizeof(tick), "%d", p->tick_us);
@@ -123,7 +173,11 @@ static int start_relay(struct run *r)
 	path(log, sizeof(log), p->out, "relay.log");
 	snprintf(r->beat_path, sizeof(r->beat_path), "%s/relay-demo-%d.heartbeat",
 		 p->run_dir, (int)getpid());
-	char *argv[] = { (char *)p->relay, "--listen", listen, "--upstream", "echo",
+	/* With af_unix, relay answers loadgen through its AF_UNIX socket,
+	 * whose send buffer holds every answer until the (throttled) sender
+	 * reads it, where UDP charges the receiver: room for a quota
+	 * period's worth, or the answers to loadgen fail (tx_full). */
+	char *argv[] = { (char *)p->relay, "--listen", r->udp_addr, "--upstream", "echo",
 		"--cpus", cpu, "--rt-priority", prio, "--tick-us", tick,
 		"--stats-file", stats, "--heartbeat", r->beat_path, "--admin", "off",
 		/* The demo is about a relay that stays SCHED_FIFO: never let
@@ -131,7 +185,9 @@ static int start_relay(struct run *r)
 		"--rt-budget", "100",
 		/* A handful of sender sockets: keeps the descriptor need
 		 * within a guest's default limit. */
-		"--max-flows", "64", NULL };
+		"--max-flows", "64",
+		/* af_unix: loadgen's listener too (else the list ends here). */
+		p->af_unix ? "--listen" : NULL, r->relay_addr, "--socket-buffer", UNIX_SNDBUF, NULL };
 	if (child_start(&r->relay, "relay", argv, log, err, sizeof(err)) < 0) {
 		problem(r, "%s", err);
 		return -1;
@@ -159,9 +215,8 @@ static int start_relay(struct run *r)
 static int start_loadgen(struct run *r)
 {
 	const struct params *p = &r->p;
-	char target[64], rate[16], dur[16], cpu[16], threads[16], spin[16];
+	char rate[16], dur[16], cpu[16], threads[16], spin[16];
 	char json[512], hgrm[512], ts[512], log[512], err[256];
-	snprintf(target, sizeof(target), "udp://127.0.0.1:%d", p->port);
 	snprintf(rate, sizeof(rate), "%d", p->rate_pps);
 	snprintf(dur, sizeof(dur), "%d", p->duration_s);
 	snprintf(cpu, sizeof(cpu), "%d", p->cpu);
@@ -171,7 +226,7 @@ static int start_loadgen(struct run *r)
 	path(hgrm, sizeof(hgrm), p->out, "loadgen.hgrm");
 	path(ts, sizeof(ts), p->out, "loadgen.timeseries.csv");
 	path(log, sizeof(log), p->out, "loadgen.log");
-	char *argv[] = { (char *)p->loadgen, "--target", target, "--rate", rate,
+	char *argv[] = { (char *)p->loadgen, "--target", r->relay_addr, "--rate", rate,
 		"--duration", dur, "--threads", threads, "--cpus", cpu,
 		"--cgroup", r->cg.path, "--json", json, "--hgrm", hgrm,
 		"--timeseries", ts, "--spin-us", spin, NULL };
@@ -263,10 +318,35 @@ static void ticker_hist_json(struct run *r, json_t *o, const char *key, const st
 	}
 }
 
+/* How many of probe p's freezes overlap a stall the watchdog recorded (to_s:
+ * CLOCK_REALTIME ns to the stalls' seconds). On a stock kernel stalled by
+ * the inversion, the stalled RT ticker holds its CPU's softirq lock (its
+ * loopback send blocks inside it), so that CPU's softirq work and the
+ * threads waiting for it stand still too, and a probe there can wake late:
+ * the stall's doing, not a guest the host did not run. */
+static int64_t freezes_in_stalls(const struct probe *p, const struct watchdog *w,
+				 int64_t to_s, double elapsed_s)
+{
+	int64_t n = 0;
+	for (int i = 0; i < p->nev; i++) {
+		double from = (double)(p->ev[i].from_ns + to_s) / 1e9;
+		double to = (double)(p->ev[i].to_ns + to_s) / 1e9;
+		for (int k = 0; k < w->nstalls; k++) {
+			const struct wd_stall *s = &w->stalls[k];
+			if (from < (s->end_s < 0 ? elapsed_s : s->end_s) && to > s->start_s) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 /* The RT ticker's own view: due time to echo of its datagrams, and send
  * time to echo (ticker.h). */
-static json_t *ticker_json(struct run *r, int64_t t0_ns)
+static json_t *ticker_json(struct run *r, const struct watchdog *w)
 {
+	int64_t t0_ns = w->t0_ns;
 	const struct ticker *t = &r->ticker;
 	json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:I, s:i, s:I, s:I}",
 		"enabled", r->p.ticker_us > 0, "sent", (json_int_t)t->sent,
@@ -282,6 +362,7 @@ static json_t *ticker_json(struct run *r, int64_t t0_ns)
 	 * t0 on CLOCK_MONOTONIC, which is also the kernel trace's clock):
 	 * the trace analysis explains each one. */
 	int64_t to_mono = clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_REALTIME) - t0_ns;
+	double elapsed_s = (double)(clock_ns(CLOCK_MONOTONIC) - t0_ns) / 1e9;
 	json_t *listed = json_array();
 	for (int i = 0; i < t->nlate; i++) {
 		int64_t lat = t->late[i].rx_ns - t->late[i].due_ns;
@@ -302,8 +383,9 @@ static json_t *ticker_json(struct run *r, int64_t t0_ns)
 	json_t *fr = json_array();
 	for (int i = 0; i < 2; i++) {
 		const struct probe *p = &r->probe[i];
-		json_array_append_new(fr, json_pack("{s:i, s:I, s:I, s:f, s:f, s:I}",
+		json_array_append_new(fr, json_pack("{s:i, s:I, s:I, s:I, s:f, s:f, s:I}",
 			"cpu", p->cpu, "wakes", (json_int_t)p->wakes, "freezes", (json_int_t)(p->nev + p->lost),
+			"in_stalls", (json_int_t)freezes_in_stalls(p, w, to_mono, elapsed_s),
 			"max_ms", (double)p->max_late_ns / 1e6, "total_ms", (double)p->total_ns / 1e6,
 			"min_ms", (json_int_t)(p->min_late_ns / 1000000)));
 	}
@@ -344,7 +426,7 @@ static int write_results(struct run *r, const struct watchdog *w, bool have_stat
 		"cgroup", cg,
 		"processes", "relay", relay_how, "loadgen", loadgen_how,
 		"loadgen_stopped_at_end", r->loadgen_interrupted,
-		"ticker", ticker_json(r, w->t0_ns),
+		"ticker", ticker_json(r, w),
 		"problems", json_incref(r->problems));
 	path(out, sizeof(out), r->p.out, "scenario.json");
 	int rc = json_dump_file(doc, out, JSON_INDENT(1) | JSON_REAL_PRECISION(7));
@@ -446,6 +528,9 @@ int main(int argc, char **argv)
 		problem(&r, "relay did not exit cleanly (see relay.log)");
 	cg_close(&r.cg);
 	unlink(r.beat_path);
+	if (r.old_qlen > 0 && r.old_qlen < UNIX_QLEN && unix_qlen(r.old_qlen) < 0)
+		problem(&r, "cannot put %s back to %d: %s", UNIX_QLEN_FILE, r.old_qlen,
+			strerror(errno));
 	fprintf(stderr, "demo-scenario: done after %.1f s: %d stalls, relay %s\n",
 		(double)(clock_ns(CLOCK_MONOTONIC) - r.t0_ns) / 1e9, w.nstalls,
 		child_ok(&r.relay) ? "exited cleanly" : "did not exit cleanly");

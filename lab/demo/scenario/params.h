@@ -40,6 +40,10 @@
 	X(lift_ms, "lift-ms", 1, 600000, 1000, \
 	  "give the quota back if a stall outlives a lift by this (ms)") \
 	X(port, "port", 1, 65535, 7700, "relay's UDP port on 127.0.0.1") \
+	X(af_unix, "af-unix", 0, 1, 0, \
+	  "1: loadgen sends to relay over an abstract AF_UNIX datagram socket " \
+	  "instead (its sends wake relay from their own context, outside any " \
+	  "softirq); the RT ticker stays on UDP") \
 	X(grace_s, "grace-s", 1, 3600, 15, "hard limit past duration_s for everything to end (s)")
 
 struct params {

@@ -4,8 +4,10 @@
  * timer every period; a wake-up later than min_late is a freeze of its CPU
  * (a QEMU vCPU thread the busy host did not run), recorded as an interval
  * of CLOCK_REALTIME (the clock of the ticker's samples). It takes no lock
- * the demo is about: on the stock kernel the ready-list inversion blocks
- * the relay, not a timer wake-up of a higher-priority thread.
+ * the demo is about, but a stock kernel stalled by the inversion can still
+ * hold it off: the blocked RT ticker holds its CPU's softirq lock, and the
+ * softirq work of that CPU waits with it (main.c counts the freezes inside
+ * stalls apart).
  */
 #ifndef DEMO_PROBE_H
 #define DEMO_PROBE_H
