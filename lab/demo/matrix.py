@@ -283,10 +283,10 @@ def matrix(argv):
                 if isinstance(runs[waker], LabError):
                     status = 1
                     run.say(f"      no report: {runs[waker]}")
-                else:
-                    d, _ = demo(runs[waker])
-                    run.say(f"      {d['verdict']}: {d['headline']}")
         rows.append(row(pair, runs))
+        for waker, d in rows[-1]["demos"].items():
+            if "error" not in d:
+                run.say(f"      {WAKERS[waker][0]}: {d['verdict']}: {d['headline']}")
         run.say(f"      the pair: {rows[-1]['verdict'].upper()}")
     with run.phase("the matrix: matrix.json, matrix.md, matrix.html", "a second"):
         write_json(run.path("matrix.json"), {"pairs": rows})

@@ -125,17 +125,24 @@ static bool relay_ready(struct run *r, int within_ms)
 #define UNIX_QLEN_FILE	"/proc/sys/net/unix/max_dgram_qlen"
 #define UNIX_SNDBUF	"8388608"
 
-static int unix_qlen(int set)
+static int qlen_read(void)
 {
-	FILE *f = fopen(UNIX_QLEN_FILE, set ? "w" : "r");
+	FILE *f = fopen(UNIX_QLEN_FILE, "r");
 	int v = -1;
+	if (f && fscanf(f, "%d", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int qlen_write(int v)
+{
+	FILE *f = fopen(UNIX_QLEN_FILE, "w");
 	if (!f)
 		return -1;
-	if (set ? fprintf(f, "%d\n", set) < 0 : fscanf(f, "%d", &v) != 1)
-		v = -1;
-	else if (set)
-		v = set;
-	return fclose(f) == 0 ? v : -1;
+	int rc = fprintf(f, "%d\n", v) < 0 ? -1 : 0;
+	return fclose(f) == 0 ? rc : -1;
 }
 
 /* Where loadgen reaches relay: its UDP listener on loopback, which the
@@ -150,8 +157,8 @@ static int relay_address(struct run *r)
 		return 0;
 	}
 	snprintf(r->relay_addr, sizeof(r->relay_addr), "unix://@relay-demo-%d", (int)getpid());
-	r->old_qlen = unix_qlen(0);
-	if (r->old_qlen < 0 || (r->old_qlen < UNIX_QLEN && unix_qlen(UNIX_QLEN) < 0)) {
+	r->old_qlen = qlen_read();
+	if (r->old_qlen < 0 || (r->old_qlen < UNIX_QLEN && qlen_write(UNIX_QLEN) < 0)) {
 		problem(r, "cannot set %s to %d: %s", UNIX_QLEN_FILE, UNIX_QLEN, strerror(errno));
 		return -1;
 	}
@@ -528,7 +535,7 @@ int main(int argc, char **argv)
 		problem(&r, "relay did not exit cleanly (see relay.log)");
 	cg_close(&r.cg);
 	unlink(r.beat_path);
-	if (r.old_qlen > 0 && r.old_qlen < UNIX_QLEN && unix_qlen(r.old_qlen) < 0)
+	if (r.old_qlen > 0 && r.old_qlen < UNIX_QLEN && qlen_write(r.old_qlen) < 0)
 		problem(&r, "cannot put %s back to %d: %s", UNIX_QLEN_FILE, r.old_qlen,
 			strerror(errno));
 	fprintf(stderr, "demo-scenario: done after %.1f s: %d stalls, relay %s\n",
