@@ -85,9 +85,10 @@ def why(run_dir):
 
 
 # How the co-tenant's sends wake the relay in each pair's two demos (the
-# scenario's af_unix): the flags they add to lab/demo/run.
+# scenario's af_unix): the flags they add to lab/demo/run, both spelled
+# out whatever its default.
 WAKERS = {
-    "udp": ("loopback UDP", []),
+    "udp": ("loopback UDP", ["--af-unix", "0"]),
     "unix": ("AF_UNIX", ["--af-unix", "1"]),
 }
 

@@ -55,14 +55,18 @@ def policy(prio):
     return ["FIFO", 99 - prio] if prio < 100 else ["OTHER", prio - 120]
 
 
-# The frames a kprobe's own breakpoint adds on top of the probed function.
-KPROBE_FRAMES = ("kprobe_int3_handler", "do_int3", "exc_int3", "asm_exc_int3")
+# The frames a kprobe adds on top of the probed function: its breakpoint's,
+# or, once the kernel has optimized the probe into a jump, the handler's and
+# the trampoline's (a bare address: it has no symbol).
+KPROBE_FRAMES = ("kprobe_int3_handler", "do_int3", "exc_int3", "asm_exc_int3",
+                 "kprobe_dispatcher", "opt_pre_handler", "optimized_callback")
 
 
 def where(stack):
     """The first frame of a stack that is not the lock's or the tracer's."""
     for f in stack:
-        if f not in LOCK_FRAMES and f not in KPROBE_FRAMES and not f.startswith(("trace_", "__trace")):
+        if (f not in LOCK_FRAMES and f not in KPROBE_FRAMES
+                and not f.startswith(("trace_", "__trace", "0x"))):
             return f
     return None
 
@@ -273,10 +277,14 @@ def ready_list_offset(tl):
 
 def holders(tl, w, offset):
     """The tasks inside ep_poll_callback on the waited-for lock's epoll
-    instance when the wait began: [(pid, callback interval)]."""
+    instance when the wait began, not themselves waiting for that lock
+    then (a reader queued behind a pending writer is inside the callback
+    too, but holds nothing): [(pid, callback interval)]."""
+    waiting = {x["pid"] for x in tl.waits_between(w["begin"], w["begin"])
+               if x["lock"] == w["lock"] and x["begin"] <= w["begin"]}
     out = []
     for pid in tl.callbacks:
-        if pid == w["pid"]:
+        if pid == w["pid"] or pid in waiting:
             continue
         cb = tl.inside_callback(pid, w["begin"])
         if cb and cb[2] is not None and offset is not None and cb[2] + offset == w["lock"]:

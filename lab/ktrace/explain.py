@@ -141,11 +141,13 @@ class Run:
         return [w for w in self.tl.waits_between(a, b)
                 if self.tl.is_rt(w["pid"]) == rt and chains.on_ready_list(self.tl, w, self.offset)]
 
-    def best_wait(self, a, b, rt=True):
-        """The ready-list wait that covers most of [a, b], and how much of
-        it (s): (None, 0.0) when there is none."""
+    def best_wait(self, a, b, rt=True, pid=None):
+        """The ready-list wait (of pid, if given) that covers most of
+        [a, b], and how much of it (s): (None, 0.0) when there is none."""
         best, most = None, 0.0
         for w in self.ready_list_waits(a, b, rt):
+            if pid is not None and w["pid"] != pid:
+                continue
             end = w["end"] if w["end"] is not None else b
             o = min(end, b) - max(w["begin"], a)
             if o > most:
@@ -161,7 +163,13 @@ class Run:
         a, b = self.t0 + s["start_s"], self.t0 + _stall_end(s)
         row = {"stall": i, "start_s": s["start_s"], "length_ms": s.get("length_ms"),
                "lift_s": s.get("lift_s")}
-        w, covered = self.best_wait(a, b)
+        # A stall is the relay's loop standing still: its own wait is the
+        # chain when it covers the stall. The ticker's, often as long, may
+        # be queued behind the relay's pending write instead (an rwlock
+        # reader behind a writer), one step further from the holder.
+        w, covered = self.best_wait(a, b, pid=self.relay)
+        if covered < STALL_COVERED * (b - a):
+            w, covered = self.best_wait(a, b)
         if w is None:
             row["unexplained"] = "no RT task waited on a ready-list lock during the stall"
         else:

@@ -206,6 +206,40 @@ class StockTest(unittest.TestCase):
         self.assertIn("1 of 1 stalls explained: RT relay (FIFO 50) waited in do_epoll_wait", d["line"])
 
 
+class StockUnixTest(unittest.TestCase):
+    """The AF_UNIX excerpt: one stall in which the RT ticker's wait on the
+    ready-list lock began before the relay's and outlasted it (a reader
+    queued behind the relay's pending write), while the loadgen thread
+    that entered the callback just before the relay's wait sat throttled
+    in it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ex = explain.Run(os.path.join(FIX, "stock-unix"), "stock")
+        cls.doc = cls.ex.document()
+
+    def test_the_stall_s_chain_is_the_relay_s_wait(self):
+        c = one_complete_chain(self, self.doc)
+        self.assertEqual((c["waiter"]["comm"], c["waiter"]["where"]), ("relay", "do_epoll_wait"))
+        # The ticker waited longer: the longest wait alone would name it.
+        s = self.doc["stalls"][0]
+        a, b = self.ex.t0 + s["start_s"], self.ex.t0 + s["start_s"] + s["length_ms"] / 1000
+        longest, _ = self.ex.best_wait(a, b)
+        self.assertEqual(self.ex.tl.comm[longest["pid"]], "demo-scenario")
+
+    def test_a_reader_queued_in_the_callback_holds_nothing(self):
+        c = one_complete_chain(self, self.doc)
+        # Inside the callback when the relay began to wait: the ticker and
+        # ksoftirqd/1, each queued for the lock, and the holder.
+        self.assertEqual((c["holder"]["comm"], c["holder"]["policy"]), ("loadgen", "OTHER"))
+        self.assertNotIn("other_holders", c["holder"])
+        st = c["holder_state"]
+        self.assertEqual((st["state"], st["throttled_in"], st["unthrottled_by"]),
+                         ("throttled", "ep_poll_callback", "cpu.max"))
+        self.assertLess(0, c["released_after_unthrottle_ms"])
+        self.assertLess(c["released_after_unthrottle_ms"], 2)
+
+
 class RawTest(unittest.TestCase):
     """The raw excerpt (stock-raw: a capacity cell's pages, `ktrace stop
     --raw`, read through trace-cmd): the same events and the same chain
@@ -360,6 +394,11 @@ class ThrottledInTest(unittest.TestCase):
         # not inside at the throttle: the frame under the kprobe's own
         self.assertEqual(chains.holder_state(tl, 5, (2.2, 3.5, 0xabc), w, 0)["throttled_in"], "tg_nop")
         self.assertEqual(chains.where(migration), "tg_nop")
+        # Once the kernel optimized the probe into a jump: its handler's
+        # frames and the trampoline's bare address.
+        optimized = ["kprobe_dispatcher", "opt_pre_handler", "optimized_callback",
+                     "0xffffffffa00020b0", "tg_nop", "tg_throttle_down", "walk_tg_tree_from"]
+        self.assertEqual(chains.where(optimized), "tg_nop")
 
 
 class StepTest(unittest.TestCase):
