@@ -175,6 +175,9 @@ class Timeline:
                     ivs[-1][1], ivs[-1][2] = e.ts, unthrottle_cause(e.stack)
         self.begins = [w["begin"] for w in self.waits]
         self.longest_wait = max(((w["end"] or self.last) - w["begin"] for w in self.waits), default=0)
+        self.waits_on = defaultdict(list)      # (pid, lock) -> its waits
+        for w in self.waits:
+            self.waits_on[(w["pid"], w["lock"])].append(w)
 
     def own_prio(self, pid):
         return self.base.get(pid, self.prio.get(pid))
@@ -186,6 +189,13 @@ class Timeline:
     def is_rt(self, pid):
         p = self.own_prio(pid)
         return p is not None and p < 100
+
+    def waiting_at(self, pid, lock, t):
+        """Whether pid was waiting for lock at t (its waits on one lock do
+        not nest: the last one begun by t is the one)."""
+        ws = self.waits_on.get((pid, lock), [])
+        i = bisect.bisect_right(ws, t, key=lambda w: w["begin"]) - 1
+        return i >= 0 and (ws[i]["end"] is None or ws[i]["end"] >= t)
 
     def inside_callback(self, pid, t):
         """pid's ep_poll_callback interval that holds t, or None."""
@@ -280,14 +290,13 @@ def holders(tl, w, offset):
     instance when the wait began, not themselves waiting for that lock
     then (a reader queued behind a pending writer is inside the callback
     too, but holds nothing): [(pid, callback interval)]."""
-    waiting = {x["pid"] for x in tl.waits_between(w["begin"], w["begin"])
-               if x["lock"] == w["lock"] and x["begin"] <= w["begin"]}
     out = []
     for pid in tl.callbacks:
-        if pid == w["pid"] or pid in waiting:
+        if pid == w["pid"]:
             continue
         cb = tl.inside_callback(pid, w["begin"])
-        if cb and cb[2] is not None and offset is not None and cb[2] + offset == w["lock"]:
+        if (cb and cb[2] is not None and offset is not None and cb[2] + offset == w["lock"]
+                and not tl.waiting_at(pid, w["lock"], w["begin"])):
             out.append((pid, cb))
     return out
 
