@@ -636,6 +636,29 @@ class SoftirqTest(unittest.TestCase):
         self.assertEqual(tl.task(77)["policy"], "OTHER")
         self.assertEqual(tl.task(71)["policy"], "FIFO")
 
+    def test_a_reader_s_nested_waits(self):
+        # A reader queued on the rwlock (e90) waits, inside that, for its
+        # rtmutex (e98) twice: it waits for e90 from its first
+        # contention_begin to its last contention_end, and for nothing
+        # after it.
+        lines = [
+            "  ticker-78  [000] d.s13.  1.000: contention_begin: ffff888000b92e90 (flags=READ|RT)",
+            "  ticker-78  [000] d.s13.  1.001: contention_begin: ffff888000b92e98 (flags=RT)",
+            "  ticker-78  [000] d..1.  1.002: contention_end: ffff888000b92e98 (ret=0)",
+            "  ticker-78  [000] d.s13.  1.003: contention_begin: ffff888000b92e98 (flags=RT)",
+            "  ticker-78  [000] d..1.  1.004: contention_end: ffff888000b92e98 (ret=0)",
+            "  ticker-78  [000] d..1.  1.200: contention_end: ffff888000b92e90 (ret=0)",
+        ]
+        tl = chains.Timeline(tracefile.parse(lines))
+        rw, rtm = 0xffff888000b92e90, 0xffff888000b92e98
+        for t in (1.0, 1.0015, 1.0025, 1.0035, 1.1, 1.2):
+            self.assertTrue(tl.waiting_at(78, rw, t), t)
+        self.assertTrue(tl.waiting_at(78, rtm, 1.0035))
+        self.assertFalse(tl.waiting_at(78, rtm, 1.1))
+        for t in (0.9, 1.3):
+            self.assertFalse(tl.waiting_at(78, rw, t), t)
+        self.assertFalse(tl.waiting_at(79, rw, 1.1))
+
     def test_holds_bh(self):
         for flags, held in (("dNs26", True), ("DNZ13", True), ("b...3", True), ("d.H2.", True),
                             ("dN.2.", False), ("d.h3.", False), ("", False), ("d.", False)):
