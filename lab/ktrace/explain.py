@@ -88,6 +88,18 @@ def _stall_end(s):
     return s["start_s"] + s.get("length_ms", 0) / 1000
 
 
+def covering(waits, a, b):
+    """Of waits, the one that covers most of [a, b], and how much of it
+    (s): (None, 0.0) when none does."""
+    best, most = None, 0.0
+    for w in waits:
+        end = w["end"] if w["end"] is not None else b
+        o = min(end, b) - max(w["begin"], a)
+        if o > most:
+            best, most = w, o
+    return best, most
+
+
 class Run:
     """One guest's run: its trace and scenario, and what explains what."""
 
@@ -141,18 +153,10 @@ class Run:
         return [w for w in self.tl.waits_between(a, b)
                 if self.tl.is_rt(w["pid"]) == rt and chains.on_ready_list(self.tl, w, self.offset)]
 
-    def best_wait(self, a, b, rt=True, pid=None):
-        """The ready-list wait (of pid, if given) that covers most of
-        [a, b], and how much of it (s): (None, 0.0) when there is none."""
-        best, most = None, 0.0
-        for w in self.ready_list_waits(a, b, rt):
-            if pid is not None and w["pid"] != pid:
-                continue
-            end = w["end"] if w["end"] is not None else b
-            o = min(end, b) - max(w["begin"], a)
-            if o > most:
-                best, most = w, o
-        return best, most
+    def best_wait(self, a, b, rt=True):
+        """The ready-list wait that covers most of [a, b], and how much of
+        it (s): (None, 0.0) when there is none."""
+        return covering(self.ready_list_waits(a, b, rt), a, b)
 
     def best_chain(self, a, b, rt=True):
         """The chain of the ready-list wait that covers most of [a, b]."""
@@ -167,9 +171,10 @@ class Run:
         # chain when it covers the stall. The ticker's, often as long, may
         # be queued behind the relay's pending write instead (an rwlock
         # reader behind a writer), one step further from the holder.
-        w, covered = self.best_wait(a, b, pid=self.relay)
+        waits = self.ready_list_waits(a, b)
+        w, covered = covering([x for x in waits if x["pid"] == self.relay], a, b)
         if covered < STALL_COVERED * (b - a):
-            w, covered = self.best_wait(a, b)
+            w, covered = covering(waits, a, b)
         if w is None:
             row["unexplained"] = "no RT task waited on a ready-list lock during the stall"
         else:
