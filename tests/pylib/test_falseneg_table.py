@@ -1,4 +1,4 @@
-"""kernel/selftests/falseneg/table.py on the guests' own output
+"""lab/falseneg/table.py on the guests' own output
 (tests/fixtures/falseneg/: a 6.1 PREEMPT_RT kernel with the spinlock fix
 alone and a 6.12 one with the follow-up too), and on broken input."""
 import json
@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "kernel", "selftests", "falseneg"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "lab", "falseneg"))
 import table  # noqa: E402
 
 FIXTURES = os.path.join(HERE, "..", "fixtures", "falseneg")

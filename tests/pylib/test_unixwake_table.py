@@ -1,4 +1,4 @@
-"""kernel/selftests/unixwake/table.py on what the guests left
+"""lab/unixwake/table.py on what the guests left
 (tests/fixtures/unixwake/: a 6.12 stock guest's result, the consoles of a
 6.1-rt and a 6.12 stock guest that hung without the quota lift), and on
 broken input."""
@@ -13,9 +13,9 @@ from contextlib import redirect_stderr, redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures", "unixwake")
-# Loaded by path: kernel/selftests/falseneg has a table.py of its own.
+# Loaded by path: lab/falseneg has a table.py of its own.
 _spec = importlib.util.spec_from_file_location(
-    "unixwake_table", os.path.join(HERE, "..", "..", "kernel", "selftests", "unixwake", "table.py"))
+    "unixwake_table", os.path.join(HERE, "..", "..", "lab", "unixwake", "table.py"))
 table = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(table)
 

@@ -1,7 +1,7 @@
-"""table: what epoll-unixwake saw on each kernel (kernel/selftests/unixwake/run),
+"""table: what epoll-unixwake saw on each kernel (lab/unixwake/run),
 as a table on the terminal and DIR/unixwake.json.
 
-    python3 kernel/selftests/unixwake/table.py DIR NAME...
+    python3 lab/unixwake/table.py DIR NAME...
 
 DIR/NAME/ is kernel/vm/boot's directory of one guest: results/unixwake.json
 when the guest finished, else its outcome and console.log. A guest that
