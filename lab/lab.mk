@@ -31,7 +31,7 @@ demo:
 .PHONY: demo-matrix
 demo-matrix:
 	@mk/deps build report demo
-	@python3 lab/demo/matrix.py --clock $(DEMO_CLOCK) $(DEMO_ARGS)
+	@lab/demo/matrix --clock $(DEMO_CLOCK) $(DEMO_ARGS)
 
 DEMO_RUNS ?= 10
 .PHONY: demo-runs

@@ -18,10 +18,8 @@ import os
 import sys
 from collections import Counter
 
-if __package__ in (None, ""):
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-from ktrace import chains, tracefile  # noqa: E402
-from ktrace.chains import _ms, _s  # noqa: E402
+from . import chains, tracefile
+from .chains import _ms, _s
 
 EX_DATA = 65
 EX_NOINPUT = 66

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# epoll-falseneg (lab/falseneg) on this host's kernel: one
+# epoll-falseneg (kernel/selftests/falseneg) on this host's kernel: one
 # JSON object whose counts add up, exit 1 exactly when it saw a false
 # negative (this host's kernel may have the bug: Debian's 6.1 does), and
 # a bad command line refused with 64 and a word on which flag.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# epoll-unixwake (lab/unixwake) on this host's kernel: 2 s of
+# epoll-unixwake (kernel/selftests/unixwake) on this host's kernel: 2 s of
 # its scenario, one JSON object whose counts add up and whose co-tenant
 # was throttled, exit 1 exactly when it saw a stall or a late ping, and
 # bad command lines refused with 64, naming the flag.

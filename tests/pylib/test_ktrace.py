@@ -7,15 +7,13 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
+from lab.ktrace import chains, explain, tracefile
+from report import summary, why
+
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(TOP, "lab"))
-sys.path.insert(0, os.path.join(TOP, "report"))
-from ktrace import chains, explain, tracefile  # noqa: E402
-from relayreport import summary, why  # noqa: E402
 
 FIX = os.path.join(TOP, "tests", "fixtures", "ktrace")
 

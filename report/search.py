@@ -5,7 +5,7 @@ its range over the searches."""
 from .files import DataError, number
 from .escape import gnuplot_number, gnuplot_string
 from .plots import _block, _gnuplot, head
-from .sweep import fmt_us, objectives, slo_label
+from .slo import fmt_us, objectives, slo_label
 
 # A point's colour says met or missed, its shape which objective (gnuplot's
 # filled disc, square, triangle, diamond).
