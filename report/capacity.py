@@ -12,7 +12,7 @@ from .check import plots as check_plots
 from .files import DataError, number, read_json
 from .page import CSS
 from .escape import gnuplot_number, gnuplot_string, html_text
-from .plots import COLOURS, _block, head, _gnuplot
+from .plots import COLOURS, datablock, head, run_gnuplot
 from .slo import objectives
 
 KERNELS = ("stock", "patched")
@@ -447,7 +447,7 @@ def heatmap(cap, k, crate, out, cb):
     xt = ", ".join(f'"{r / 1000:.3g}k" {i}' for i, r in enumerate(rates))
     yt = ", ".join(f'"{q}%%" {i}' for i, q in enumerate(quotas))  # a tic label is a format
     script = head(820, 120 + 70 * len(quotas), out) + \
-        _block("h", rows) + _block("l", labels) + f"""
+        datablock("h", rows) + datablock("l", labels) + f"""
 set title {gnuplot_string(f"{k}: p99.9 latency (ms) over RT load x co-tenant quota (✗: not met)")} noenhanced
 set xtics ({xt}) rotate by 45 right
 set ytics ({yt})
@@ -465,7 +465,7 @@ unset key
 set style fill solid 1.0 noborder
 plot $h using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, $l using 1:2:3 with labels font ",11"
 """
-    _gnuplot(script, out)
+    run_gnuplot(script, out)
     return True
 
 
@@ -494,7 +494,7 @@ def capacity_plot(cap, crate, out):
                 (f"c{i}", ceil, f'with points pt 9 ps 1.8 lc rgb "{colour}" title '
                                 f'{gnuplot_string(f"{k}: at least (loadgen ceiling)")}')):
             if rows:
-                blocks += _block(name, sorted(rows))
+                blocks += datablock(name, sorted(rows))
                 plots.append(f"${name} using 1:2" + (":3:4 " if name[0] == "f" else " ") + style)
         if found:
             plots.append(f'$f{i} using 1:2 with lines lw 1.5 dt 2 lc rgb "{colour}" notitle')
@@ -508,7 +508,7 @@ set yrange [-{gnuplot_number(top * 0.04)}:{gnuplot_number(top * 1.15)}]
 set offsets graph 0.05, graph 0.05, 0, 0
 set key below horizontal samplen 2
 """
-    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    run_gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
     return True
 
 

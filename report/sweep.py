@@ -24,7 +24,7 @@ import sys
 from . import cli, search
 from .escape import gnuplot_number, gnuplot_string
 from .files import DataError, ToolError, number, read_json
-from .plots import _block, head, _gnuplot
+from .plots import datablock, head, run_gnuplot
 from .slo import fmt_us, objectives, slo_label
 
 # The percentiles a latency curve shows, JSON key and label.
@@ -168,7 +168,7 @@ def latency_plot(curves, slo, out, title, quota=False, knee=None):
     blocks, plots = "", []
     for i, (label, colour, pts) in enumerate(curves):
         rows = [(p["x"], *((p[k] or 0) / 1000.0 for k, _ in PCTS)) for p in pts]
-        blocks += _block(f"c{i}", sorted(rows))
+        blocks += datablock(f"c{i}", sorted(rows))
         for n, (_, name) in enumerate(PCTS):
             if len(curves) == 1:
                 style = f'lc rgb "{PCT_COLOURS[n]}" dt 1'
@@ -205,7 +205,7 @@ set xlabel {gnuplot_string(xlabel)}
 set offsets graph 0.03, graph 0.03, 0, 0
 set key below horizontal samplen 2 maxrows 3
 """
-    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    run_gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
     return True
 
 
