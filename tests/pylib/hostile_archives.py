@@ -73,6 +73,7 @@ def ok():
                     member("./sub", type=tarfile.DIRTYPE, mode=0o755),
                     member("./sub/tool", b"#!/bin/sh\necho hi\n", mode=0o755)])
 
+
 CASES = [
     ("plain", frame(ok()), 0, "ok", "an ordinary archive: files and modes as sent"),
     ("setuid-root", frame(archive([member("./tool", b"\x7fELF not really\n", mode=0o4755, uid=0, gid=0,
