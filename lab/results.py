@@ -11,13 +11,12 @@ Each command's own help says more (report/render --help).
 """
 import argparse
 import datetime
-import json
 import os
 import sys
 
 from report import check as checks
 from report import cli, page, plots, summary, table, testhost, views, why
-from report.files import DataError, ToolError, read_json
+from report.files import DataError, ToolError, output_dir, read_json, write_json, write_text
 
 
 def _param(text):
@@ -50,7 +49,8 @@ def summarize(argv):
     pairs as params.
 
     Exit status: 0 written; 64 bad command line; 65 a result file is
-    missing or malformed."""
+    missing or malformed, or summary.json is there as something other
+    than a file (a link is never written through)."""
     ap = cli.Parser(prog="summarize", description="Combine the per-kernel results of a demo run.")
     ap.add_argument("dir", help="the run directory")
     ap.add_argument("--testhost", action="store_true",
@@ -68,14 +68,10 @@ def summarize(argv):
         else:
             s = summary.build(args.dir, read_json(os.path.join(args.dir, "spec.json")),
                               read_json(os.path.join(args.dir, "run.json")))
+        write_json(os.path.join(args.dir, "summary.json"), s, indent=2)
     except DataError as e:
         print(f"summarize: {e}", file=sys.stderr)
         return 65
-    out = os.path.join(args.dir, "summary.json")
-    with open(out + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(s, f, indent=2)
-        f.write("\n")
-    os.replace(out + ".tmp", out)
     return 0
 
 
@@ -96,18 +92,16 @@ def render(argv):
     try:
         view = views.load(args.dir)
         text = table.render(view)
-        with open(os.path.join(args.dir, "table.txt"), "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text(os.path.join(args.dir, "table.txt"), text)
         sys.stdout.write(text)
         if args.no_html:
             return 0
-        made = plots.draw_all(view, os.path.join(args.dir, "plots"))
-        made += why.draw(view, os.path.join(args.dir, "plots"))
+        plot_dir = output_dir(os.path.join(args.dir, "plots"))
+        made = plots.draw_all(view, plot_dir)
+        made += why.draw(view, plot_dir)
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         out = os.path.join(args.dir, "report.html")
-        with open(out + ".tmp", "w", encoding="utf-8") as f:
-            f.write(page.render(view, made, now))
-        os.replace(out + ".tmp", out)
+        write_text(out, page.render(view, made, now))
         print(f"report: {os.path.abspath(out)}")
         return 0
     except DataError as e:

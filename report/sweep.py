@@ -23,7 +23,7 @@ import sys
 
 from . import cli, search
 from .escape import gnuplot_number, gnuplot_string
-from .files import DataError, ToolError, number, read_json
+from .files import DataError, ToolError, number, output_dir, read_json, write_text
 from .plots import datablock, head, run_gnuplot
 from .slo import fmt_us, objectives, slo_label
 
@@ -196,7 +196,7 @@ def latency_plot(curves, slo, out, title, quota=False, knee=None):
         plots.append(f'NaN with lines lc rgb "#b9770e" lw 2 '
                      f'title {gnuplot_string("knee: saturated from here")}')
     xlabel = "co-tenant CPU quota (%)" if quota else "offered rate (datagrams/s)"
-    script = head(820, 520, out) + blocks + marks + f"""
+    script = head(820, 520) + blocks + marks + f"""
 set title {gnuplot_string(title)} noenhanced
 set logscale y
 set ylabel "latency (ms)"
@@ -235,9 +235,9 @@ def main(argv=None):
             text = table(s)
         sys.stdout.write(text)
         if args.out:
-            os.makedirs(args.out, exist_ok=True)
-            with open(os.path.join(args.out, "table.txt"), "w", encoding="utf-8") as f:
-                f.write(text)
+            os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+            output_dir(args.out)
+            write_text(os.path.join(args.out, "table.txt"), text)
             svg = os.path.join(args.out, "latency.svg")
             plot(s, svg, args.title)
             print(f"plot: {svg}")

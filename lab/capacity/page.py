@@ -14,20 +14,13 @@ Exit status: 0 done; 1 the check failed; 64 bad command line; 65 a result
 file is missing or malformed; 69 gnuplot is missing or failed.
 """
 import datetime
-import json
 import os
 import shutil
 import sys
 
 from report import capacity, cli
 from report.check import CheckError, shoot
-from report.files import DataError, ToolError
-
-
-def write(path, text):
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
+from report.files import DataError, ToolError, write_json, write_text
 
 
 def check(run_dir, screenshot):
@@ -56,12 +49,12 @@ def main(argv=None):
             check(args.dir, not args.no_screenshot)
             return 0
         cap = capacity.build(args.dir)
-        write(os.path.join(args.dir, "capacity.json"), json.dumps(cap, indent=2) + "\n")
+        write_json(os.path.join(args.dir, "capacity.json"), cap, indent=2)
         text = capacity.table(cap)
-        write(os.path.join(args.dir, "table.txt"), text)
+        write_text(os.path.join(args.dir, "table.txt"), text)
         made = capacity.draw_all(cap, os.path.join(args.dir, "plots"))
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        write(os.path.join(args.dir, "capacity.html"), capacity.render_page(cap, made, now))
+        write_text(os.path.join(args.dir, "capacity.html"), capacity.render_page(cap, made, now))
         sys.stdout.write(text)
     except CheckError as e:
         print(f"capacity: {args.dir}: {e}", file=sys.stderr)

@@ -18,6 +18,7 @@ import os
 import sys
 from collections import Counter
 
+from ..labkit.run import LabError, write_json
 from . import chains, tracefile
 from .chains import rel_s, span_ms
 
@@ -541,11 +542,11 @@ def main(argv=None):
     except (tracefile.TraceError, OSError) as e:
         print(f"explain: {e}", file=sys.stderr)
         return EX_DATA
-    out = a.out or os.path.join(a.results, "chains.json")
-    with open(out + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(out + ".tmp", out)
+    try:
+        write_json(a.out or os.path.join(a.results, "chains.json"), doc)
+    except (LabError, OSError) as e:
+        print(f"explain: {e}", file=sys.stderr)
+        return EX_DATA
     print(f"{a.name or a.results}: {doc['line']}")
     return 0
 
