@@ -79,6 +79,10 @@ def _fields(name, body):
         else:
             f["ret"] = int(m["val"])
         return f
+    if name in ("local_timer_entry", "reschedule_entry"):
+        # "vector=236"
+        f = {k: int(v) for k, v in _FIELD.findall(body)}
+        return f if "vector" in f else None
     if name in ("sched_waking", "sched_wakeup", "sched_pi_setprio"):
         m = _COMM_PID.match(body)
         if not m:

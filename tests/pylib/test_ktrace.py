@@ -62,6 +62,12 @@ class ReadTest(unittest.TestCase):
         self.assertEqual((ev[1].comm, ev[1].pid, ev[1].fields["next_pid"], ev[1].fields["prev_comm"]),
                          ("my task", 5, 71, "my task"))
         self.assertEqual(ev[2].fields["ep"], 0xffff888002a34e00)
+        ticks = tracefile.parse(["  <idle>-0  [000] d.h2.  3.7: local_timer_entry: vector=236",
+                                 "  relay-71  [001] d.h1.  3.8: reschedule_entry: vector=253"])
+        self.assertEqual([(e.name, e.fields) for e in ticks],
+                         [("local_timer_entry", {"vector": 236}), ("reschedule_entry", {"vector": 253})])
+        with self.assertRaises(tracefile.TraceError):
+            tracefile.parse(["  <idle>-0  [000] d.h2.  3.7: local_timer_entry: irq=2"])
 
     def test_malformed_lines_are_named(self):
         for bad, what in ((" => orphan_frame", "no <stack trace> line"),
