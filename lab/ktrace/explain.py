@@ -92,8 +92,7 @@ def covering(waits, a, b):
     (s): (None, 0.0) when none does."""
     best, most = None, 0.0
     for w in waits:
-        end = w["end"] if w["end"] is not None else b
-        o = min(end, b) - max(w["begin"], a)
+        o = min(w.until(b), b) - max(w.begin, a)
         if o > most:
             best, most = w, o
     return best, most
@@ -150,7 +149,7 @@ class GuestTrace:
         """The waits on a ready-list lock overlapping [a, b], by RT tasks
         (rt=True) or by the others."""
         return [w for w in self.tl.waits_between(a, b)
-                if self.tl.is_rt(w["pid"]) == rt and chains.on_ready_list(self.tl, w, self.offset)]
+                if self.tl.is_rt(w.pid) == rt and chains.on_ready_list(self.tl, w, self.offset)]
 
     def best_wait(self, a, b, rt=True):
         """The ready-list wait that covers most of [a, b], and how much of
@@ -171,7 +170,7 @@ class GuestTrace:
         # be queued behind the relay's pending write instead (an rwlock
         # reader behind a writer), one step further from the holder.
         waits = self.ready_list_waits(a, b)
-        w, covered = covering([x for x in waits if x["pid"] == self.relay], a, b)
+        w, covered = covering([x for x in waits if x.pid == self.relay], a, b)
         if covered < STALL_COVERED * (b - a):
             w, covered = covering(waits, a, b)
         if w is None:
@@ -219,20 +218,20 @@ class GuestTrace:
                 continue
             # The guest's clock and the trace's agree to some microseconds.
             wk = tl.woken_after(pid, t - (lead if who == "ticker" else 0) - 50e-6)
-            if wk is None or wk[0] > b:
+            if wk is None or wk.ts > b:
                 continue
-            ran = tl.ran_after(pid, wk[0])
-            steps.append({"step": f"until the {who} was woken", "ms": max(0.0, span_ms(t, wk[0]))})
+            ran = tl.ran_after(pid, wk.ts)
+            steps.append({"step": f"until the {who} was woken", "ms": max(0.0, span_ms(t, wk.ts))})
             if ran is None or ran > b:
-                t = max(t, wk[0])
+                t = max(t, wk.ts)
                 continue
-            busy = tl.running(wk[2], wk[0])
-            steps.append({"step": f"the {who}: woken to running on CPU {wk[2]}", "ms": span_ms(wk[0], ran),
+            busy = tl.running(wk.cpu, wk.ts)
+            steps.append({"step": f"the {who}: woken to running on CPU {wk.cpu}", "ms": span_ms(wk.ts, ran),
                           "cpu_ran": "idle" if busy == 0 else (tl.task(busy) if busy else None),
-                          "cpu_silent_ms": span_ms(0, tl.silent(wk[2], wk[0], ran))})
+                          "cpu_silent_ms": span_ms(0, tl.silent(wk.cpu, wk.ts, ran))})
             t = max(t, ran)
             if who == "ticker":
-                t = self._sent(pid, wk[2], a, t, b, steps)
+                t = self._sent(pid, wk.cpu, a, t, b, steps)
         steps.append({"step": "to the echo", "ms": span_ms(t, b)})
         dom = max(steps, key=lambda s: s["ms"] or 0)
         return {"steps": steps, "dominant": dom if len(steps) > 1 else None}
@@ -245,11 +244,11 @@ class GuestTrace:
         one at a time. Returns when the step ended (t when not seen)."""
         start = max(t, slot)
         cb = self.tl.callback_after(pid, start)
-        if cb is None or cb[0] > b:
+        if cb is None or cb.entry > b:
             return t
-        steps.append({"step": "the ticker's datagram into the relay's socket", "ms": span_ms(start, cb[0]),
-                      "cpu_silent_ms": span_ms(0, self.tl.silent(cpu, start, cb[0]))})
-        return cb[0]
+        steps.append({"step": "the ticker's datagram into the relay's socket", "ms": span_ms(start, cb.entry),
+                      "cpu_silent_ms": span_ms(0, self.tl.silent(cpu, start, cb.entry))})
+        return cb.entry
 
     def contentions(self):
         """Every wait on a ready-list lock: by RT waiters (with the holder's
@@ -257,17 +256,18 @@ class GuestTrace:
         tl = self.tl
         rt, other, boosts, lent = [], 0, [], []
         self.longest = self.longest_other = None
+        def longer(w, than):
+            return than is None or w.end - w.begin > than.end - than.begin
         for w in tl.waits:
-            if w["end"] is None or not chains.on_ready_list(tl, w, self.offset):
+            if w.end is None or not chains.on_ready_list(tl, w, self.offset):
                 continue
-            if not tl.is_rt(w["pid"]):
+            if not tl.is_rt(w.pid):
                 other += 1
-                if self.longest_other is None or \
-                        w["end"] - w["begin"] > self.longest_other["end"] - self.longest_other["begin"]:
+                if longer(w, self.longest_other):
                     self.longest_other = w
                 continue
             rt.append(w)
-            if self.longest is None or w["end"] - w["begin"] > self.longest["end"] - self.longest["begin"]:
+            if longer(w, self.longest):
                 self.longest = w
             hs = chains.holders(tl, w, self.offset)
             own = [(pid, b) for pid, b in ((pid, chains.boost_of(tl, pid, w)) for pid, _ in hs) if b]
@@ -280,8 +280,8 @@ class GuestTrace:
             b = next((b for b in (chains.boost_of(tl, pid, w, others=True) for pid, _ in hs) if b), None)
             if b:
                 lent.append((w, b))
-        return {"rt_waits": len(rt), "rt_wait_us": percentiles([(w["end"] - w["begin"]) * 1e6 for w in rt]),
-                "rt_waiters": sorted({tl.comm.get(w["pid"], "?") for w in rt}),
+        return {"rt_waits": len(rt), "rt_wait_us": percentiles([(w.end - w.begin) * 1e6 for w in rt]),
+                "rt_waiters": sorted({tl.comm.get(w.pid, "?") for w in rt}),
                 "boosts": len(boosts),
                 "boosted": sorted({tl.comm.get(pid, "?") for pid, _ in boosts}),
                 "boosted_to": sorted({tuple(b["to"]) for _, b in boosts}),
@@ -291,15 +291,15 @@ class GuestTrace:
                 # {"ktimers/1": n, ...}, the most first; through: the locks
                 "lent_by": dict(Counter(b["by"]["comm"] for _, b in lent).most_common()),
                 "lent_through": dict(Counter(b["through"] for _, b in lent).most_common()),
-                "lent_by_wait_us": percentiles([(w["end"] - w["begin"]) * 1e6 for w, _ in lent]),
+                "lent_by_wait_us": percentiles([(w.end - w.begin) * 1e6 for w, _ in lent]),
                 "non_rt_waits": other}
 
     def running_share(self, pid, a, b):
         """The share of [a, b] pid spent running, from its switches."""
         if pid is None or b <= a:
             return None
-        ins = [t for t, _ in self.tl.runs.get(pid, [])]
-        outs = [t for t, _ in self.tl.stops.get(pid, [])]
+        ins = [r.ts for r in self.tl.runs.get(pid, [])]
+        outs = [r.ts for r in self.tl.stops.get(pid, [])]
         busy = 0.0
         # Whether it was running at a: its last switch before a was in.
         last_in = max((t for t in ins if t <= a), default=None)
@@ -330,7 +330,7 @@ class GuestTrace:
         # A wait counts when its holder sat throttled, lent nothing, for a
         # millisecond of it: the patched kernel's waiter boosts the holder
         # within microseconds, and the wait's rest is not the quota's.
-        locked = [(w["end"] - w["begin"]) * 1000 for w in self.ready_list_waits(a, b)
+        locked = [(w.end - w.begin) * 1000 for w in self.ready_list_waits(a, b)
                   if chains.unlent(self.tl, w, self.offset) >= 1e-3]
         share = self.running_share(self.relay, a, b)
         out = {"target_rate": st.get("target_rate"), "covered": True, "lock_waits": len(locked),

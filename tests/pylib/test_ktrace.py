@@ -102,15 +102,15 @@ class ReadTest(unittest.TestCase):
         for the relay's timerfd, needs CPU 1's softirq lock, which the
         holder has too, and boosts it. The waiter itself lends nothing."""
         tl = chains.Timeline(tracefile.read(os.path.join(FIX, "stock-6.1", "trace.txt.gz")))
-        w = next(w for w in tl.waits if w["lock"] == 0xffff888002b9b290 and w["end"] is not None)
-        self.assertEqual(tl.comm[w["pid"]], "relay")
+        w = next(w for w in tl.waits if w.lock == 0xffff888002b9b290 and w.end is not None)
+        self.assertEqual(tl.comm[w.pid], "relay")
         (holder, _), = chains.holders(tl, w, 0x90)
         self.assertEqual(tl.comm[holder], "loadgen")
         self.assertIsNone(chains.boost_of(tl, holder, w))
         b = chains.boost_of(tl, holder, w, others=True)
         self.assertEqual((b["by"]["comm"], b["through"], b["from"], b["to"]),
                          ("ktimers/1", "0xffff88803e71afa0", ["OTHER", 0], ["FIFO", 1]))
-        self.assertLess(b["after_wait_began_ms"], (w["end"] - w["begin"]) * 1000)
+        self.assertLess(b["after_wait_began_ms"], (w.end - w.begin) * 1000)
 
     def test_the_waits_a_third_task_ended_are_counted(self):
         doc = explain.GuestTrace(os.path.join(FIX, "stock-6.1"), "stock").document()
@@ -229,7 +229,7 @@ class StockUnixTest(unittest.TestCase):
         s = self.doc["stalls"][0]
         a, b = self.ex.t0 + s["start_s"], self.ex.t0 + s["start_s"] + s["length_ms"] / 1000
         longest, _ = self.ex.best_wait(a, b)
-        self.assertEqual(self.ex.tl.comm[longest["pid"]], "demo-scenario")
+        self.assertEqual(self.ex.tl.comm[longest.pid], "demo-scenario")
 
     def test_a_reader_queued_in_the_callback_holds_nothing(self):
         c = one_complete_chain(self, self.doc)
@@ -381,10 +381,10 @@ class ThrottledInTest(unittest.TestCase):
     class Timeline:
         def __init__(self, stack):
             self.last = 10.0
-            self.iv = (2.0, 3.0, "cpu.max", stack, 7)
+            self.iv = chains.Throttle(2.0, 3.0, "cpu.max", stack, 7, "", 1)
 
         def throttled_at(self, t):
-            return ((0x10, 0x20), self.iv) if self.iv[0] <= t <= self.iv[1] else None
+            return ((0x10, 0x20), self.iv) if self.iv.start <= t <= self.iv.end else None
 
         def task(self, pid):
             return {"pid": pid}
@@ -392,11 +392,12 @@ class ThrottledInTest(unittest.TestCase):
     def test_inside_the_callback_or_the_first_frame(self):
         migration = ["kprobe_int3_handler", "do_int3", "exc_int3", "asm_exc_int3", "tg_nop",
                      "enqueue_entity", "migration_cpu_stop"]
-        tl, w = self.Timeline(migration), {"begin": 2.5, "end": 2.9}
-        self.assertEqual(chains.holder_state(tl, 5, (1.0, 3.5, 0xabc), w, 0)["throttled_in"],
+        tl, w = self.Timeline(migration), chains.Wait(5, 1, 0xabc90, "RT", 2.5, 2.9)
+        self.assertEqual(chains.holder_state(tl, 5, chains.Callback(1.0, 3.5, 0xabc), w, 0)["throttled_in"],
                          "ep_poll_callback")
         # not inside at the throttle: the frame under the kprobe's own
-        self.assertEqual(chains.holder_state(tl, 5, (2.2, 3.5, 0xabc), w, 0)["throttled_in"], "tg_nop")
+        self.assertEqual(chains.holder_state(tl, 5, chains.Callback(2.2, 3.5, 0xabc), w, 0)["throttled_in"],
+                         "tg_nop")
         self.assertEqual(chains.where(migration), "tg_nop")
         # Once the kernel optimized the probe into a jump: its handler's
         # frames and the trampoline's bare address.
@@ -580,10 +581,10 @@ class SoftirqTest(unittest.TestCase):
         # Through a lock of no epoll instance: not the ready-list lock the
         # relay boosted the same thread through 46 us into the hold.
         lock = int(h["boost"]["through_lock"], 16)
-        epolls = {cb[2] for cbs in self.run_.tl.callbacks.values() for cb in cbs}
+        epolls = {cb.ep for cbs in self.run_.tl.callbacks.values() for cb in cbs}
         self.assertNotIn(lock - self.doc["ready_list_lock"]["offset_in_eventpoll"], epolls)
-        early = [b for b in self.run_.tl.boosts[77] if b[0] < self.run_.t0 + h["held_until_s"] - 0.001]
-        self.assertTrue(any(b[4] and b[4]["lock"] - 144 in epolls for b in early), early)
+        early = [b for b in self.run_.tl.boosts[77] if b.ts < self.run_.t0 + h["held_until_s"] - 0.001]
+        self.assertTrue(any(b.through and b.through.lock - 144 in epolls for b in early), early)
         self.assertIn("held past 5 ms by a throttled task 1 time, longest 8.0 ms by loadgen/77",
                       self.doc["line"])
 
