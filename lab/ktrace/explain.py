@@ -19,7 +19,7 @@ import sys
 from collections import Counter
 
 from ..labkit.run import LabError, write_json
-from . import chains, tracefile
+from . import chains, scenario, tracefile
 from .chains import rel_s, span_ms
 
 EX_DATA = 65
@@ -55,36 +55,13 @@ def lost(results):
         out["dropped"] += int(cpu.get("dropped events", 0))
         out["overrun"] += int(cpu.get("overrun", 0))
     probes = os.path.join(results, "trace-probes.txt")
-    with open(probes, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            w = line.split()
-            if len(w) != 3 or not w[1].isdigit() or not w[2].isdigit():
-                raise tracefile.TraceError(f"{probes}:{n}: not a kprobe_profile line: {line.strip()[:80]!r}")
-            out["kprobe_missed"] += int(w[2])
+    for n, line in enumerate(tracefile.small_text(probes), 1):
+        w = line.split()
+        if len(w) != 3 or not all(x.isdigit() and len(x) <= 20 for x in w[1:]):
+            raise tracefile.TraceError(f"{probes}:{n}: not a kprobe_profile line: {line.strip()[:80]!r}")
+        out["kprobe_missed"] += int(w[2])
     out["total"] = sum(out.values())
     return out
-
-
-def _read_scenario(results):
-    path = os.path.join(results, "scenario.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            scen = json.load(f)
-    except (OSError, ValueError) as e:
-        raise tracefile.TraceError(f"{path}: {e}")
-    if not isinstance(scen, dict) or not isinstance(scen.get("t0_mono_ns"), int):
-        raise tracefile.TraceError(f"{path}: no t0_mono_ns (a scenario from before the trace)")
-    for key in ("stalls", "params"):
-        if not isinstance(scen.get(key), (list if key == "stalls" else dict)):
-            raise tracefile.TraceError(f"{path}: {key} is missing or of the wrong type")
-    return scen
-
-
-def _stall_end(s):
-    for k in ("end_s", "restore_s"):
-        if isinstance(s.get(k), (int, float)) and s[k] >= 0:
-            return s[k]
-    return s["start_s"] + s.get("length_ms", 0) / 1000
 
 
 def covering(waits, a, b):
@@ -106,8 +83,8 @@ class GuestTrace:
         trace that lost events is read whole: what it saw then ends where
         a buffer filled). A trace whose guest kept some spans only
         (tracefile.kept) is read there, and no further."""
-        self.scen = _read_scenario(results)
-        self.t0 = self.scen["t0_mono_ns"] / 1e9
+        self.scen = scenario.read(results)
+        self.t0 = self.scen.t0
         self.lost = lost(results)
         # No span at all (a sweep that met at every rate it tried, a short
         # one): read whole.
@@ -131,7 +108,7 @@ class GuestTrace:
                 if st.get("dropped events")]
         self.covered_to = min((self.tl.seen[c][-1] if self.tl.seen.get(c) else -math.inf for c in full),
                               default=math.inf)
-        p = self.scen["params"]
+        p = self.scen.params
         self.relay = self._task("relay", p.get("relay_prio"))
         self.ticker = self._task("demo-scenario", p.get("ticker_prio"))
 
@@ -161,10 +138,9 @@ class GuestTrace:
         w, _ = self.best_wait(a, b, rt)
         return chains.chain(self.tl, w, self.offset, self.t0) if w else None
 
-    def stall(self, i, s):
-        a, b = self.t0 + s["start_s"], self.t0 + _stall_end(s)
-        row = {"stall": i, "start_s": s["start_s"], "length_ms": s.get("length_ms"),
-               "lift_s": s.get("lift_s")}
+    def stall(self, s):
+        a, b = self.t0 + s.start_s, self.t0 + s.end_s
+        row = {"stall": s.index, "start_s": s.start_s, "length_ms": s.length_ms, "lift_s": s.lift_s}
         # A stall is the relay's loop standing still: its own wait is the
         # chain when it covers the stall. The ticker's, often as long, may
         # be queued behind the relay's pending write instead (an rwlock
@@ -190,11 +166,11 @@ class GuestTrace:
         return row
 
     def late(self, s):
-        a, b = self.t0 + s["due_s"], self.t0 + s["echo_s"]
-        row = {"due_s": s["due_s"], "latency_ms": span_ms(a, b)}
-        for i, st in enumerate(self.scen["stalls"]):
-            if st["start_s"] <= s["echo_s"] and s["due_s"] <= _stall_end(st):
-                row["in_stall"] = i
+        a, b = self.t0 + s.due_s, self.t0 + s.echo_s
+        row = {"due_s": s.due_s, "latency_ms": span_ms(a, b)}
+        for st in self.scen.stalls:
+            if st.start_s <= s.echo_s and s.due_s <= st.end_s:
+                row["in_stall"] = st.index
                 break
         c = self.best_chain(a, b)
         if c is not None and c["wait"]["ms"] is not None and c["wait"]["ms"] >= 0.1:
@@ -212,7 +188,7 @@ class GuestTrace:
         length and, for the wait to run, what the CPU was doing."""
         tl, steps, t = self.tl, [], a
         # The ticker wakes its lead before the slot and waits on the clock.
-        lead = (self.scen["params"].get("ticker_lead_us") or 0) / 1e6
+        lead = (self.scen.params.get("ticker_lead_us") or 0) / 1e6
         for pid, who in ((self.ticker, "ticker"), (self.relay, "relay")):
             if pid is None:
                 continue
@@ -354,7 +330,7 @@ class GuestTrace:
         the longest, which is the non-RT waker's chain: the relay's timerfd
         tick is a softirq, and no task waits for it to boost the holder."""
         spans = chains.softirq_holds(self.tl, self.t0)
-        late_ms = self.scen["params"].get("late_ms")
+        late_ms = self.scen.params.get("late_ms")
         held = [h["held_ms"] for h in spans if h["held_ms"] is not None]
         done = [h for h in spans if h["complete"]]
         return {"throttles_holding": len(spans), "held_ms": percentiles(held), "late_ms": late_ms,
@@ -369,11 +345,8 @@ class GuestTrace:
         return self.windows is None or any(x - 1e-6 <= a and b <= y + 1e-6 for x, y in self.windows)
 
     def document(self):
-        stalls = [self.stall(i, s) for i, s in enumerate(self.scen["stalls"])
-                  if self.read(self.t0 + s["start_s"], self.t0 + _stall_end(s))]
-        ticker = self.scen.get("ticker") or {}
-        late = [self.late(s) for s in ticker.get("listed") or []
-                if self.read(self.t0 + s["due_s"], self.t0 + s["echo_s"])]
+        stalls = [self.stall(s) for s in self.scen.stalls if self.read(self.t0 + s.start_s, self.t0 + s.end_s)]
+        late = [self.late(s) for s in self.scen.listed if self.read(self.t0 + s.due_s, self.t0 + s.echo_s)]
         doc = {"kernel": self.name,
                "trace": {"events": self.nevents, "lost": self.lost, "complete": self.lost["total"] == 0,
                          "span_s": [rel_s(self.tl.first, self.t0), rel_s(self.tl.last, self.t0)],
@@ -382,8 +355,8 @@ class GuestTrace:
                                                      for a, b in self.windows]},
                "ready_list_lock": {"offset_in_eventpoll": self.offset, "support": self.offset_support},
                "stalls": stalls, "late": late,
-               "late_listed_over_us": ticker.get("list_over_us"),
-               "late_list_complete": ticker.get("listed_complete"),
+               "late_listed_over_us": self.scen.list_over_us,
+               "late_list_complete": self.scen.listed_complete,
                "contentions": self.contentions()}
         # The longest wait of an RT task on a ready-list lock, stall or not:
         # on the patched kernel, what priority inheritance made of the worst.
