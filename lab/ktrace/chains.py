@@ -215,6 +215,7 @@ class Timeline:
         # inheritance saw it (the one a boost started from or went back to):
         # a boosted task runs for a while at its booster's.
         self.prio, self.base = {}, {}
+        lent = set()            # pids running at a priority lent to them
         self.runs = defaultdict(list)          # pid -> [Switch in]
         self.stops = defaultdict(list)         # pid -> [Switch out]
         self.on_cpu = defaultdict(list)        # cpu -> [OnCpu]
@@ -247,8 +248,12 @@ class Timeline:
             self.seen[e.cpu].append(e.ts)
             self.comm.setdefault(e.pid, e.comm)
             if n == "sched_switch":
-                self.prio[f["prev_pid"]] = f["prev_prio"]
-                self.prio[f["next_pid"]] = f["next_prio"]
+                for pid, prio in ((f["prev_pid"], f["prev_prio"]), (f["next_pid"], f["next_prio"])):
+                    self.prio[pid] = prio
+                    if pid in self.base and pid not in lent:
+                        # Not boosted, at another priority: its own changed
+                        # (sched_setscheduler after a boost it once had).
+                        self.base[pid] = prio
                 self.comm[f["next_pid"]] = f["next_comm"]
                 self.stops[f["prev_pid"]].append(Switch(e.ts, e.cpu, f["prev_state"]))
                 self.runs[f["next_pid"]].append(Switch(e.ts, e.cpu))
@@ -276,10 +281,17 @@ class Timeline:
                         break
             elif n == "sched_pi_setprio":
                 old, new = f.get("oldprio"), f.get("newprio")
+                pid = f["pid"]
                 if old is not None and new is not None and old != new:
-                    self.base[f["pid"]] = max(old, new)
+                    if pid not in lent:
+                        self.base[pid] = old
+                    if new < self.base[pid]:
+                        lent.add(pid)
+                    else:
+                        lent.discard(pid)
+                        self.base[pid] = new
                 open_ = waiting.get(e.pid)
-                self.boosts[f["pid"]].append(Boost(e.ts, old, new, e.pid, open_[-1] if open_ else None))
+                self.boosts[pid].append(Boost(e.ts, old, new, e.pid, open_[-1] if open_ else None))
             elif n == "throttle":
                 # A cgroup is throttled per CPU (per run queue), from that
                 # CPU or another one.

@@ -6,7 +6,9 @@ explained from its kernel trace (chains.py), as chains.json.
 RESULTS_DIR holds what the guest sent back: scenario.json, trace.txt.gz
 (or the raw trace/, read through trace-cmd), trace-stats.txt,
 trace-probes.txt. Writes RESULTS_DIR/chains.json (or
---out) and prints its headline. Exit status: 0 written; 2 bad arguments;
+--out) and prints its headline. Besides the stalls and the slow RT
+datagrams, every late wake-up of the freeze probes is explained
+(freezes.py). Exit status: 0 written; 2 bad arguments;
 65 a trace or scenario.json that cannot be read (the file and line named);
 66 no trace in RESULTS_DIR.
 """
@@ -19,7 +21,7 @@ import sys
 from collections import Counter
 
 from ..labkit.run import LabError, write_json
-from . import chains, scenario, tracefile
+from . import chains, freezes, scenario, tracefile
 from .chains import rel_s, span_ms
 
 EX_DATA = 65
@@ -64,6 +66,11 @@ def lost(results):
     return out
 
 
+# The span of each freeze whose flag columns the timeline keeps
+# (freezes.py): from this long before its slot to after its wake-up.
+FREEZE_DETAIL = 1e-3
+
+
 def covering(waits, a, b):
     """Of waits, the one that covers most of [a, b], and how much of it
     (s): (None, 0.0) when none does."""
@@ -97,7 +104,9 @@ class GuestTrace:
             def keep(ts):
                 i = bisect.bisect_right(starts, ts) - 1
                 return i >= 0 and ts <= self.windows[i][1]
-        self.tl = chains.Timeline(tracefile.ievents(results, keep))
+        detail = _merged([(self.t0 + f.due_s - FREEZE_DETAIL, self.t0 + f.woke_s + FREEZE_DETAIL)
+                          for p in self.scen.probes for f in p.freezes or ()])
+        self.tl = chains.Timeline(tracefile.ievents(results, keep), detail)
         self.offset, self.offset_support = chains.ready_list_offset(self.tl)
         self.name = name
         self.nevents = self.tl.count
@@ -344,6 +353,34 @@ class GuestTrace:
         six decimals (trace/kept.txt)."""
         return self.windows is None or any(x - 1e-6 <= a and b <= y + 1e-6 for x, y in self.windows)
 
+    def covers(self, a, b):
+        """Whether the trace saw all of [a, b]: within what was read, what
+        it recorded, and before a buffer filled."""
+        return (self.read(a, b) and self.tl.first is not None and self.tl.first <= a
+                and b <= min(self.tl.last, self.covered_to))
+
+    def freezes(self):
+        """The freeze probes' late wake-ups, each explained (freezes.py),
+        and their count: {"limit_ms", "counted", "listed", "rows", ...}.
+        A probe that counted more freezes than it listed (a scenario from
+        before the list, or a list that filled) leaves the rest
+        unexplained."""
+        rows, counted, unlisted, limit = [], 0, 0, None
+        for p in self.scen.probes:
+            counted += p.count
+            limit = p.min_ms if p.min_ms is not None else limit
+            pid = freezes.probe_pid(self.tl, p.cpu, p.prio)
+            rows += [freezes.explain(self.tl, f, pid, self.t0, self.scen.stalls, self.covers)
+                     for f in p.freezes or ()]
+            unlisted += p.count - len(p.freezes or ())
+        rows.sort(key=lambda r: r["due_s"])
+        causes = Counter(r["cause"] for r in rows if "unexplained" not in r)
+        return {"limit_ms": limit, "counted": counted, "rows": rows, "unlisted": unlisted,
+                "in_stalls": sum(1 for r in rows if "in_stall" in r),
+                "by_cause": {c: causes[c] for c in freezes.CAUSES},
+                "explained": sum(causes.values()),
+                "unexplained": sum(1 for r in rows if "unexplained" in r) + unlisted}
+
     def document(self):
         stalls = [self.stall(s) for s in self.scen.stalls if self.read(self.t0 + s.start_s, self.t0 + s.end_s)]
         late = [self.late(s) for s in self.scen.listed if self.read(self.t0 + s.due_s, self.t0 + s.echo_s)]
@@ -357,6 +394,7 @@ class GuestTrace:
                "stalls": stalls, "late": late,
                "late_listed_over_us": self.scen.list_over_us,
                "late_list_complete": self.scen.listed_complete,
+               "freezes": self.freezes(),
                "contentions": self.contentions()}
         # The longest wait of an RT task on a ready-list lock, stall or not:
         # on the patched kernel, what priority inheritance made of the worst.
@@ -366,14 +404,17 @@ class GuestTrace:
         # ksoftirqd): a waiter that cannot boost a throttled holder.
         doc["longest_non_rt_wait"] = (chains.chain(self.tl, self.longest_other, self.offset, self.t0)
                                       if self.longest_other else None)
-        # Only the text trace's flags columns say which task held its
-        # CPU's softirqs (trace-cmd's report has none).
+        # Only the flag columns say which task held its CPU's softirqs (a
+        # trace without them gets no word rather than a wrong one).
         doc["softirq_held"] = self.softirq_held() if self.tl.flags else None
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),
                          "late_by_lock": sum(1 for s in late if "chain" in s),
-                         "late_vcpu_idle": sum(1 for s in late if vcpu_idle(s))}
+                         "late_vcpu_idle": sum(1 for s in late if vcpu_idle(s)),
+                         "freezes": doc["freezes"]["counted"],
+                         "freezes_explained": doc["freezes"]["explained"],
+                         "freezes_unexplained": doc["freezes"]["unexplained"]}
         doc["line"] = headline(doc)
         return doc
 
@@ -425,6 +466,17 @@ def headline(doc):
                      f"{doc['late_listed_over_us'] / 1000:g} ms explained"
                      + (f" ({t['late_vcpu_idle']} while the ticker's vCPU did not execute)"
                         if t["late_vcpu_idle"] else ""))
+    fr = doc["freezes"]
+    if fr["counted"]:
+        n = fr["counted"]
+        text = (f"{n} freeze{'s' if n != 1 else ''} of the probes over {fr['limit_ms']:g} ms, "
+                f"{fr['explained']} explained (" + ", ".join(
+                    f"{freezes.CAUSES[c]} {k}" for c, k in fr["by_cause"].items() if k)
+                + f"; {fr['in_stalls']} inside stalls)")
+        if fr["unexplained"]:
+            first = next((r for r in fr["rows"] if "unexplained" in r), None)
+            text += f", {fr['unexplained']} unexplained" + (f" (the first {freezes.line(first)})" if first else "")
+        parts.append(text)
     sh = doc["softirq_held"]
     if sh and sh["over_late_ms"]:
         h = sh["longest"]

@@ -689,6 +689,77 @@ class VcpuTest(unittest.TestCase):
         self.assertFalse(explain.vcpu_idle({"path": {"dominant": busy}}))
 
 
+class FreezeTest(unittest.TestCase):
+    """What held a CPU from the freeze probe (freezes.py), on small traces:
+    CPU 0's probe (pid 90, FIFO 90) due at 1.000 s, woken in the timer's
+    interrupt, run at 1.005 s."""
+
+    PROBE = "  <idle>-0 [000] dNh3. 1.000003: sched_waking: comm=demo-scenario pid=90 prio=9 target_cpu=000"
+    RUN = ("  <idle>-0 [000] d..2. 1.005005: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+           "prev_state=R ==> next_comm=demo-scenario next_pid=90 next_prio=9")
+
+    def row(self, lines, stalls=(), covered=lambda a, b: True):
+        from lab.ktrace import freezes, scenario
+        before = ["  demo-scenario-90 [000] d..2. 0.995005: sched_switch: prev_comm=demo-scenario prev_pid=90 "
+                  "prev_prio=9 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"]
+        tl = chains.Timeline(tracefile.parse(before + lines), [(0.99, 1.01)])
+        pid = freezes.probe_pid(tl, 0, 90)
+        self.assertEqual(pid, 90)
+        r = freezes.explain(tl, scenario.Freeze(0, 1.0, 1.005009), pid, 0.0, stalls, covered)
+        r["text"] = freezes.line(r)
+        return r
+
+    def test_the_vcpu_that_did_not_execute(self):
+        other = [f"  loadgen-80 [001] ....1 1.00{i}500: ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888000001000"
+                 for i in range(1, 5)]
+        r = self.row([self.PROBE] + other + [self.RUN])
+        self.assertEqual(r["cause"], "vcpu", r)
+        self.assertIn("CPU 0 logged nothing", r["text"])
+        self.assertIn("CPU 1 ran", r["text"])
+
+    def test_idle_with_the_probe_woken_through_its_ticks(self):
+        ticks = [f"  <idle>-0 [000] dNh1. 1.00{i}004: local_timer_entry: vector=236" for i in range(1, 6)]
+        r = self.row([self.PROBE] + ticks + [self.RUN])
+        self.assertEqual(r["cause"], "idle", r)
+        step = r["steps"][1]
+        self.assertEqual((step["interrupts"], step["need_resched"]), (5, True))
+        self.assertIn("stayed idle 5.002 ms with the probe woken (taking 5 interrupts", r["text"])
+
+    def test_a_task_that_kept_the_cpu(self):
+        lines = [
+            "  <idle>-0 [000] d..2. 0.999000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+            "prev_state=R ==> next_comm=migration/0 next_pid=20 next_prio=0",
+            "  migration/0-20 [000] d.h2. 1.000003: sched_waking: comm=demo-scenario pid=90 prio=9 target_cpu=000",
+        ] + [f"  migration/0-20 [000] d.h1. 1.00{i}004: local_timer_entry: vector=236" for i in range(1, 5)] + [
+            "  migration/0-20 [000] d..2. 1.005005: sched_switch: prev_comm=migration/0 prev_pid=20 prev_prio=0 "
+            "prev_state=S ==> next_comm=demo-scenario next_pid=90 next_prio=9"]
+        r = self.row(lines)
+        self.assertEqual(r["cause"], "task", r)
+        self.assertEqual((r["steps"][1]["task"]["comm"], r["steps"][1]["above_probe"]), ("migration/0", True))
+        self.assertIn("migration/0/20 (FIFO 99) ran 5.002 ms", r["text"])
+
+    def test_in_a_stall(self):
+        from lab.ktrace import scenario
+        ticks = [f"  <idle>-0 [000] dNh1. 1.00{i}004: local_timer_entry: vector=236" for i in range(1, 6)]
+        r = self.row([self.PROBE] + ticks + [self.RUN], stalls=[scenario.Stall(3, 0.9, 1.1, 200.0, 1.09)])
+        self.assertEqual(r["in_stall"], 3)
+        self.assertTrue(r["text"].endswith(", inside stall 3"), r["text"])
+
+    def test_what_the_trace_cannot_account_for(self):
+        # no wake-up of the probe
+        r = self.row([self.RUN.replace("1.005005", "1.007")])
+        self.assertIn("no wake-up of the probe on CPU 0", r["unexplained"])
+        # the span not seen whole (a buffer filled before it)
+        r = self.row([self.PROBE, self.RUN], covered=lambda a, b: False)
+        self.assertIn("does not hold all of it", r["unexplained"])
+        # events on the CPU, nothing else ran: no task and no silence
+        wakes = [f"  demo-scenario-90 [000] d..2. 1.00{i}100: sched_waking: comm=demo-scenario pid=91 prio=9 "
+                 "target_cpu=001" for i in range(1, 5)]
+        r = self.row([self.PROBE] + wakes + [self.RUN])
+        self.assertIn("no other task filled it", r["unexplained"])
+        self.assertIn("unexplained", r["text"])
+
+
 class CliTest(unittest.TestCase):
     def run_explain(self, d):
         return subprocess.run([os.path.join(TOP, "lab", "ktrace", "explain"), d, "--name", "x"],
