@@ -85,6 +85,17 @@ def rows(why):
                 if t.get("late_vcpu_idle") else "")
         return f"{t['late_explained']} of {t['late']} ({t.get('late_by_lock', 0)} by a lock wait{idle})"
 
+    def freezes(w):
+        fr = w.get("freezes")
+        if fr is None:
+            return "not looked at"
+        if not fr.get("counted"):
+            return "none"
+        causes = ", ".join(f"{k} {n}" for k, n in (fr.get("by_cause") or {}).items() if n)
+        text = f"{fr.get('explained')} of {fr.get('counted')} explained" + (f" ({causes})" if causes else "")
+        first = next((r for r in fr.get("rows") or [] if "unexplained" in r), None)
+        return text + (f"; unexplained: {first.get('text')}" if first else "")
+
     def lost(w):
         tr = w["trace"]
         return f"{tr['lost']['total']} of {tr['events']}" + ("" if tr["complete"] else " (incomplete)")
@@ -127,6 +138,7 @@ def rows(why):
         ("... ended by another task boosting the holder through another lock", each(lent)),
         ("RT datagrams over the list limit, explained", each(late)),
         ("non-RT waiter (the caveat)", each(non_rt)),
+        ("freeze probes' late wake-ups, explained", each(freezes)),
         ("trace events lost", each(lost)),
     ]
 
