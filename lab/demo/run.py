@@ -32,9 +32,9 @@ from ..labkit.spec import Param, Parser, SpecError, flags, resolve
 
 PROG = "lab/demo/run"
 HERE = os.path.dirname(os.path.realpath(__file__))
-# A traced guest's RAM: room for lab/ktrace/ktrace's buffers (160 MiB per
-# CPU) beside the run.
-TRACED_MEMORY_MB = 1024
+# A traced guest's RAM: room for lab/ktrace/ktrace's buffers (96 MiB per
+# CPU, lab/demo/init) beside the run.
+TRACED_MEMORY_MB = 512
 
 PARAMS = [
     Param("clock", "str", "virtual", "the guests' clock (kernel/vm/boot)", choices=("virtual", "host")),
@@ -251,7 +251,7 @@ def demo(argv):
             record["initramfs_sha256"] = guest.initramfs(
                 os.path.join(HERE, "init"),
                 dict({f"/bin/{b}": os.path.join(bin_dir, b)
-                      for b in ("relay", "loadgen", "demo-scenario", "labspec")},
+                      for b in ("relay", "loadgen", "demo-scenario", "labspec", "ktrace-drain")},
                      **{"/bin/ktrace": os.path.join(TOP, "lab/ktrace/ktrace")}),
                 run.path("spec.json"), initrd, run.path("initramfs.log"))
         timeout = spec["guest_timeout_s"]

@@ -4,9 +4,10 @@ buffer's own account of what it dropped. The text trace (tracefs' `trace`
 file, trace.txt.gz) is read as it is; the raw one (the buffers' pages,
 trace/, `ktrace stop --raw`) through trace-cmd, whose report says the
 same events in its own words (a sched_switch as `prev:pid [prio] S ==>
-next:pid [prio]`, stack frames with their addresses) and without the
-irqs-off/softirq columns, which only its latency format has, and that
-one cuts task names to 8 characters.
+next:pid [prio]`, stack frames with their addresses). Its latency format
+(report -l) gives the flag columns too, right after the CPU ("1d.s22"),
+and cuts the running task's name to 8 characters: the full names come
+from the events' own fields (sched_switch, sched_waking).
 
 A line the reader does not understand is an error naming the file and the
 line, never a guess: an analysis built on a misread trace would explain
@@ -26,8 +27,17 @@ from dataclasses import dataclass, field
 # "          relay-95      [001] d..2.    12.345678: sched_switch: prev_comm=..."
 # The task's name may hold spaces and dashes; the pid is the last -NUMBER
 # before the CPU column.
-_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d{1,5})\]\s+"
-                   r"(?:(?P<flags>\S{4,7})\s+)?(?P<ts>\d+\.\d+):\s+(?P<name>[\w.]+):\s?(?P<body>.*)$")
+# The CPU column: "[001]" (the kernel's, trace-cmd's), or the CPU with the
+# flag columns right after it, "1d.s22" (trace-cmd report -l).
+_CPU = r"(?:\[(?P<cpu>\d{1,5})\]\s+(?:(?P<flags>\S{4,7})\s+)?|(?P<lcpu>\d{1,5})(?P<lflags>[^\d\s]\S{3,6})\s+)"
+_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?" + _CPU +
+                   r"(?P<ts>\d+\.\d+):\s+(?P<name>[\w.]+):\s?(?P<body>.*)$")
+_LATENCY_CPU = re.compile(r"^(\d{1,5})([^\d\s]\S{3,6})$")
+# The common shapes at once: "comm-pid [cpu] flags ts: name: body" and
+# "comm-pid cpuflags ts: name: body" (one match costs what _split's steps
+# cost the other lines).
+_FAST = re.compile(r"^\s*(.*?)-(\d{1,10})\s+(?:\[(\d{1,5})\]\s+(\S{4,7})\s+|(\d{1,5})([^\d\s]\S{3,6})\s+)"
+                   r"(\d+\.\d+): ([a-z_]\w*):\s*(.*)$")
 _FIELD = re.compile(r"(\w+)=(\S+)")
 _PROBE = re.compile(r"^\((?P<where>[^)]*)\)\s*(?P<rest>.*)$")
 _LOCK = re.compile(r"^(?P<addr>(?:0x)?[0-9a-f]{1,16}) \((?P<what>flags|ret)=(?P<val>[^)]*)\)$")
@@ -38,8 +48,8 @@ _SWITCH = re.compile(r"^prev_comm=(?P<pc>.*?) prev_pid=(?P<pp>\d{1,10}) prev_pri
 _SWITCH_TC = re.compile(r"^(?P<pc>.*):(?P<pp>\d{1,10}) \[(?P<ppr>-?\d{1,4})\] (?P<ps>\S+) ==> "
                         r"(?P<nc>.*):(?P<np>\d{1,10}) \[(?P<npr>-?\d{1,4})\]$")
 # The line a stacktrace trigger prints before the frames.
-_STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d{1,5})\]\s+"
-                    r"(?:\S{4,7}\s+)?\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
+_STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?" + _CPU +
+                    r"\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
 _COMM_PID = re.compile(r"^comm=(?P<comm>.*?) pid=(?P<pid>\d{1,10}) (?P<rest>.*)$")
 
 
@@ -47,7 +57,7 @@ class TraceError(Exception):
     """The trace cannot be read: which file, which line, what was wrong."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     ts: float           # seconds, CLOCK_MONOTONIC (trace_clock mono)
     cpu: int
@@ -107,16 +117,25 @@ MAX_LINE = 64 << 10
 
 
 def _lines(f, source):
-    """The lines of f, each refused (TraceError) past MAX_LINE bytes."""
-    n = 0
+    """The lines of f, each refused (TraceError) past MAX_LINE bytes; read
+    a megabyte at a time (a line at a time costs as much as the line's
+    parsing)."""
+    n, rest = 0, ""
     while True:
-        line = f.readline(MAX_LINE + 1)
-        if not line:
+        block = f.read(1 << 20)
+        if not block:
+            if rest:
+                yield rest
             return
-        n += 1
-        if len(line) > MAX_LINE:
-            raise TraceError(f"{source}:{n}: a line of more than {MAX_LINE} bytes: not a trace")
-        yield line
+        lines = (rest + block).split("\n")
+        rest = lines.pop()
+        for line in lines:
+            if len(line) > MAX_LINE:
+                raise TraceError(f"{source}:{n + 1}: a line of more than {MAX_LINE} bytes: not a trace")
+            n += 1
+            yield line
+        if len(rest) > MAX_LINE:
+            raise TraceError(f"{source}:{n + 1}: a line of more than {MAX_LINE} bytes: not a trace")
 
 
 def _open(path):
@@ -164,9 +183,13 @@ def _split(line):
     that does not add up."""
     head, sep, rest = line.partition(": ")
     if sep:
-        # "comm-pid [cpu] ts" (trace-cmd's), or "comm-pid [cpu] flags ts"
+        # "comm-pid [cpu] ts" (trace-cmd's), "comm-pid [cpu] flags ts", or
+        # "comm-pid cpuflags ts" (trace-cmd report -l)
         cols, flags = head.rsplit(None, 2), ""
-        if len(cols) == 3 and not cols[1].startswith("["):
+        lat = _LATENCY_CPU.match(cols[1]) if len(cols) == 3 else None
+        if lat:
+            cols[1], flags = f"[{lat[1]}]", lat[2]
+        elif len(cols) == 3 and not cols[1].startswith("["):
             cols = head.rsplit(None, 3)
             flags = cols.pop(2) if len(cols) == 4 else ""
         rest3, cpu, ts = cols if len(cols) == 3 else ("", "", "")
@@ -182,8 +205,8 @@ def _split(line):
     m = _LINE.match(line)
     if not m:
         return None
-    return (m["comm"].strip(), int(m["pid"]), int(m["cpu"]), m["flags"] or "", float(m["ts"]),
-            m["name"], m["body"].lstrip(" "))
+    return (m["comm"].strip(), int(m["pid"]), int(m["cpu"] or m["lcpu"]), m["flags"] or m["lflags"] or "",
+            float(m["ts"]), m["name"], m["body"].lstrip(" "))
 
 
 def parse(lines, source="trace"):
@@ -242,7 +265,7 @@ def iparse(lines, source="trace", keep=None):
             in_stack = None
             # The trigger's stack belongs to the event it fired on: the one
             # before it from the same task on the same CPU.
-            pid, cpu = int(m["pid"]), int(m["cpu"])
+            pid, cpu = int(m["pid"]), int(m["cpu"] or m["lcpu"])
             for e in reversed(recent):
                 if e.pid == pid and e.cpu == cpu and not e.stack:
                     in_stack = e.stack
@@ -250,10 +273,15 @@ def iparse(lines, source="trace", keep=None):
             if in_stack is None:
                 in_stack = []   # a stack of an event we did not keep
             continue
-        parts = _split(line)
-        if parts is None:
-            raise TraceError(f"{source}:{n}: not a trace line: {line[:120]!r}")
-        comm, pid, cpu, flags, ts, name, body = parts
+        m = _FAST.match(line)
+        if m:
+            comm, pid, c, flags, lc, lf, ts, name, body = m.groups()
+            pid, cpu, flags, ts = int(pid), int(c or lc), flags or lf, float(ts)
+        else:
+            parts = _split(line)
+            if parts is None:
+                raise TraceError(f"{source}:{n}: not a trace line: {line[:120]!r}")
+            comm, pid, cpu, flags, ts, name, body = parts
         if flags and columns:
             if len(flags) != len(columns):
                 raise TraceError(f"{source}:{n}: {len(flags)} flag columns ({flags!r}), "
@@ -378,7 +406,8 @@ def iread_raw(d, keep=None, cpu_stats=None):
         # Its errors to a file: a pipe that nobody reads until the end
         # could fill and stop it.
         with tempfile.TemporaryFile("w+", prefix="ktrace-err-") as err:
-            p = _trace_cmd(["report", "-i", dat], d, err)
+            # -l: the flag columns, which the plain report leaves out.
+            p = _trace_cmd(["report", "-l", "-i", dat], d, err)
             try:
                 yield from iparse((line for line in _lines(p.stdout, d) if not line.startswith("cpus=")),
                                   d, keep)

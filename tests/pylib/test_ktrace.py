@@ -247,7 +247,7 @@ class StockUnixTest(unittest.TestCase):
 class RawTest(unittest.TestCase):
     """The raw excerpt (stock-raw: a capacity cell's pages, `ktrace stop
     --raw`, read through trace-cmd): the same events and the same chain
-    as a text trace gives, without the flags columns."""
+    as a text trace gives, with the flag columns (report -l)."""
 
     @classmethod
     def setUpClass(cls):
@@ -270,7 +270,9 @@ class RawTest(unittest.TestCase):
         self.assertTrue(stacks)
         self.assertTrue(all(f and " " not in f and "(" not in f for st in stacks for f in st), stacks[0])
         self.assertIn("tg_throttle_down", next(e.stack for e in ev if e.name == "throttle"))
-        self.assertEqual({e.flags for e in ev}, {""})
+        # report -l: the flag columns after the CPU, as the text trace has them
+        self.assertEqual({len(e.flags) for e in ev}, {5})
+        self.assertIn("d.s22", {e.flags for e in ev})
 
     def test_the_stall_has_a_complete_chain(self):
         d = self.doc
@@ -282,8 +284,12 @@ class RawTest(unittest.TestCase):
         text = explain.GuestTrace(os.path.join(FIX, "stock"), "stock").document()
         self.assertEqual(d["ready_list_lock"]["offset_in_eventpoll"],
                          text["ready_list_lock"]["offset_in_eventpoll"])
-        # No flags, no word on the softirqs rather than a wrong one.
-        self.assertIsNone(d["softirq_held"])
+        # The flags say who held CPU 1's softirqs: the throttled holder,
+        # serving them, until the watchdog's lift.
+        h = d["softirq_held"]["longest"]
+        self.assertEqual((h["holder"]["comm"], h["holding"], h["unthrottled_by"]),
+                         ("loadgen", "serving softirqs", "cpu.max"))
+        self.assertGreater(h["held_ms"], 200)
 
     def test_damaged_pages_give_an_error_or_events_never_a_crash(self):
         rnd = random.Random(20261205)
