@@ -140,8 +140,9 @@ def kernel_summary(kdir, rule):
             f"the virtual clock did not hold: {len(f['unexplained'])} freeze probe wake-ups "
             f"{f['min_ms']} ms late or more outside the stalls that the trace does not account for: "
             + "; ".join(x["text"] for x in f["unexplained"][:3]))
-    out["rt_late_borderline"] = (margins.late_borderline(scen, rule.late_ms, os.path.join(res, "scenario.json"))
-                                 if tick.get("enabled") else None)
+    out["rt_late_borderline"] = (
+        margins.late_borderline(scen, rule.late_ms, os.path.join(res, "scenario.json"))
+        if tick.get("enabled") else None)
     # The same datagrams timed from their send() instead of their slot in
     # the schedule: blind to the slots the ticker could not send while its
     # own send() was blocked (coordinated omission), shown for comparison.
@@ -237,8 +238,8 @@ def _freezes(fr, path):
             raise DataError(f"{path}: freezes.rows[{i}] is not a record")
         number(r.get("due_s"), f"{path}: freezes.rows[{i}].due_s")
         rows.append({k: r[k] for k in keep if k in r})
-    return dict({k: fr.get(k) for k in ("limit_ms", "counted", "explained", "unexplained", "in_stalls",
-                                         "by_cause")}, rows=rows)
+    counts = ("limit_ms", "counted", "explained", "unexplained", "in_stalls", "by_cause")
+    return dict({k: fr.get(k) for k in counts}, rows=rows)
 
 
 def _stall_end(s):
@@ -400,9 +401,9 @@ def notes(kernels, rule):
                               f"{x['due_s']:.3f} s lies within its {margins.FREEZE_RESOLUTION_MS:g} ms "
                               f"resolution of the {f.get('min_ms')} ms limit: not taken as the clock failing")
         if rule.clock == "virtual" and k.get("rt_late_borderline"):
-            borderline.append(f"{k['rt_late_borderline']} {name} RT datagrams took over {rule.late_ms:g} ms by "
-                              f"no more than its {margins.bucket_ms(rule.late_ms) * 1000:g} us resolution: "
-                              "not counted late")
+            res_us = margins.bucket_ms(rule.late_ms) * 1000
+            borderline.append(f"{k['rt_late_borderline']} {name} RT datagrams took over {rule.late_ms:g} ms "
+                              f"by no more than its {res_us:g} us resolution: not counted late")
     return explained, borderline
 
 

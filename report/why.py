@@ -16,7 +16,8 @@ FILL = 0.8
 
 def drawn(colour):
     """The colour a lane's bar shows: LANE_COLOURS' at FILL on white."""
-    return "#" + "".join(f"{round(FILL * int(colour[i:i + 2], 16) + (1 - FILL) * 255):02x}" for i in (1, 3, 5))
+    return "#" + "".join(f"{round(FILL * int(colour[i:i + 2], 16) + (1 - FILL) * 255):02x}"
+                         for i in (1, 3, 5))
 
 
 def worst(w):
@@ -193,10 +194,11 @@ def spans_of(c):
         spans.append((3, at, at + (b.get("boosted_ms") or 0) / 1000))
     # The release: a boosted holder goes back to its own priority when it
     # unlocks; else it is seen leaving the callback.
-    release = (t0 + (b["after_wait_began_ms"] + b["boosted_ms"]) / 1000 if b and b.get("boosted_ms") is not None
-               and b.get("after_wait_began_ms") is not None else h.get("released_s"))
-    marks = [(name, (t - t0) * 1000) for name, t in (("released", release), ("waiter ran", c.get("waiter_ran_s")))
-             if t is not None]
+    release = h.get("released_s")
+    if b and b.get("boosted_ms") is not None and b.get("after_wait_began_ms") is not None:
+        release = t0 + (b["after_wait_began_ms"] + b["boosted_ms"]) / 1000
+    at = (("released", release), ("waiter ran", c.get("waiter_ran_s")))
+    marks = [(name, (t - t0) * 1000) for name, t in at if t is not None]
     return [(lane, (a - t0) * 1000, (z - t0) * 1000) for lane, a, z in spans], marks
 
 

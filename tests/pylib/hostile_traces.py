@@ -35,8 +35,8 @@ def text_trace(edit):
     def make(d):
         with gzip.open(os.path.join(KTRACE, "stock", "trace.txt.gz"), "rt", encoding="utf-8") as f:
             lines = f.read().split("\n")[:HEAD_LINES]
-        with gzip.open(os.path.join(d, "trace.txt.gz"), "wt", encoding="utf-8", compresslevel=9) as f:
-            f.write("\n".join(edit(lines)))
+        with gzip.GzipFile(os.path.join(d, "trace.txt.gz"), "wb", 9, mtime=0) as f:
+            f.write("\n".join(edit(lines)).encode())
     return make
 
 
@@ -94,7 +94,7 @@ def typed(**fields):
 def raw_bomb(d):
     """cpu0's pages: 8 MiB of zeros in a few KiB of gzip, where the trace's
     statistics say its buffer held 1.4 MB."""
-    with gzip.open(os.path.join(d, "trace", "cpu0.raw.gz"), "wb", compresslevel=9) as f:
+    with gzip.GzipFile(os.path.join(d, "trace", "cpu0.raw.gz"), "wb", 9, mtime=0) as f:
         block = bytes(1 << 20)
         for _ in range(8):
             f.write(block)
@@ -129,9 +129,11 @@ CASES = [
      65, "scenario.json", "t0_mono_ns of 4400 digits"),
     ("scenario-stall-types", "stock", side_case(scenario(typed(stalls=[1, "two", {"start_s": "x"}]))),
      65, "scenario.json: stalls[0]", "stalls that are not records"),
-    ("scenario-listed-types", "stock", side_case(scenario(typed(ticker={"listed": [{"due_s": None, "echo_s": []}]}))),
+    ("scenario-listed-types", "stock",
+     side_case(scenario(typed(ticker={"listed": [{"due_s": None, "echo_s": []}]}))),
      65, "scenario.json: ticker.listed[0]", "a listed RT datagram without its times"),
-    ("scenario-params-types", "stock", side_case(scenario(typed(params={"relay_prio": "50", "ticker_lead_us": []}))),
+    ("scenario-params-types", "stock",
+     side_case(scenario(typed(params={"relay_prio": "50", "ticker_lead_us": []}))),
      65, "scenario.json: params", "parameters of the wrong type"),
     ("raw-bomb", "stock-raw", raw_bomb,
      65, "cpu0.raw.gz: unpacks to more than", "cpu0's pages: 8 MiB of zeros in 8 KiB of gzip"),

@@ -72,8 +72,8 @@ class VerdictTest(unittest.TestCase):
         self.trace_says([{"cpu": 0, "due_s": 12.345, "late_ms": 5.009, "cause": "idle", "text": text}])
         s = self.build()
         self.assertEqual(s["verdict"], "fixed", s["headline"])
-        self.assertIn("the stock freeze probes woke late 1 time outside the stalls, each explained by the trace "
-                      f"({text})", s["headline"])
+        self.assertIn("the stock freeze probes woke late 1 time outside the stalls, each explained by the "
+                      f"trace ({text})", s["headline"])
         f = s["stock"]["guest_freezes"]
         self.assertEqual((len(f["outside"]), len(f["explained"]), f["unexplained"]), (1, 1, []))
 
@@ -97,8 +97,8 @@ class VerdictTest(unittest.TestCase):
         self.freeze(2.0, 5.009)
         s = self.build()
         self.assertEqual(s["verdict"], "fixed", s["headline"])
-        self.assertIn("borderline: the stock freeze probe's 5.009 ms wake-up on CPU 0 at 2.000 s lies within its "
-                      "0.1 ms resolution of the 5 ms limit", s["headline"])
+        self.assertIn("borderline: the stock freeze probe's 5.009 ms wake-up on CPU 0 at 2.000 s lies within "
+                      "its 0.1 ms resolution of the 5 ms limit", s["headline"])
         self.assertTrue(s["borderline"][0].startswith("the stock freeze probe's 5.009 ms wake-up"))
 
     def test_freezes_in_stalls_are_not_judged(self):
@@ -125,7 +125,8 @@ class VerdictTest(unittest.TestCase):
         edit(os.path.join(self.dir, "patched", "results", "scenario.json"), late)
         s = self.build()
         self.assertEqual(s["verdict"], "fixed", s["headline"])
-        self.assertIn("1 patched RT datagrams took over 5 ms by no more than its 4 us resolution", s["headline"])
+        self.assertIn("1 patched RT datagrams took over 5 ms by no more than its 4 us resolution",
+                      s["headline"])
         # a whole bucket further: late, not fixed
         edit(os.path.join(self.dir, "patched", "results", "scenario.json"),
              lambda s: s["ticker"]["listed"][0].update(echo_s=2.0 + (5.0 + 2 * res) / 1000))
