@@ -19,6 +19,8 @@ import re
 import shutil
 import sys
 
+from tests.pylib.corpus import write_expect
+
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 KTRACE = os.path.join(TOP, "tests", "fixtures", "ktrace")
 DIGITS = "9" * 4400
@@ -144,16 +146,13 @@ def main(out):
     if os.path.isdir(out):
         shutil.rmtree(out)
     os.makedirs(out)
-    lines = []
-    for name, base, change, rc, words, what in CASES:
+    for name, base, change, _, _, _ in CASES:
         d = os.path.join(out, name)
         shutil.copytree(os.path.join(KTRACE, base), d)
         change(d)
-        lines.append(f"{name}\t{rc}\t{words}\t{what}\n")
-    with open(os.path.join(out, "expect.tsv"), "w", encoding="utf-8") as f:
-        f.write("# case\texit status of lab/ktrace/explain\twords its error holds\twhat it is "
-                "(written by tests/pylib/hostile_traces.py)\n")
-        f.writelines(lines)
+    write_expect(out, ("exit status of lab/ktrace/explain", "words its error holds", "what it is"),
+                 [(name, rc, words, what) for name, _, _, rc, words, what in CASES],
+                 "tests/pylib/hostile_traces.py")
 
 
 if __name__ == "__main__":
