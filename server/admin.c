@@ -44,6 +44,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -348,6 +350,34 @@ static void refuse(struct evhttp_request *req, int code, const char *why)
 	reply(req, code, "text/plain; charset=utf-8", why, strlen(why));
 }
 
+/* Why the headers may frame a body, or NULL when they cannot. evhttp
+ * refuses a GET's body (413) but does not read HEAD's, so a body would
+ * be taken for the next request: answered, it smuggles a response past a
+ * proxy that knew the body for a body. And evhttp looks no further than
+ * the first Content-Length (a second one, or "0" then "40", goes unseen)
+ * and keeps a name's blanks before its colon ("Transfer-Encoding :
+ * chunked" is another header to it), where a proxy may take the last
+ * length or the trimmed name. RFC 9112 has a server refuse both (5.1,
+ * 6.3), so every header is looked at here, not the first of a name. */
+static const char *framing_refused(const struct evkeyvalq *in)
+{
+	const struct evkeyval *h;
+	int lengths = 0;
+	TAILQ_FOREACH(h, in, next) {
+		if (h->key[strcspn(h->key, " \t")])
+			return "whitespace in a header name\n";
+		if (strcasecmp(h->key, "Transfer-Encoding") == 0)
+			return "no request body on GET or HEAD\n";
+		if (strcasecmp(h->key, "Content-Length") != 0)
+			continue;
+		if (lengths++)
+			return "Content-Length given more than once\n";
+		if (strcmp(h->value, "0") != 0)
+			return "no request body on GET or HEAD\n";
+	}
+	return NULL;
+}
+
 /* What evhttp lets through that a proxy in front of us would read another
  * way: 0 if none (the request is answered), else the refusal sent. */
 static int refused(struct evhttp_request *req)
@@ -369,14 +399,10 @@ static int refused(struct evhttp_request *req)
 		refuse(req, 505, "only HTTP/1.0 and HTTP/1.1 here\n");
 		return 1;
 	}
-	/* evhttp refuses a GET's body (413) but does not read HEAD's, so the
-	 * body would be taken for the next request: answered, it smuggles a
-	 * response past a proxy that knew the body for a body. */
-	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
-	const char *length = evhttp_find_header(in, "Content-Length");
-	if (evhttp_find_header(in, "Transfer-Encoding") ||
-	    (length && strcmp(length, "0") != 0)) {
-		refuse(req, 400, "no request body on GET or HEAD\n");
+	const char *framing = framing_refused(
+		evhttp_request_get_input_headers(req));
+	if (framing) {
+		refuse(req, 400, framing);
 		return 1;
 	}
 	return 0;
