@@ -8,6 +8,7 @@
 #include "conf.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <ini.h>
 #include <limits.h>
 #include <sched.h>
@@ -25,7 +26,7 @@
 /* What a key holds, for reload's comparison (opt's types say how to parse
  * it), and whether a new value needs a restart. In the descriptor's tag. */
 enum key_kind { K_INT, K_BOOL, K_SCHED, K_LISTEN, K_UPSTREAM, K_ADMIN, K_CPUS,
-		K_PATH };
+		K_PATH, K_GID };
 #define K_KIND(tag)	((enum key_kind)((tag) & 0xff))
 #define RELOAD		0
 #define RESTART		0x100
@@ -35,6 +36,8 @@ static int parse_upstream(void *base, const char *v, char *why, size_t whylen);
 static int parse_admin(void *base, const char *v, char *why, size_t whylen);
 static int parse_cpus(void *base, const char *v, char *why, size_t whylen);
 static int parse_sched(void *base, const char *v, char *why, size_t whylen);
+static int parse_mode(void *base, const char *v, char *why, size_t whylen);
+static int parse_group(void *base, const char *v, char *why, size_t whylen);
 
 #define F(field) offsetof(struct conf, field)
 /* A key whose field has its name: an int within [lo, hi], a bool, a path;
@@ -91,6 +94,12 @@ const struct opt conf_opts[] = {
 	    "on SIGTERM, wait this long for replies"),
 	INT(socket_buffer, 0, 1 << 30, "0", RESTART, "N",
 	    "SO_RCVBUF/SO_SNDBUF bytes, 0: the kernel's"),
+	FUNC(unix_mode, unix_mode, K_INT, parse_mode, NULL, RESTART, "MODE",
+	     "unix:///PATH listeners: the socket file's mode,\n"
+	     "e.g. 0660 (none: what the umask leaves)"),
+	FUNC(unix_group, unix_gid, K_GID, parse_group, NULL, RESTART, "GROUP",
+	     "unix:///PATH listeners: the socket file's group\n"
+	     "(a name or a gid; relay must be in it)"),
 	PATH(stats_file, RESTART, "FILE",
 	     "on exit write FILE (JSON), FILE-derived .hgrm files\n"
 	     "and .timeseries.csv"),
@@ -131,6 +140,8 @@ void conf_defaults(struct conf *c)
 {
 	char why[256];
 	memset(c, 0, sizeof(*c));
+	c->unix_mode = -1;
+	c->unix_gid = (gid_t)-1;
 	if (opt_defaults(conf_opts, conf_nopts, c, why, sizeof(why)) < 0) {
 		fprintf(stderr, "relay: %s\n", why);	/* the table is wrong */
 		abort();
@@ -249,6 +260,48 @@ static int parse_sched(void *base, const char *value, char *why, size_t whylen)
 		return why_set(why, whylen, "'%s' is not a policy (fifo or "
 			       "other)", value);
 	c->sched_other = strcmp(value, "other") == 0;
+	return 0;
+}
+
+static int parse_mode(void *base, const char *value, char *why,
+		      size_t whylen)
+{
+	struct conf *c = base;
+	char *end;
+	long v = strtol(value, &end, 8);
+	/* No set-id nor sticky bits: they mean nothing on a socket. */
+	if (!*value || *end || v < 0 || v > 0777)
+		return why_set(why, whylen, "'%s' is not a mode (octal, 0 to "
+			       "0777, e.g. 0660)", value);
+	c->unix_mode = (int)v;
+	return 0;
+}
+
+/* A number, or a name looked up now. */
+static int parse_group(void *base, const char *value, char *why,
+		       size_t whylen)
+{
+	struct conf *c = base;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(value, &end, 10);
+	if (*value >= '0' && *value <= '9') {
+		/* (gid_t)-1 is no group: chown(2) takes it for "unchanged" */
+		if (*end || errno || v >= UINT32_MAX)
+			return why_set(why, whylen, "'%s' is not a group id",
+				       value);
+		c->unix_gid = (gid_t)v;
+		return 0;
+	}
+	char buf[16384];	/* a group's members come with it */
+	struct group g, *gp = NULL;
+	int e = getgrnam_r(value, &g, buf, sizeof(buf), &gp);
+	if (e)
+		return why_set(why, whylen, "cannot look up group '%s': %s",
+			       value, strerror(e));
+	if (!gp)
+		return why_set(why, whylen, "no group '%s' on this host", value);
+	c->unix_gid = gp->gr_gid;
 	return 0;
 }
 
@@ -494,6 +547,8 @@ static size_t key_size(const struct opt *o)
 		return CONF_PATH_MAX;
 	case K_CPUS:
 		return sizeof(((struct conf *)0)->cpus);
+	case K_GID:
+		return sizeof(gid_t);
 	default:
 		return sizeof(struct addr);
 	}

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include "addr.h"
 #include "opt.h"
 
@@ -51,6 +53,9 @@ struct conf {
 	bool udp_gro;			/* coalesced receive, segmented send */
 	int drain_ms;			/* SIGTERM: wait this long for replies */
 	int socket_buffer;		/* SO_RCVBUF/SO_SNDBUF bytes, 0: kernel's */
+	/* unix:// listeners. */
+	int unix_mode;			/* a path's file's mode, -1: the umask's */
+	gid_t unix_gid;			/* and its group, (gid_t)-1: relay's */
 	char stats_file[CONF_PATH_MAX];
 	char heartbeat[CONF_PATH_MAX];
 	/* Streams: tcp:// and tls:// listeners. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -69,10 +70,14 @@ void control_describe(const struct conf *c, FILE *out)
 static int open_listener(const struct conf *c, const struct addr *a,
 			 char *err, size_t errlen)
 {
-	return addr_socktype(a->kind) == SOCK_DGRAM ?
-		udp_open_listener(a, c->socket_buffer, c->udp_gro, err,
-				  errlen) :
-		tcp_open_listener(a, err, errlen);
+	if (addr_socktype(a->kind) == SOCK_STREAM)
+		return tcp_open_listener(a, err, errlen);
+	const struct udp_listen l = {
+		.socket_buffer = c->socket_buffer, .gro = c->udp_gro,
+		.perm = { .mode = c->unix_mode, .gid = c->unix_gid },
+	};
+	struct sockfile file;
+	return udp_open_listener(a, &l, &file, err, errlen);
 }
 
 /* Open listener a on every loop into fds[]; all or nothing. */
@@ -425,6 +430,13 @@ static void reload_prepare(struct control *ctl)
 static void *reload_main(void *arg)
 {
 	struct control *ctl = arg;
+	/* A umask of its own: binding a unix:///PATH changes it for a moment
+	 * (sockfile.c), which must not reach a file another thread makes.
+	 * Were it refused, none makes one while a reload runs: the stats
+	 * file waits for it (control_drain). */
+	if (unshare(CLONE_FS) < 0)
+		fprintf(stderr, "relay: reload: unshare(CLONE_FS): %s\n",
+			strerror(errno));
 	reload_prepare(ctl);
 	uint64_t one = 1;
 	(void)!write(ctl->reload_efd, &one, sizeof(one));

@@ -102,9 +102,10 @@ static int set_gro(int fd)
 	return setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 }
 
-int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
-		      size_t errlen)
+int udp_open_listener(const struct addr *a, const struct udp_listen *l,
+		      struct sockfile *file, char *err, size_t errlen)
 {
+	memset(file, 0, sizeof(*file));
 	int fd = addr_listen_socket(a, SOCK_DGRAM, err, errlen);
 	if (fd < 0)
 		return -1;
@@ -121,9 +122,12 @@ int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
 		   htonl(INADDR_ANY)) {
 		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	}
-	set_buffers(fd, bufsize);
+	set_buffers(fd, l->socket_buffer);
+	if (a->kind == ADDR_UNIX &&
+	    ((const struct sockaddr_un *)&a->sa)->sun_path[0])
+		return sockfile_bind(fd, a, &l->perm, file, err, errlen);
 	/* GRO is UDP's; an AF_UNIX datagram is always one. */
-	if (gro && a->kind == ADDR_UDP && set_gro(fd) < 0) {
+	if (l->gro && a->kind == ADDR_UDP && set_gro(fd) < 0) {
 		int e = errno;
 		char text[ADDR_TEXT_MAX];
 		snprintf(err, errlen, "%s: udp_gro: UDP_GRO refused: %s (needs "

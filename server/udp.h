@@ -23,6 +23,7 @@
 #include "flow.h"
 #include "heartbeat.h"
 #include "loop.h"
+#include "sockfile.h"
 #include "stats.h"
 
 #define UDP_MAX_LISTEN	STATS_MAX_LISTEN	/* a stats slot each */
@@ -102,15 +103,24 @@ void udp_loop_free(struct udp_loop *u);
 void udp_loop_configure(struct udp_loop *u, const struct addr *upstream,
 			int upstream_id, int idle_ms, int wait_ms);
 
+/* How a listener socket is made. */
+struct udp_listen {
+	int socket_buffer;	/* SO_RCVBUF/SO_SNDBUF bytes, 0: the kernel's */
+	bool gro;
+	struct sockfile_perm perm;	/* unix:///PATH: its file's */
+};
+
 /* A listener socket: bound to a, SO_REUSEPORT (one per loop), timestamps
  * on; bound to a wildcard address it also learns each datagram's
  * destination (IP_PKTINFO), so replies leave from the address the client
- * sent to. With gro, a run of datagrams of one flow arrives as one entry
- * (UDP_GRO) and leaves as one segmented write (UDP_SEGMENT): the receiver
- * still sees each datagram, the relay pays per run. Returns the fd, or -1
- * with err filled (the address and why, e.g. "address already in use"). */
-int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
-		      size_t errlen);
+ * sent to. With l->gro, a run of datagrams of one flow arrives as one
+ * entry (UDP_GRO) and leaves as one segmented write (UDP_SEGMENT): the
+ * receiver still sees each datagram, the relay pays per run. A unix://
+ * listener at a path has its file made as sockfile.h says, into file
+ * (else file is none). Returns the fd, or -1 with err filled (the address
+ * and why, e.g. "address already in use"). */
+int udp_open_listener(const struct addr *a, const struct udp_listen *l,
+		      struct sockfile *file, char *err, size_t errlen);
 
 /* Relay from the listening socket fd, counted under listener id. Returns
  * 0 (fd now belongs to u), or -1/errno (fd stays the caller's). */

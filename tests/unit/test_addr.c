@@ -4,15 +4,11 @@
 #include "addr.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
-#include <unistd.h>
 
 static char why[256];
 
@@ -42,44 +38,6 @@ static void bad(const char *text, int flags, const char *want)
 	if (!strstr(why, want))
 		fprintf(stderr, "  '%s': message '%s' lacks '%s'\n", text, why, want);
 	CHECK(strstr(why, want) != NULL);
-}
-
-/* addr_bind_listener on a unix:// path: a socket left behind by a program
- * that is gone is replaced; a served socket, and a file that is not a
- * socket, are refused with the address named and nothing removed. */
-static void test_unix_bind(void)
-{
-	char dir[] = "/tmp/relay-addr-XXXXXX", text[160], err[256];
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(text, sizeof(text), "unix://%s/s", dir);
-	struct addr a;
-	CHECK_EQ_INT(addr_parse(&a, text, 0, why, sizeof(why)), 0);
-	int live = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
-	CHECK(live >= 0);
-	CHECK_EQ_INT(addr_bind_listener(&a, live, 0, err, sizeof(err)), live);
-
-	int fd = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
-	CHECK_EQ_INT(addr_bind_listener(&a, fd, 0, err, sizeof(err)), -1);
-	CHECK_EQ_INT(errno, EADDRINUSE);
-	CHECK(strstr(err, text) && strstr(err, "a program serves this address"));
-
-	close(live);		/* the path stays: a stale socket */
-	fd = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
-	CHECK(addr_bind_listener(&a, fd, 0, err, sizeof(err)) == fd);
-	close(fd);
-
-	char path[150];
-	snprintf(path, sizeof(path), "%s/s", dir);
-	unlink(path);
-	int file = open(path, O_CREAT | O_WRONLY, 0600);
-	CHECK(file >= 0);
-	close(file);
-	fd = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
-	CHECK_EQ_INT(addr_bind_listener(&a, fd, 0, err, sizeof(err)), -1);
-	struct stat st;
-	CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode));
-	unlink(path);
-	rmdir(dir);
 }
 
 int main(void)
@@ -152,6 +110,5 @@ int main(void)
 	CHECK(addr_equal(&a, &b) && addr_same_socket(&a, &b));
 	addr_parse(&b, "unix://@xy", 0, why, sizeof(why));
 	CHECK(!addr_equal(&a, &b));
-	test_unix_bind();
 	return check_done();
 }

@@ -140,10 +140,38 @@ static void test_validate(void)
 	CHECK(conf_known_key("tick_us"));
 }
 
+/* The unix:// listeners' keys: a mode and a group, each checked as it is
+ * read. */
+static void test_unix(void)
+{
+	struct conf c;
+	conf_defaults(&c);
+	CHECK_EQ_INT(c.unix_mode, -1);
+	CHECK(c.unix_gid == (gid_t)-1);
+	int rc = load(&c, "[relay]\nunix_mode = 0660\nunix_group = root\n");
+	if (rc)
+		fprintf(stderr, "  %s\n", err);
+	CHECK_EQ_INT(rc, 0);
+	CHECK_EQ_INT(c.unix_mode, 0660);
+	CHECK_EQ_INT(c.unix_gid, 0);
+	CHECK_EQ_INT(load(&c, "[relay]\nunix_mode = 600\nunix_group = 4321\n"), 0);
+	CHECK_EQ_INT(c.unix_mode, 0600);
+	CHECK_EQ_INT(c.unix_gid, 4321);
+
+	bad("[relay]\nunix_mode = 0999\n", "t.ini:2: unix_mode: '0999' is not a mode (octal, 0 to 0777");
+	bad("[relay]\nunix_mode = 01660\n", "unix_mode: '01660' is not a mode");
+	bad("[relay]\nunix_mode = rw\n", "unix_mode: 'rw' is not a mode");
+	bad("[relay]\nunix_group = no-such-group-here\n",
+	    "t.ini:2: unix_group: no group 'no-such-group-here' on this host");
+	bad("[relay]\nunix_group = 4294967295\n", "unix_group: '4294967295' is not a group id");
+	bad("[relay]\nunix_mode = 0660\nunix_mode = 0600\n", "t.ini:3: unix_mode: set twice");
+}
+
 int main(void)
 {
 	test_good();
 	test_bad();
 	test_validate();
+	test_unix();
 	return check_done();
 }
