@@ -287,6 +287,19 @@ int admin_healthy(const struct admin_view *v, char *why, size_t whylen)
 	return 1;
 }
 
+int admin_files_present(const struct admin_view *v, char *why,
+			size_t whylen)
+{
+	for (int i = 0; v->udp_files && i < *v->nudp_labels; i++)
+		if (!sockfile_present(&v->udp_files[i])) {
+			snprintf(why, whylen, "%s: the socket file relay made "
+				 "there was removed or replaced (SIGHUP binds "
+				 "it again)\n", v->udp_labels[i].text);
+			return 0;
+		}
+	return 1;
+}
+
 json_t *admin_json_parts(const struct admin_view *v)
 {
 	json_t *l = json_object(), *u = json_object();
@@ -446,7 +459,8 @@ static void handle(struct evhttp_request *req, void *arg)
 	const char *type = "text/plain; charset=utf-8";
 	if (strcmp(path, "/healthz") == 0) {
 		char why[256];
-		if (admin_healthy(v, why, sizeof(why)))
+		if (admin_healthy(v, why, sizeof(why)) &&
+		    admin_files_present(v, why, sizeof(why)))
 			fputs("ok\n", f);
 		else {
 			fputs(why, f);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "sockfile.h"
 #include "tcp.h"
 
 #define HELP(name, help) help,
@@ -25,8 +26,8 @@ static const char *const error_help[] = { STATS_ERRORS(HELP) };
 
 /* Which part of the configuration a family belongs to: it is shown only
  * when relay has that part. */
-enum section { TOTALS, RELOADS, UDP_LISTENERS, UDP_UPSTREAMS, TCP_LISTENERS,
-	       TCP_UPSTREAM, ADMIN };
+enum section { TOTALS, RELOADS, UDP_LISTENERS, UNIX_FILES, UDP_UPSTREAMS,
+	       TCP_LISTENERS, TCP_UPSTREAM, ADMIN };
 
 /* What one request's families are made of, summed once. */
 struct view {
@@ -35,6 +36,7 @@ struct view {
 	const struct stats_snapshot *snap;
 	const struct admin_counts *a;
 	int nl, nu, ntl;
+	int nfiles;			/* unix:///PATH listeners among nl */
 	struct stats_part l[STATS_MAX_LISTEN], u[STATS_MAX_UPSTREAM];
 	char lsel[STATS_MAX_LISTEN][LABEL_MAX + 32];
 	char usel[STATS_MAX_UPSTREAM][LABEL_MAX + 32];
@@ -203,6 +205,15 @@ static void udp_flows(struct view *m, const struct family *f)
 			(long long)m->l[j].flows_active);
 }
 
+static void unix_files(struct view *m, const struct family *f)
+{
+	const struct sockfile *file = m->v->udp_files;
+	for (int j = 0; j < m->nl; j++)
+		if (file[j].path[0])
+			fprintf(m->out, "%s{%s} %d\n", f->name, m->lsel[j],
+				sockfile_present(&file[j]));
+}
+
 static const char *tcp_text(const struct view *m, int i)
 {
 	return m->tl[i];
@@ -315,6 +326,10 @@ static const struct family families[] = {
 	  "Datagrams dropped, per listener and reason", udp_drops, 0 },
 	{ UDP_LISTENERS, "relay_udp_flows_active", "gauge",
 	  "Flows open now, per listener", udp_flows, 0 },
+	{ UNIX_FILES, "relay_unix_socket_file_present", "gauge",
+	  "1 while a unix:///PATH listener's path holds the socket file relay "
+	  "made there, 0 once it was removed or replaced (SIGHUP binds it "
+	  "again)", unix_files, 0 },
 
 	STATS_UCOUNTERS(UDP_UPSTREAM)
 	{ UDP_UPSTREAMS, "relay_udp_upstream_drops_total", "counter",
@@ -358,6 +373,7 @@ static void gather(struct view *m)
 	m->nu = *v->nudp_upstreams;
 	char label[LABEL_MAX];
 	for (int j = 0; j < m->nl; j++) {
+		m->nfiles += v->udp_files && v->udp_files[j].path[0];
 		stats_part_sum(&m->l[j], v->stats, v->n, false,
 			       v->udp_labels[j].id);
 		label_value(v->udp_labels[j].text, label);
@@ -391,6 +407,8 @@ static bool shown(const struct view *m, enum section s)
 		return m->v->reloads;
 	case UDP_LISTENERS:
 		return m->nl > 0;
+	case UNIX_FILES:
+		return m->nfiles > 0;
 	case UDP_UPSTREAMS:
 		return m->nu > 0;
 	case TCP_LISTENERS:

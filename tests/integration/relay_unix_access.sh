@@ -64,6 +64,7 @@ as 65534 65534 "" python3 "$FIXTURES/relay/udptool.py" squat \
 	fail "another user bound a socket in relay's directory"
 grep -q "Permission denied" "$TEST_TMP/client" || fail "not refused by permission: $(cat "$TEST_TMP/client")"
 stop_relay
+[ ! -e "$sock" ] || fail "relay left its socket file behind"
 expect_exit 69 "unix_group: relay must be a member of the group" "$TEST_TMP/relay-as" \
 	--listen "unix://$sock" --upstream echo --cpus 0 --allow-non-rt --admin off \
 	--unix-group "$other"
