@@ -351,8 +351,11 @@ int addr_bind_listener(const struct addr *a, int fd, int backlog, char *err,
 	snprintf(err, errlen, "%s: cannot listen: %s%s", text, strerror(e),
 		 e != EADDRINUSE ? (e == EADDRNOTAVAIL ?
 				    " (no interface has this address)" : "") :
-		 a->kind == ADDR_UNIX ? " (a program serves this address, or "
-					"a file that is not a socket is there)" :
+		 a->kind == ADDR_UNIX ? " (another program holds this name: "
+					"an abstract name has no owner, so any "
+					"program may take it first; a "
+					"unix:///PATH in a directory only relay "
+					"may write cannot be taken)" :
 		 " (another program holds this port)");
 	close(fd);
 	errno = e;

@@ -8,7 +8,6 @@
 #include "conf.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <ini.h>
 #include <limits.h>
 #include <sched.h>
@@ -26,7 +25,7 @@
 /* What a key holds, for reload's comparison (opt's types say how to parse
  * it), and whether a new value needs a restart. In the descriptor's tag. */
 enum key_kind { K_INT, K_BOOL, K_SCHED, K_LISTEN, K_UPSTREAM, K_ADMIN, K_CPUS,
-		K_PATH, K_GID };
+		K_PATH, K_GID, K_PEERS };
 #define K_KIND(tag)	((enum key_kind)((tag) & 0xff))
 #define RELOAD		0
 #define RESTART		0x100
@@ -38,6 +37,7 @@ static int parse_cpus(void *base, const char *v, char *why, size_t whylen);
 static int parse_sched(void *base, const char *v, char *why, size_t whylen);
 static int parse_mode(void *base, const char *v, char *why, size_t whylen);
 static int parse_group(void *base, const char *v, char *why, size_t whylen);
+static int parse_allow(void *base, const char *v, char *why, size_t whylen);
 
 #define F(field) offsetof(struct conf, field)
 /* A key whose field has its name: an int within [lo, hi], a bool, a path;
@@ -100,6 +100,9 @@ const struct opt conf_opts[] = {
 	FUNC(unix_group, unix_gid, K_GID, parse_group, NULL, RESTART, "GROUP",
 	     "unix:///PATH listeners: the socket file's group\n"
 	     "(a name or a gid; relay must be in it)"),
+	FUNC(unix_allow, unix_allow, K_PEERS, parse_allow, NULL, RELOAD, "LIST",
+	     "unix:// listeners: take datagrams only from these\n"
+	     "senders: uid:ID,gid:ID,... (none: anyone)"),
 	PATH(stats_file, RESTART, "FILE",
 	     "on exit write FILE (JSON), FILE-derived .hgrm files\n"
 	     "and .timeseries.csv"),
@@ -277,32 +280,22 @@ static int parse_mode(void *base, const char *value, char *why,
 	return 0;
 }
 
-/* A number, or a name looked up now. */
 static int parse_group(void *base, const char *value, char *why,
 		       size_t whylen)
 {
 	struct conf *c = base;
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(value, &end, 10);
-	if (*value >= '0' && *value <= '9') {
-		/* (gid_t)-1 is no group: chown(2) takes it for "unchanged" */
-		if (*end || errno || v >= UINT32_MAX)
-			return why_set(why, whylen, "'%s' is not a group id",
-				       value);
-		c->unix_gid = (gid_t)v;
-		return 0;
-	}
-	char buf[16384];	/* a group's members come with it */
-	struct group g, *gp = NULL;
-	int e = getgrnam_r(value, &g, buf, sizeof(buf), &gp);
-	if (e)
-		return why_set(why, whylen, "cannot look up group '%s': %s",
-			       value, strerror(e));
-	if (!gp)
-		return why_set(why, whylen, "no group '%s' on this host", value);
-	c->unix_gid = gp->gr_gid;
+	uint32_t gid;
+	if (peer_id(true, value, &gid, why, whylen) < 0)
+		return -1;
+	c->unix_gid = (gid_t)gid;
 	return 0;
+}
+
+static int parse_allow(void *base, const char *value, char *why,
+		       size_t whylen)
+{
+	return peer_parse(&((struct conf *)base)->unix_allow, value, why,
+			  whylen);
 }
 
 int conf_set(struct conf *c, const char *key, const char *value,
@@ -549,6 +542,8 @@ static size_t key_size(const struct opt *o)
 		return sizeof(((struct conf *)0)->cpus);
 	case K_GID:
 		return sizeof(gid_t);
+	case K_PEERS:
+		return sizeof(struct peer_list);
 	default:
 		return sizeof(struct addr);
 	}

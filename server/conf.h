@@ -16,6 +16,7 @@
 
 #include "addr.h"
 #include "opt.h"
+#include "peer.h"
 
 #define CONF_MAX_LISTEN	16
 #define CONF_MAX_CPUS	64
@@ -56,6 +57,8 @@ struct conf {
 	/* unix:// listeners. */
 	int unix_mode;			/* a path's file's mode, -1: the umask's */
 	gid_t unix_gid;			/* and its group, (gid_t)-1: relay's */
+	struct peer_list unix_allow;	/* who may send; none: anyone who may
+					 * reach the socket */
 	char stats_file[CONF_PATH_MAX];
 	char heartbeat[CONF_PATH_MAX];
 	/* Streams: tcp:// and tls:// listeners. */

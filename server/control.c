@@ -437,7 +437,8 @@ static void reload_prepare(struct control *ctl)
 	struct worker_cmd proto = { .upstream = nc->upstream,
 				    .flow_idle_ms = nc->flow_idle_ms,
 				    .flow_wait_ms = nc->flow_wait_ms,
-				    .drain_ms = nc->drain_ms };
+				    .drain_ms = nc->drain_ms,
+				    .unix_allow = nc->unix_allow };
 	stream_settings(nc, n->tls_server, n->tls_client, &proto.tcp);
 	proto.upstream_id = n->up_id = upstream_pick(ctl, nc);
 
@@ -608,7 +609,8 @@ int control_drain(struct control *ctl)
 				    .upstream_id = ctl->up_id,
 				    .flow_idle_ms = ctl->conf.flow_idle_ms,
 				    .flow_wait_ms = ctl->conf.flow_wait_ms,
-				    .drain_ms = ctl->conf.drain_ms };
+				    .drain_ms = ctl->conf.drain_ms,
+				    .unix_allow = ctl->conf.unix_allow };
 	stream_settings(&ctl->conf, ctl->tls_server, ctl->tls_client,
 			&proto.tcp);
 	int rc = 0;

@@ -67,7 +67,8 @@
 	X(reply_failed,     "the reply could not be sent to the client") \
 	X(draining,         "a new flow while draining (SIGTERM)") \
 	X(flows_busy,       "a new flow while max_flows flows all wait for replies (flow_wait_ms)") \
-	X(unnamed,          "from an AF_UNIX client whose socket has no name to reply to")
+	X(unnamed,          "from an AF_UNIX client whose socket has no name to reply to") \
+	X(not_allowed,      "from an AF_UNIX client whose user and group unix_allow does not name")
 
 #define STATS_ERRORS(X) \
 	X(recv,             "recvmmsg or epoll_wait failed") \

@@ -38,7 +38,8 @@
  * flow's datagrams is at most one 64 KB super-datagram. */
 #define GRO_BUFSIZE	65535
 /* CMSG_SPACE(struct timespec) + CMSG_SPACE(struct in6_pktinfo) +
- * CMSG_SPACE(int) for UDP_GRO (or uint16_t for UDP_SEGMENT), with room */
+ * CMSG_SPACE(int) for UDP_GRO (or uint16_t for UDP_SEGMENT), with room;
+ * AF_UNIX: the timestamp and CMSG_SPACE(struct ucred) */
 #define CTL_SIZE	128
 
 static void batch_free(struct udp_batch *b)
@@ -55,6 +56,8 @@ static void batch_free(struct udp_batch *b)
 	free(b->txctl);
 	free(b->seg);
 	free(b->txseg);
+	free(b->cred);
+	free(b->has_cred);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -75,8 +78,11 @@ static int batch_init(struct udp_batch *b, int cap, int bufsize)
 	b->txctl = calloc((size_t)cap, CTL_SIZE);
 	b->seg = calloc((size_t)cap, sizeof(*b->seg));
 	b->txseg = calloc((size_t)cap, sizeof(*b->txseg));
+	b->cred = calloc((size_t)cap, sizeof(*b->cred));
+	b->has_cred = calloc((size_t)cap, sizeof(*b->has_cred));
 	if (!b->seg || !b->txseg || !b->rx || !b->tx || !b->iov || !b->name || !b->buf || !b->ctl ||
-	    !b->ts_ns || !b->dst || !b->has_dst || !b->txctl) {
+	    !b->ts_ns || !b->dst || !b->has_dst || !b->txctl || !b->cred ||
+	    !b->has_cred) {
 		batch_free(b);
 		errno = ENOMEM;
 		return -1;
@@ -123,9 +129,13 @@ int udp_open_listener(const struct addr *a, const struct udp_listen *l,
 		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	}
 	set_buffers(fd, l->socket_buffer);
-	if (a->kind == ADDR_UNIX &&
-	    ((const struct sockaddr_un *)&a->sa)->sun_path[0])
-		return sockfile_bind(fd, a, &l->perm, file, err, errlen);
+	if (a->kind == ADDR_UNIX) {
+		/* Always, so that a reload may set unix_allow. */
+		setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+		const struct sockaddr_un *un = (const void *)&a->sa;
+		if (un->sun_path[0])
+			return sockfile_bind(fd, a, &l->perm, file, err, errlen);
+	}
 	/* GRO is UDP's; an AF_UNIX datagram is always one. */
 	if (l->gro && a->kind == ADDR_UDP && set_gro(fd) < 0) {
 		int e = errno;
@@ -185,6 +195,7 @@ static int recv_batch(int fd, struct udp_batch *b, int n)
 		b->ts_ns[i] = 0;
 		b->has_dst[i] = 0;
 		b->seg[i] = 0;
+		b->has_cred[i] = 0;
 		/* One walk for every kind: this runs per datagram. */
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 			int64_t ts = clock_cmsg_ns(c);
@@ -208,6 +219,11 @@ static int recv_batch(int fd, struct udp_batch *b, int n)
 				int seg;
 				memcpy(&seg, CMSG_DATA(c), sizeof(seg));
 				b->seg[i] = (uint16_t)seg;
+			} else if (c->cmsg_level == SOL_SOCKET &&
+				   c->cmsg_type == SCM_CREDENTIALS) {
+				memcpy(&b->cred[i], CMSG_DATA(c),
+				       sizeof(b->cred[i]));
+				b->has_cred[i] = 1;
 			}
 		}
 	}
@@ -488,6 +504,12 @@ static void relay_requests(struct udp_loop *u, struct udp_listener *ls, int r)
 			stats_drop(s, D_unnamed, n);
 			continue;
 		}
+		if (u->allow.n && b->name[i].ss_family == AF_UNIX &&
+		    !(b->has_cred[i] && peer_allowed(&u->allow, b->cred[i].uid,
+						     b->cred[i].gid))) {
+			stats_drop(s, D_not_allowed, n);
+			continue;
+		}
 		struct flow_key key;
 		flow_key_make(&key, m->msg_name, m->msg_namelen, ls->slot);
 		struct flow *f = flow_lookup(&u->flows, &key);
@@ -669,8 +691,10 @@ void udp_loop_free(struct udp_loop *u)
 }
 
 void udp_loop_configure(struct udp_loop *u, const struct addr *upstream,
-			int upstream_id, int idle_ms, int wait_ms)
+			int upstream_id, int idle_ms, int wait_ms,
+			const struct peer_list *allow)
 {
+	u->allow = *allow;
 	u->upstream = *upstream;
 	u->upstream_id = upstream_id;
 	u->upstream_slot = upstream_id % STATS_MAX_UPSTREAM;

@@ -23,6 +23,7 @@
 #include "flow.h"
 #include "heartbeat.h"
 #include "loop.h"
+#include "peer.h"
 #include "sockfile.h"
 #include "stats.h"
 
@@ -47,6 +48,8 @@ struct udp_batch {
 	uint16_t *seg;			/* segment size of a coalesced run
 					 * (UDP_GRO), 0: one datagram */
 	uint16_t *txseg;		/* the same for each send entry */
+	struct ucred *cred;		/* an AF_UNIX sender's (has_cred) */
+	uint8_t *has_cred;
 };
 
 struct udp_loop;
@@ -82,6 +85,7 @@ struct udp_loop {
 	int upstream_id, upstream_slot;	/* new flows' upstream's counts */
 	int64_t idle_ns, wait_ns;
 	bool draining;			/* new clients are turned away */
+	struct peer_list allow;		/* AF_UNIX senders let in (unix_allow) */
 	struct udp_listener ls[UDP_MAX_LISTEN];
 	struct flow_table flows;
 	struct udp_batch b;
@@ -99,9 +103,11 @@ void udp_loop_free(struct udp_loop *u);
 /* New flows go to upstream (counted as upstream id); flows already open
  * keep counting under theirs (until STATS_MAX_UPSTREAM newer ones took its
  * slot). Flows idle for idle_ms expire; when the table is full, one that
- * waited wait_ms for its reply may be evicted. */
+ * waited wait_ms for its reply may be evicted. Datagrams on AF_UNIX
+ * listeners are taken only from the senders allow lets in. */
 void udp_loop_configure(struct udp_loop *u, const struct addr *upstream,
-			int upstream_id, int idle_ms, int wait_ms);
+			int upstream_id, int idle_ms, int wait_ms,
+			const struct peer_list *allow);
 
 /* How a listener socket is made. */
 struct udp_listen {
@@ -116,9 +122,10 @@ struct udp_listen {
  * sent to. With l->gro, a run of datagrams of one flow arrives as one
  * entry (UDP_GRO) and leaves as one segmented write (UDP_SEGMENT): the
  * receiver still sees each datagram, the relay pays per run. A unix://
- * listener at a path has its file made as sockfile.h says, into file
- * (else file is none). Returns the fd, or -1 with err filled (the address
- * and why, e.g. "address already in use"). */
+ * listener takes each sender's credentials (SO_PASSCRED), and at a path
+ * its file is made as sockfile.h says, into file (else file is none).
+ * Returns the fd, or -1 with err filled (the address and why, e.g.
+ * "address already in use"). */
 int udp_open_listener(const struct addr *a, const struct udp_listen *l,
 		      struct sockfile *file, char *err, size_t errlen);
 

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Who may reach relay's unix:///PATH listeners. relay as a user of its own
+# Who may reach relay's unix:// listeners. relay as a user of its own
 # under umask 077 (relay.service's User= and UMask=0077) makes a
 # unix:///PATH socket file of mode 0700, which any other user is refused
 # ("Permission denied": what loadgen@.service met). unix_mode and
 # unix_group give it the mode and group asked for (srw-rw----, relay's
 # user and the group), so that a client whose primary or supplementary
-# group it is reaches it and another still does not; a group relay is
-# not in is refused, leaving no file. relay's own directory takes no file
-# of another user's.
+# group it is reaches it and another still does not. unix_allow takes
+# datagrams only from the users and groups it names, at an abstract name
+# too (which has no permissions of its own), and the others' are dropped
+# and counted (not_allowed); a reload changes it. A program that takes an
+# abstract name first keeps relay from listening, and relay says that any
+# program may (exit 69); relay's own directory takes no file of another.
 # check: fast
 # timeout: 120
 . "$(dirname "$0")/../lib.sh"
@@ -70,4 +73,36 @@ expect_exit 69 "unix_group: relay must be a member of the group" "$TEST_TMP/rela
 	--unix-group "$other"
 [ ! -e "$sock" ] || fail "a refused start left its socket file behind"
 
-pass "unix:///PATH listeners: the mode and group asked for, and who they let in"
+# unix_allow, at an abstract name: gid:GROUP lets in that group alone, and
+# a reload makes it uid:OTHER.
+name=relay-allow-$$
+conf=$TEST_TMP/relay.ini
+printf '[relay]\nlisten = unix://@%s\nupstream = echo\nunix_allow = gid:%s\n' \
+	"$name" "$group" >"$conf"
+start_relay --config "$conf" --cpus 0 --allow-non-rt
+reaches "$cuid" "$group" "" "unix://@$name" ||
+	fail "the group unix_allow names was refused: $(cat "$TEST_TMP/client")"
+reaches "$other" "$other" "" "unix://@$name" && fail "a sender unix_allow does not name was answered"
+wait_metric 5 'relay_drops_total{reason="not_allowed"}' -eq 1
+printf '[relay]\nlisten = unix://@%s\nupstream = echo\nunix_allow = uid:%s, uid:root\n' \
+	"$name" "$other" >"$conf"
+kill -HUP "$RELAY_PID"
+wait_for 5 grep -q "reloaded (0 added, 0 removed)" "$TEST_TMP/relay.log" || fail "no reload"
+reaches "$other" "$other" "" "unix://@$name" ||
+	fail "the user the reloaded unix_allow names was refused: $(cat "$TEST_TMP/client")"
+reaches "$cuid" "$group" "" "unix://@$name" && fail "the group the reload left out was answered"
+wait_metric 5 'relay_drops_total{reason="not_allowed"}' -eq 2
+udptool ping --to "unix://@$name" --count 3 --expect-prefix "" || fail "root, which unix_allow names, was refused"
+expect_exit 64 "65534 is the id every user and group a user namespace does not map" \
+	"$RELAY" --listen "unix://@$name" --upstream echo --unix-allow uid:nobody --check-config
+
+# An abstract name taken first: relay cannot listen, and says why.
+squatted=relay-squat-$$
+bg setpriv --reuid=65534 --regid=65534 --clear-groups python3 \
+	"$FIXTURES/relay/udptool.py" squat --at "unix://@$squatted" --seconds 20 \
+	>"$TEST_TMP/squat"
+wait_for 5 grep -q bound "$TEST_TMP/squat" || fail "the squatter did not bind"
+expect_exit 69 "another program holds this name: an abstract name has no owner, so any program may take it first" \
+	"$RELAY" --listen "unix://@$squatted" --upstream echo --cpus 0 --allow-non-rt --admin off
+stop_relay
+pass "unix:// listeners: mode and group, who may send, and an abstract name taken first"

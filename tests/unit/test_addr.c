@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 static char why[256];
 
@@ -38,6 +39,26 @@ static void bad(const char *text, int flags, const char *want)
 	if (!strstr(why, want))
 		fprintf(stderr, "  '%s': message '%s' lacks '%s'\n", text, why, want);
 	CHECK(strstr(why, want) != NULL);
+}
+
+/* addr_bind_listener on an abstract unix:// name: one taken first is
+ * refused, saying that any program may take one (a path's binding is
+ * server/sockfile's). */
+static void test_abstract_bind(void)
+{
+	char text[64], err[512];
+	snprintf(text, sizeof(text), "unix://@relay-addr-%d", (int)getpid());
+	struct addr a;
+	CHECK_EQ_INT(addr_parse(&a, text, 0, why, sizeof(why)), 0);
+	int first = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
+	CHECK_EQ_INT(addr_bind_listener(&a, first, 0, err, sizeof(err)), first);
+	int fd = addr_listen_socket(&a, SOCK_DGRAM, err, sizeof(err));
+	CHECK_EQ_INT(addr_bind_listener(&a, fd, 0, err, sizeof(err)), -1);
+	CHECK_EQ_INT(errno, EADDRINUSE);
+	CHECK(strstr(err, text) && strstr(err, "another program holds this "
+					   "name: an abstract name has no "
+					   "owner"));
+	close(first);
 }
 
 int main(void)
@@ -110,5 +131,6 @@ int main(void)
 	CHECK(addr_equal(&a, &b) && addr_same_socket(&a, &b));
 	addr_parse(&b, "unix://@xy", 0, why, sizeof(why));
 	CHECK(!addr_equal(&a, &b));
+	test_abstract_bind();
 	return check_done();
 }
