@@ -76,9 +76,14 @@ static int open_listener(const struct conf *c, const struct addr *a,
 		return tcp_open_listener(a, err, errlen);
 	const struct udp_listen l = {
 		.socket_buffer = c->socket_buffer, .gro = c->udp_gro,
+		.max_datagram = c->max_datagram, .batch = c->batch,
 		.perm = { .mode = c->unix_mode, .gid = c->unix_gid },
 	};
-	return udp_open_listener(a, &l, file, err, errlen);
+	char warn[512];
+	int fd = udp_open_listener(a, &l, file, warn, sizeof(warn), err, errlen);
+	if (fd >= 0 && warn[0])
+		fprintf(stderr, "relay: warning: %s\n", warn);
+	return fd;
 }
 
 /* Open listener a on every loop into fds[] (a unix:// one has one loop,
