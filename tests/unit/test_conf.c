@@ -24,10 +24,19 @@ static void bad(const char *text, const char *want)
 	CHECK(strstr(err, want) != NULL);
 }
 
+/* text must load into c. */
+static void good(struct conf *c, const char *text)
+{
+	int rc = load(c, text);
+	if (rc)
+		fprintf(stderr, "  %s\n", err);
+	CHECK_EQ_INT(rc, 0);
+}
+
 static void test_good(void)
 {
 	struct conf c;
-	int rc = load(&c,
+	good(&c,
 		"; relay\n"
 		"[relay]\n"
 		"listen = udp://127.0.0.1:5000\n"
@@ -49,9 +58,6 @@ static void test_good(void)
 		"socket_buffer = 1048576\n"
 		"stats_file = out/relay.json\n"
 		"heartbeat = hb\n");
-	if (rc)
-		fprintf(stderr, "  %s\n", err);
-	CHECK_EQ_INT(rc, 0);
 	CHECK_EQ_INT(c.nlisten, 2);
 	CHECK_EQ_INT(c.rt_priority, 70);
 	CHECK_EQ_INT(c.tick_us, 50);
@@ -150,11 +156,8 @@ static void test_unix(void)
 	CHECK(c.unix_gid == (gid_t)-1);
 	CHECK_EQ_INT(c.unix_allow.n, 0);
 	CHECK(peer_allowed(&c.unix_allow, 1000, 1000));	/* none: anyone */
-	int rc = load(&c, "[relay]\nunix_mode = 0660\nunix_group = root\n"
-		      "unix_allow = uid:0, gid:12345 ,uid:root,gid:0\n");
-	if (rc)
-		fprintf(stderr, "  %s\n", err);
-	CHECK_EQ_INT(rc, 0);
+	good(&c, "[relay]\nunix_mode = 0660\nunix_group = root\n"
+		 "unix_allow = uid:0, gid:12345 ,uid:root,gid:0\n");
 	CHECK_EQ_INT(c.unix_mode, 0660);
 	CHECK_EQ_INT(c.unix_gid, 0);
 	CHECK_EQ_INT(c.unix_allow.n, 4);
@@ -162,7 +165,7 @@ static void test_unix(void)
 	CHECK(peer_allowed(&c.unix_allow, 99, 12345));
 	CHECK(!peer_allowed(&c.unix_allow, 12345, 99));	/* a gid, not a uid */
 	CHECK(!peer_allowed(&c.unix_allow, 99, 99));
-	CHECK_EQ_INT(load(&c, "[relay]\nunix_mode = 600\nunix_group = 4321\n"), 0);
+	good(&c, "[relay]\nunix_mode = 600\nunix_group = 4321\n");
 	CHECK_EQ_INT(c.unix_mode, 0600);
 	CHECK_EQ_INT(c.unix_gid, 4321);
 
