@@ -71,7 +71,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "epmodel: %s\n", err);
 		return EX_OSERR;
 	}
-	if (cg_set_quota(&cg, model_quota_us(&p), p.period_us, err, sizeof(err)) != 0) {
+	if (cg_set_quota(&cg, cg_quota_us(p.cpu_quota_pct, p.period_us),
+			 p.period_us, err, sizeof(err)) != 0) {
 		fprintf(stderr, "epmodel: %s\n", err);
 		cg_close(&cg);
 		return EX_OSERR;

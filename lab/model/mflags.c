@@ -108,7 +108,7 @@ int mflags_parse(struct mflags *f, int argc, char **argv, char *why,
 	if (optind < argc)
 		return why_set(why, whylen, "unexpected argument '%s'",
 			       argv[optind]);
-	int64_t quota = model_quota_us(&f->p);
+	int64_t quota = cg_quota_us(f->p.cpu_quota_pct, f->p.period_us);
 	if (quota < 1000)
 		return why_set(why, whylen, "--cpu-quota-pct %d of --period-us "
 			       "%d is %lld us: below the 1000 us cpu.max allows",

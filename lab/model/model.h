@@ -68,9 +68,6 @@ struct model_result {
 /* The table's defaults. */
 void model_defaults(struct model_params *p);
 
-/* The producers' cpu.max quota per period, us. */
-int64_t model_quota_us(const struct model_params *p);
-
 /* Run kind for p->duration_s with the producers in cg (whose quota the
  * caller has set). Returns when the time is up or one of sigs (blocked in
  * every thread by the caller) arrives. r is initialised here; release it with

@@ -36,7 +36,7 @@ static void test_defaults(void)
 	CHECK(f.kinds[0] == RLOCK_RWLOCK && f.kinds[1] == RLOCK_PI_MUTEX &&
 	      f.kinds[2] == RLOCK_MUTEX);
 	CHECK(strcmp(f.out, ".") == 0 && !f.help);
-	CHECK_EQ_INT(model_quota_us(&d), 5000);
+	CHECK_EQ_INT(cg_quota_us(d.cpu_quota_pct, d.period_us), 5000);
 }
 
 /* Every parameter at its maximum, one flag at a time: only its own field

@@ -1,5 +1,7 @@
 #include "params.h"
 
+#include "cgroup.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
@@ -143,10 +145,10 @@ int params_parse(int argc, char **argv, struct params *p)
 		fprintf(stderr, "demo-scenario: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	if (params_quota_us(p) < 1000) {
+	if (cg_quota_us(p->cpu_quota_pct, p->period_us) < 1000) {
 		fprintf(stderr, "demo-scenario: cpu_quota_pct %d of period_us %d is %lld us, below "
 			"the 1000 us cpu.max allows\n", p->cpu_quota_pct, p->period_us,
-			params_quota_us(p));
+			(long long)cg_quota_us(p->cpu_quota_pct, p->period_us));
 		return -1;
 	}
 	if (p->watchdog_prio <= p->relay_prio || p->cpu == p->watchdog_cpu) {
@@ -169,11 +171,6 @@ int params_parse(int argc, char **argv, struct params *p)
 	if (p->ticker_cpu < 0)
 		p->ticker_cpu = p->cpu;
 	return 0;
-}
-
-long long params_quota_us(const struct params *p)
-{
-	return (long long)p->cpu_quota_pct * p->period_us / 100;
 }
 
 json_t *params_json(const struct params *p)

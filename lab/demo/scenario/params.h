@@ -60,9 +60,6 @@ struct params {
  * stderr what was wrong and where. */
 int params_parse(int argc, char **argv, struct params *p);
 
-/* The senders' cpu.max quota per period, in us. */
-long long params_quota_us(const struct params *p);
-
 /* The parameters as the "params" object of scenario.json. */
 json_t *params_json(const struct params *p);
 
