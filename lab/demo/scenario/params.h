@@ -42,7 +42,7 @@
 	X(cpu_quota_pct, 1, 100, 10, 5, "PCT", \
 	  "the senders' cpu.max quota, % of one CPU per\nperiod") \
 	X(period_us, 1000, 1000000, 10000, 20000, "US", "the quota period") \
-	X(tick_us, 10, 1000000, 1000, 1000, "US", \
+	X(tick_us, 50, 1000000, 1000, 1000, "US", \
 	  "relay's timerfd tick in its epoll set\n(relay --tick-us)") \
 	X(cpu, 0, 1023, 1, 1, "N", \
 	  "the CPU of relay, the senders and the quota\nwriter") \
