@@ -40,6 +40,16 @@ int main(int argc, char **argv)
 		mflags_usage(stdout);
 		return 0;
 	}
+	if (f.describe || f.resolve) {
+		json_t *j = f.describe ? mflags_describe() : mflags_json(&f.p);
+		int rc = j ? json_dumpf(j, stdout, JSON_SORT_KEYS) : -1;
+		json_decref(j);
+		if (rc < 0 || putchar('\n') == EOF) {
+			fprintf(stderr, "epmodel: cannot print the JSON\n");
+			return EX_SOFTWARE;
+		}
+		return 0;
+	}
 	struct model_params p = f.p;
 	if (p.cpu < 0)
 		p.cpu = last_allowed_cpu();

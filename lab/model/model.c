@@ -191,7 +191,7 @@ static int wait_end(const struct run *run, const sigset_t *sigs)
 void model_defaults(struct model_params *p)
 {
 	*p = (struct model_params){
-#define MODEL_PARAM_DEFAULT(name, min, max, def, arg, help) .name = def,
+#define MODEL_PARAM_DEFAULT(name, min, max, def, arg, spec, help) .name = def,
 		MODEL_PARAMS(MODEL_PARAM_DEFAULT)
 #undef MODEL_PARAM_DEFAULT
 	};

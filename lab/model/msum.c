@@ -146,7 +146,7 @@ json_t *msum_json(const struct model_params *p, int cgroup_version,
 	}
 	json_t *params = json_pack("{s:s, s:s}", "tool", "epmodel",
 				   "kernel", u.release);
-#define MSUM_PARAM(name, min, max, def, arg, help) \
+#define MSUM_PARAM(name, min, max, def, arg, spec, help) \
 	json_object_set_new(params, #name, json_integer(p->name));
 	MODEL_PARAMS(MSUM_PARAM)
 #undef MSUM_PARAM

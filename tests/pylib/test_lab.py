@@ -85,11 +85,13 @@ class RunTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             lab = os.path.join(TOP, "lab", "lab")
             p = subprocess.run([lab, "spec", d, "experiment=soak", "scenario.rate_pps=2000",
-                                "slo=p50=5ms"], capture_output=True, text=True)
+                                "slo=p50=5ms", 'model={"duration_s": 3}', "odd={x"],
+                               capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(os.path.join(d, "spec.json")) as f:
                 self.assertEqual(json.load(f), {"experiment": "soak", "slo": "p50=5ms",
-                                                "scenario": {"rate_pps": 2000}})
+                                                "scenario": {"rate_pps": 2000},
+                                                "model": {"duration_s": 3}, "odd": "{x"})
             p = subprocess.run([lab, "spec", d, "bare"], capture_output=True, text=True)
             self.assertEqual(p.returncode, 2)
             self.assertIn("'bare': expected NAME=VALUE", p.stderr)
