@@ -22,6 +22,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 from ktrace import chains, tracefile  # noqa: E402
 from ktrace.chains import _ms, _s  # noqa: E402
+from labkit.run import LabError, write_json  # noqa: E402
 
 EX_DATA = 65
 EX_NOINPUT = 66
@@ -543,11 +544,11 @@ def main(argv=None):
     except (tracefile.TraceError, OSError) as e:
         print(f"explain: {e}", file=sys.stderr)
         return EX_DATA
-    out = a.out or os.path.join(a.results, "chains.json")
-    with open(out + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(out + ".tmp", out)
+    try:
+        write_json(a.out or os.path.join(a.results, "chains.json"), doc)
+    except (LabError, OSError) as e:
+        print(f"explain: {e}", file=sys.stderr)
+        return EX_DATA
     print(f"{a.name or a.results}: {doc['line']}")
     return 0
 

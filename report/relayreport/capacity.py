@@ -9,7 +9,7 @@ import re
 from . import png, search, sweep
 from .check import CheckError, read_texts
 from .check import plots as check_plots
-from .files import DataError, number, read_json
+from .files import DataError, number, output_dir, read_json
 from .page import CSS
 from .escape import gnuplot_number, gnuplot_string, html_text
 from .plots import COLOURS, _block, _gnuplot, head
@@ -445,7 +445,7 @@ def heatmap(cap, k, crate, out, cb):
             labels.append((xi, yi, value + ("" if met else " ✗")))
     xt = ", ".join(f'"{r / 1000:.3g}k" {i}' for i, r in enumerate(rates))
     yt = ", ".join(f'"{q}%%" {i}' for i, q in enumerate(quotas))  # a tic label is a format
-    script = head(820, 120 + 70 * len(quotas), out) + \
+    script = head(820, 120 + 70 * len(quotas)) + \
         _block("h", rows) + _block("l", labels) + f"""
 set title {gnuplot_string(f"{k}: p99.9 latency (ms) over RT load x co-tenant quota (✗: not met)")} noenhanced
 set xtics ({xt}) rotate by 45 right
@@ -499,7 +499,7 @@ def capacity_plot(cap, crate, out):
             plots.append(f'$f{i} using 1:2 with lines lw 1.5 dt 2 lc rgb "{colour}" notitle')
     if not plots:
         return False
-    script = head(820, 480, out) + blocks + f"""
+    script = head(820, 480) + blocks + f"""
 set title {gnuplot_string(f"capacity at {sweep.objectives(cap['slo'])} vs co-tenant quota")} noenhanced
 set xlabel "co-tenant CPU quota (% of the relay's CPU)"
 set ylabel "RT load (datagrams/s)"
@@ -513,7 +513,7 @@ set key below horizontal samplen 2
 
 def draw_all(cap, plot_dir):
     """Every plot: [(file, caption)]."""
-    os.makedirs(plot_dir, exist_ok=True)
+    output_dir(plot_dir)
     made = []
     lat = [s["latency_us"].get("p99_9") or 0 for k in KERNELS
            for c in cap["kernels"][k]["by_quota"] for s in c["steps"]]

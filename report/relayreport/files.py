@@ -1,7 +1,12 @@
-"""Readers for the result formats in docs/formats.md."""
+"""Readers for the result formats in docs/formats.md, and the one way
+results are written."""
+import contextlib
 import csv
 import json
 import math
+import os
+import stat
+import tempfile
 
 
 class DataError(Exception):
@@ -10,6 +15,64 @@ class DataError(Exception):
 
 class ToolError(Exception):
     """A program the report needs (gnuplot) is missing or failed."""
+
+
+def _writable(path):
+    """Refuse PATH when something other than a regular file is there: a
+    results directory handed to us may hold a link to a file elsewhere
+    where an output goes, and the output must not go through it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+        raise DataError(f"{path}: {kind}; refusing to write through it")
+
+
+@contextlib.contextmanager
+def new_output(path):
+    """A fresh temporary file beside PATH, for a writer that takes a path
+    (gnuplot, chromium): its name is yielded, and it is renamed over PATH
+    when the block ends without an error, removed otherwise. As
+    lib/newfile.c does for the C programs: made with O_EXCL under a
+    random name, so nothing planted can be written through, and a reader
+    sees the old file or the new one, never half of one."""
+    _writable(path)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".",
+                               dir=os.path.dirname(path) or ".")
+    try:
+        os.fchmod(fd, 0o644)
+        os.close(fd)
+        yield tmp
+        _writable(path)
+        os.rename(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path, text):
+    """TEXT as the new content of PATH (new_output's rules)."""
+    with new_output(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def write_json(path, obj, indent=1):
+    """OBJ as JSON, the new content of PATH (new_output's rules)."""
+    write_text(path, json.dumps(obj, indent=indent) + "\n")
+
+
+def output_dir(path):
+    """PATH as a directory to write into, made if missing; a link or a
+    file there is refused."""
+    try:
+        os.mkdir(path, 0o755)
+    except FileExistsError:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            raise DataError(f"{path}: not a directory (a symbolic link?); refusing to write into it")
+    return path
 
 
 def read_json(path):

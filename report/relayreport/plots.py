@@ -4,29 +4,34 @@ import os
 import subprocess
 
 from .escape import file_name, gnuplot_datum, gnuplot_number, gnuplot_string
-from .files import ToolError, read_events, read_hgrm, read_timeseries
+from .files import ToolError, new_output, output_dir, read_events, read_hgrm, read_timeseries
 
 # One colour per column, in column order (stock, patched / rwlock, pi_mutex,
 # mutex): red is the kernel with the bug, blue the fix.
 COLOURS = ("#c0392b", "#2471a3", "#7d8c8d")
 
 
-def head(w, h, out):
-    """The start of every script: an SVG of w x h written to OUT."""
+def head(w, h):
+    """The start of every script: an SVG of w x h (_gnuplot says where
+    it goes)."""
     return (f'set terminal svg size {w},{h} dynamic enhanced font "DejaVu Sans,13" '
-            f'background rgb "white"\nset output {gnuplot_string(out)}\n'
+            'background rgb "white"\n'
             'set border 3 lc rgb "#555555"\nset tics nomirror\n'
             'set grid lc rgb "#dddddd" lt 1\nset key top left opaque\n')
 
 
 def _gnuplot(script, out):
-    try:
-        p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True,
-                           timeout=60)
-    except FileNotFoundError:
-        raise ToolError("gnuplot not found (install gnuplot-nox: mk/deps report)")
-    if p.returncode != 0 or not os.path.exists(out):
-        raise ToolError(f"gnuplot failed on {os.path.basename(out)}: {p.stderr.strip()}")
+    """Run SCRIPT, its plot written to OUT: gnuplot's `set output` opens
+    whatever is at the path it is given, so it gets a fresh temporary
+    file beside OUT, which is renamed over OUT (files.new_output)."""
+    with new_output(out) as tmp:
+        try:
+            p = subprocess.run(["gnuplot"], input=f"set output {gnuplot_string(tmp)}\n" + script,
+                               text=True, capture_output=True, timeout=60)
+        except FileNotFoundError:
+            raise ToolError("gnuplot not found (install gnuplot-nox: mk/deps report)")
+        if p.returncode != 0 or not os.path.getsize(tmp):
+            raise ToolError(f"gnuplot failed on {os.path.basename(out)}: {p.stderr.strip()}")
 
 
 def _block(name, rows):
@@ -56,7 +61,7 @@ def distribution(view, name, title, out):
     decades = max(2, math.ceil(math.log10(top)))
     # Tic labels are printf formats to gnuplot: a literal % is %%.
     tics = ", ".join(f'"{_nines(d).replace("%", "%%")}" {10 ** d}' for d in range(0, decades + 1))
-    script = head(820, 480, out) + blocks + f"""
+    script = head(820, 480) + blocks + f"""
 set title {gnuplot_string(title + ': percentile distribution')} noenhanced
 set logscale x
 set logscale y
@@ -131,7 +136,7 @@ def timeline(view, col, out, ymax_ms, ymin_ms):
     if lifts:
         plots.append('NaN with lines lc rgb "#1e8449" dt 3 title "quota lifted"')
     duration = max(r[0] for r in rows)
-    script = head(820, 340, out) + _block("ts", rows) + marks + f"""
+    script = head(820, 340) + _block("ts", rows) + marks + f"""
 set title {gnuplot_string(col.label + ': latency over time (x: s since ' + start + ')')} noenhanced
 set logscale y
 set yrange [{gnuplot_number(ymin_ms)}:{gnuplot_number(ymax_ms * 2)}]
@@ -155,7 +160,7 @@ def cost(view, out):
     if not bars:
         return False
     rows = [(b, v["ratio"] * 100, v["low"] * 100, v["high"] * 100) for b, v in bars]
-    script = head(820, 340, out) + _block("c", rows) + f"""
+    script = head(820, 340) + _block("c", rows) + f"""
 set title "epoll throughput of the patched kernel, % of stock (bars: 95 % interval)"
 set style data histograms
 set style histogram errorbars gap 1 lw 1.5
@@ -211,7 +216,7 @@ def _cost_rows(cost):
 
 def draw_all(view, plot_dir):
     """Every plot the view has data for: [(file name, caption)]."""
-    os.makedirs(plot_dir, exist_ok=True)
+    output_dir(plot_dir)
     made = []
     for name, title in view.distributions:
         f = f"distribution-{name}.svg"

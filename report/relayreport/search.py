@@ -187,7 +187,7 @@ def draw(j, out, title=None):
                   f'lc rgb "{CAPACITY_COLOUR}" lw 2 front\n')
         plots.append(f'NaN with lines lc rgb "{CAPACITY_COLOUR}" lw 2 '
                      f'title {gnuplot_string(label)} noenhanced')
-    script = head(820, 540, out) + blocks + marks + f"""
+    script = head(820, 540) + blocks + marks + f"""
 set title {gnuplot_string(title or f"{j.get('target', '')}: capacity search")} noenhanced
 set logscale y
 set ylabel "latency (ms)"

@@ -200,7 +200,7 @@ def latency_plot(curves, slo, out, title, quota=False, knee=None):
         plots.append(f'NaN with lines lc rgb "#b9770e" lw 2 '
                      f'title {gnuplot_string("knee: saturated from here")}')
     xlabel = "co-tenant CPU quota (%)" if quota else "offered rate (datagrams/s)"
-    script = head(820, 520, out) + blocks + marks + f"""
+    script = head(820, 520) + blocks + marks + f"""
 set title {gnuplot_string(title)} noenhanced
 set logscale y
 set ylabel "latency (ms)"

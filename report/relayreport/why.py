@@ -167,7 +167,7 @@ def timeline(key, c, out):
     lo = min(r[0] for r in rows)
     hi = max(max(r[1] for r in rows), 0.001)
     pad = (hi - lo) * 0.05 or 0.01
-    script = head(820, 260, out) + _block("spans", rows) + f"""
+    script = head(820, 260) + _block("spans", rows) + f"""
 set title {gnuplot_string(f"{key}: the worst RT wait on ep->lock, {c['wait']['ms']} ms")} noenhanced
 set xrange [{gnuplot_number(lo - pad)}:{gnuplot_number(hi + pad)}]
 set yrange [-0.7:{len(LANES) - 0.3}]
