@@ -6,24 +6,133 @@ line from them (the flag is the name with dashes), resolve() checks the
 values and gives the spec's object. Nothing downstream derives a
 parameter again: the guest reads spec.json from its initramfs, the report
 from the results directory.
+
+A driver written in shell keeps its table in a module of its own (PROG,
+PARAMS for the spec's top level, SCENARIO for its "scenario" object, OWN
+for flags the spec does not hold), which `lab/lab flags` (shell())
+resolves into shell assignments.
+
+A parameter that a program of the tree defines (demo-scenario's and
+epmodel's tables, which `--describe` prints) is taken from there with
+like(): its name, unit, range and help are the program's, the driver
+gives only what is its own (a default, a list of values). describe()
+prints a driver's table in the same shape, for lab/README.md's names
+table (labkit.names).
 """
 import argparse
-from dataclasses import dataclass
+import contextlib
+import functools
+import importlib.util
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+
+from . import TOP
+
+# A name's unit is its last word (lab/README.md).
+UNITS = ("pct", "us", "ms", "s", "pps")
 
 
 @dataclass(frozen=True)
 class Param:
     name: str           # the spec's key, snake_case, the unit last (_pct, _us, _pps, _s)
-    kind: str           # "int", "ints" (comma-separated), "str"
+    kind: str           # "int", "ints" (comma-separated), "float", "str"
     default: object
     help: str
     lo: int = None      # the range of every number
     hi: int = None
     choices: tuple = None
+    # spec: the lab's parameter this one is, under a name of its own
+    # (capacity's cotenant_rate_pps is demo-scenario's rate_pps); env: its
+    # name in a guest's environment file (the host A/B's QUOTA_PCT), whose
+    # value is this one's divided by env_per (PERIOD_MS: 1000)
+    spec: str = None
+    env: str = None
+    env_per: int = 1
 
     @property
     def flag(self):
         return "--" + self.name.replace("_", "-")
+
+    @property
+    def unit(self):
+        u = self.name.rpartition("_")[2]
+        return u if "_" in self.name and u in UNITS else None
+
+
+def described(program):
+    """The rows of PROGRAM's parameter table by name (a program of this
+    tree whose --describe prints it: demo-scenario, epmodel), from the
+    release build, which make brings up to date first. Exits 3 (the build
+    failed) when it cannot."""
+    return _described(program)
+
+
+@functools.lru_cache(maxsize=None)
+def _described(program):
+    binary = os.path.join(TOP, "build", "release", "bin", program)
+    p = subprocess.run(["make", "-s", "-C", TOP, "--no-print-directory",
+                        os.path.relpath(binary, TOP)], capture_output=True, text=True)
+    if p.returncode == 0:
+        p = subprocess.run([binary, "--describe"], capture_output=True, text=True)
+    try:
+        if p.returncode != 0:
+            raise ValueError((p.stderr.strip().splitlines() or ["no output"])[-1])
+        return {r["name"]: r for r in json.loads(p.stdout)["params"]}
+    except (ValueError, KeyError, TypeError) as e:
+        print(f"labkit: cannot read {program}'s parameters ({binary} --describe): {e}",
+              file=sys.stderr)
+        sys.exit(3)
+
+
+def like(program, param, /, **given):
+    """The parameter PARAM of PROGRAM's table (described()): its name,
+    kind, range, help and the host clock's default, GIVEN overriding any
+    of them (a driver's own default, kind "ints" for a list of values; a
+    name of its own, which then stands for PARAM: spec)."""
+    row = described(program)[param]
+    d = row["default"]
+    fields = {"name": row["name"], "kind": row["type"], "help": row["help"],
+              "default": d.get("host") if isinstance(d, dict) else d,
+              "lo": row.get("min"), "hi": row.get("max")}
+    fields.update(given)
+    if fields["name"] != param:
+        fields.setdefault("spec", param)
+    return Param(**fields)
+
+
+def refusal(program, **values):
+    """What PROGRAM (as described()) says of these values of its
+    parameters (its --resolve refusing them: "cpu_quota_pct 1 of
+    period_us 10000 is 100 us, below ..."), or None when it takes them."""
+    described(program)
+    argv = [os.path.join(TOP, "build", "release", "bin", program), "--resolve"]
+    for name, v in values.items():
+        argv += ["--" + name.replace("_", "-"), str(v)]
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode == 0:
+        return None
+    return p.stderr.strip().splitlines()[0].removeprefix(program + ": ")
+
+
+def describe(params, program):
+    """A driver's table as demo-scenario --describe prints its own: a row
+    per parameter (name, flag, type, unit, min, max, default, help, and
+    spec and env where given)."""
+    rows = []
+    for p in params:
+        r = {"name": p.name, "flag": p.flag, "type": p.kind, "unit": p.unit,
+             "default": p.default, "help": p.help}
+        if p.lo is not None or p.hi is not None:
+            r.update(min=p.lo, max=p.hi)
+        r.update({k: v for k, v in asdict(p).items() if k in ("choices", "spec", "env") and v})
+        if p.env and p.env_per != 1:
+            r["env_per"] = p.env_per
+        rows.append(r)
+    return {"program": program, "params": rows}
 
 
 class SpecError(Exception):
@@ -39,10 +148,11 @@ def _parse(p, text):
     out = []
     for w in words:
         try:
-            v = int(w.strip())
+            v = float(w.strip()) if p.kind == "float" else int(w.strip())
         except ValueError:
-            raise SpecError(f"{p.flag} '{text}': expected "
-                            f"{'whole numbers, comma-separated' if p.kind == 'ints' else 'a whole number'}")
+            raise SpecError(f"{p.flag} '{text}': expected " + {
+                "ints": "whole numbers, comma-separated", "float": "a number"}.get(
+                    p.kind, "a whole number"))
         if (p.lo is not None and v < p.lo) or (p.hi is not None and v > p.hi):
             raise SpecError(f"{p.flag} '{text}': {v} is outside {p.lo}..{p.hi}")
         out.append(v)
@@ -58,8 +168,9 @@ def flags(parser, params):
     the default."""
     for p in params:
         d = ",".join(map(str, p.default)) if isinstance(p.default, list) else p.default
+        said = p.help if d in ("", None) else f"{p.help} (default {d})"
         parser.add_argument(p.flag, dest=p.name, default=None, metavar=p.name.upper(),
-                            help=f"{p.help} (default {d})".replace("%", "%%"))
+                            help=said.replace("%", "%%"))
 
 
 def resolve(args, params, overrides=None):
@@ -92,3 +203,51 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         self.print_usage()
         self.exit(2, f"{self.prog}: {message}\n")
+
+
+def load_table(path):
+    """The parameter table of a shell driver: the module at PATH (PROG, its
+    docstring, and the lists PARAMS, SCENARIO and OWN, each optional)."""
+    where = importlib.util.spec_from_file_location("lab_table_" + os.path.basename(
+        os.path.dirname(os.path.abspath(path))), path)
+    m = importlib.util.module_from_spec(where)
+    where.loader.exec_module(m)
+    return m
+
+
+def shell(path, argv):
+    """ARGV of the shell driver whose table is the module at PATH,
+    resolved, as shell code for its eval: NAME=VALUE per parameter, spec
+    the array of lab/lab spec's NAME=VALUE pairs (the scenario's as
+    scenario.NAME), guest_env the guest's environment file (a line per
+    parameter with an env name). --help prints the usage on stderr and
+    gives "exit 0"; a bad command line exits 2 (Parser)."""
+    m = load_table(path)
+    groups = {"": getattr(m, "PARAMS", []), "scenario.": getattr(m, "SCENARIO", []),
+              None: getattr(m, "OWN", [])}
+    params = [p for ps in groups.values() for p in ps]
+    ap = Parser(prog=m.PROG, add_help=False, description=(m.__doc__ or "").strip(),
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-h", "--help", action="store_true", help="this text")
+    flags(ap, params)
+    # the driver evals what goes to stdout: the usage goes to stderr
+    with contextlib.redirect_stdout(sys.stderr):
+        args = ap.parse_args(argv)
+        if args.help:
+            ap.print_help()
+            return "exit 0\n"
+        try:
+            values = resolve(args, params)
+            for p in params:
+                if p.env and values[p.name] % p.env_per:
+                    raise SpecError(f"{p.flag} {values[p.name]}: not a whole number of "
+                                    f"{p.env_per} (the guest's {p.env} is {p.name} / {p.env_per})")
+        except SpecError as e:
+            ap.error(str(e))
+    out = [f"{name}={shlex.quote(str(v))}" for name, v in values.items()]
+    pairs = [f"{prefix}{p.name}={values[p.name]}" for prefix, ps in groups.items()
+             if prefix is not None for p in ps]
+    out.append("spec=(" + " ".join(shlex.quote(x) for x in pairs) + ")")
+    env = [f"{p.env}={values[p.name] // p.env_per}" for p in params if p.env]
+    out.append(f"guest_env={shlex.quote(chr(10).join(env))}")
+    return "\n".join(out) + "\n"

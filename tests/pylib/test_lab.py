@@ -52,6 +52,50 @@ class SpecTest(unittest.TestCase):
             self.assertIn(words, str(e.exception))
 
 
+class DescribedTest(unittest.TestCase):
+    """Parameters taken from a program's table (demo-scenario --describe),
+    a driver's table described the same way, and a shell driver's flags."""
+
+    def test_like_takes_the_programs_row(self):
+        row = spec.described("demo-scenario")["cpu_quota_pct"]
+        p = spec.like("demo-scenario", "cpu_quota_pct")
+        self.assertEqual((p.name, p.kind, p.lo, p.hi, p.default, p.help, p.unit, p.spec),
+                         ("cpu_quota_pct", "int", row["min"], row["max"], row["default"]["host"],
+                          row["help"], "pct", None))
+        q = spec.like("demo-scenario", "rate_pps", name="cotenant_rate_pps", kind="ints",
+                      default=[30000], help="rates")
+        self.assertEqual((q.name, q.spec, q.kind, q.default, q.help, q.unit),
+                         ("cotenant_rate_pps", "rate_pps", "ints", [30000], "rates", "pps"))
+        with self.assertRaises(spec.SpecError):
+            spec.resolve(argparse.Namespace(cpu_quota_pct=str(row["max"] + 1)), [p])
+
+    def test_refusal_is_the_programs(self):
+        self.assertIsNone(spec.refusal("demo-scenario", cpu_quota_pct=10, period_us=10000))
+        self.assertIn("below the 1000 us cpu.max allows",
+                      spec.refusal("demo-scenario", cpu_quota_pct=1, period_us=10000))
+
+    def test_describe_a_drivers_table(self):
+        d = spec.describe([spec.Param("share", "float", 0.5, "a share", lo=0, hi=1),
+                           spec.Param("period_us", "int", 100000, "p", lo=1000, hi=1000000,
+                                      env="PERIOD_MS", env_per=1000),
+                           spec.Param("clock", "str", "virtual", "c", choices=("virtual", "host"))],
+                          "lab/x/run")
+        self.assertEqual(d["program"], "lab/x/run")
+        self.assertEqual(d["params"][0], {"name": "share", "flag": "--share", "type": "float",
+                                          "unit": None, "default": 0.5, "help": "a share",
+                                          "min": 0, "max": 1})
+        self.assertEqual((d["params"][1]["unit"], d["params"][1]["env"], d["params"][1]["env_per"]),
+                         ("us", "PERIOD_MS", 1000))
+        self.assertEqual(d["params"][2]["choices"], ("virtual", "host"))
+
+    def test_a_float(self):
+        p = spec.Param("max_loss", "float", 0.1, "loss", lo=0, hi=1)
+        self.assertEqual(spec.resolve(argparse.Namespace(max_loss="0.25"), [p]), {"max_loss": 0.25})
+        for bad, words in (("x", "expected a number"), ("2", "2.0 is outside 0..1")):
+            with self.assertRaises(spec.SpecError) as e:
+                spec.resolve(argparse.Namespace(max_loss=bad), [p])
+            self.assertIn(words, str(e.exception))
+
 class RunTest(unittest.TestCase):
     def test_run_directory_phases_and_latest(self):
         with tempfile.TemporaryDirectory() as d:
