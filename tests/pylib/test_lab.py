@@ -96,6 +96,45 @@ class DescribedTest(unittest.TestCase):
                 spec.resolve(argparse.Namespace(max_loss=bad), [p])
             self.assertIn(words, str(e.exception))
 
+    def shell(self, table, *argv):
+        p = subprocess.run([os.path.join(TOP, "lab", "lab"), "flags",
+                            os.path.join(TOP, "lab", *table), *argv], capture_output=True, text=True)
+        return p.returncode, p.stdout, p.stderr
+
+    def evaluated(self, code, *names):
+        """The shell variables NAMES after CODE, as bash sees them."""
+        script = code + "".join(f'\nprintf "%s\\0" "${{{n}[*]}}"' for n in names)
+        out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout
+        return dict(zip(names, out.split("\0")))
+
+    def test_the_host_ab_flags(self):
+        rc, out, err = self.shell(("hostab", "params.py"), "--cpu-quota-pct", "20", "--checks", "all",
+                                  "--period-us", "20000")
+        self.assertEqual(rc, 0, err)
+        got = self.evaluated(out, "cpu_quota_pct", "checks", "late_ms", "spec", "guest_env", "results")
+        ds = spec.described("demo-scenario")
+        self.assertEqual((got["cpu_quota_pct"], got["checks"], got["results"]), ("20", "all", ""))
+        self.assertNotEqual(got["late_ms"], str(ds["late_ms"]["default"]["host"]))
+        self.assertIn("checks=all scenario.duration_s=10 ", got["spec"])
+        self.assertIn("scenario.cpu_quota_pct=20 scenario.period_us=20000", got["spec"])
+        self.assertEqual(got["guest_env"].splitlines(),
+                         ["DURATION=10", "RATE=30000", "THREADS=2", "QUOTA_PCT=20", "PERIOD_MS=20",
+                          "RT_RATE=500"])
+
+    def test_the_host_ab_refusals_and_help(self):
+        for argv, words in ((["--period-us", "1500"], "not a whole number of 1000"),
+                            (["--duration-s", "3"], "3 is outside 5..3600"),
+                            (["--cpu-quota-pct", "101"], "101 is outside 1..100"),
+                            (["--checks", "some"], "expected one of scenario, all"),
+                            (["--bogus"], "unrecognized arguments: --bogus")):
+            rc, out, err = self.shell(("hostab", "params.py"), *argv)
+            self.assertEqual((rc, out), (2, ""), argv)
+            self.assertIn(f"lab/hostab/run: {argv[0]}" if "bogus" not in argv[0] else words, err)
+            self.assertIn(words, err)
+        rc, out, err = self.shell(("hostab", "params.py"), "--help")
+        self.assertEqual((rc, out), (0, "exit 0\n"))
+        self.assertIn("--rt-rate-pps", err)
+
 class RunTest(unittest.TestCase):
     def test_run_directory_phases_and_latest(self):
         with tempfile.TemporaryDirectory() as d:
