@@ -13,7 +13,7 @@
 #   make capacity        stock vs patched: RT load meeting a latency objective
 #   make host-ab         the scenario under systemd on stock and patched test hosts
 #   make fleet INVENTORY=FILE   relay and load hosts over SSH with Ansible
-#   make soak            relay under load for SOAK_SECONDS, with reloads
+#   make soak            relay under load for ten minutes, with reloads (SOAK_ARGS)
 #
 # The scenario runner is a C program so that it can go, statically linked,
 # into the guest's initramfs next to relay and loadgen (make static).

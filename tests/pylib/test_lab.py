@@ -135,6 +135,17 @@ class DescribedTest(unittest.TestCase):
         self.assertEqual((rc, out), (0, "exit 0\n"))
         self.assertIn("--rt-rate-pps", err)
 
+    def test_the_soak_flags(self):
+        rc, out, err = self.shell(("soak", "params.py"), "--duration-s", "60", "--max-loss", "0.01")
+        self.assertEqual(rc, 0, err)
+        got = self.evaluated(out, "duration_s", "max_loss", "slo", "spec")
+        self.assertEqual((got["duration_s"], got["max_loss"], got["slo"]), ("60", "0.01", "p50=5ms"))
+        self.assertTrue(got["spec"].startswith("duration_s=60 slo=p50=5ms "))
+        rc, out, err = self.shell(("soak", "params.py"), "--step-s", "0")
+        self.assertEqual(rc, 2)
+        self.assertIn("--step-s '0': 0 is outside 1..3600", err)
+
+
 class RunTest(unittest.TestCase):
     def test_run_directory_phases_and_latest(self):
         with tempfile.TemporaryDirectory() as d:
