@@ -40,6 +40,13 @@ demo-runs:
 include lab/capacity/capacity.mk lab/model/model.mk lab/hostab/hostab.mk \
 	lab/fleet/fleet.mk lab/soak/soak.mk
 
+# make names-table: lab/README.md's names table, made from the parameters'
+# tables (lab/lab names; tests/integration/lab_names.sh fails when the
+# committed one differs).
+.PHONY: names-table
+names-table: deps
+	@lab/lab names --write
+
 # labspec reads a run spec in a guest (lab/spec/main.c); ktrace-drain copies
 # the kernel trace's raw pages out of it (lab/ktrace/drain/main.c).
 $(eval $(call program,labspec,lab/spec))

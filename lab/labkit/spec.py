@@ -52,6 +52,7 @@ class Param:
     spec: str = None
     env: str = None
     env_per: int = 1
+    source: str = None  # the program whose table it is taken from (like())
 
     @property
     def flag(self):
@@ -95,7 +96,7 @@ def like(program, param, /, **given):
     name of its own, which then stands for PARAM: spec)."""
     row = described(program)[param]
     d = row["default"]
-    fields = {"name": row["name"], "kind": row["type"], "help": row["help"],
+    fields = {"name": row["name"], "kind": row["type"], "help": row["help"], "source": program,
               "default": d.get("host") if isinstance(d, dict) else d,
               "lo": row.get("min"), "hi": row.get("max")}
     fields.update(given)
@@ -121,14 +122,15 @@ def refusal(program, **values):
 def describe(params, program):
     """A driver's table as demo-scenario --describe prints its own: a row
     per parameter (name, flag, type, unit, min, max, default, help, and
-    spec and env where given)."""
+    choices, spec, env and source where given)."""
     rows = []
     for p in params:
         r = {"name": p.name, "flag": p.flag, "type": p.kind, "unit": p.unit,
              "default": p.default, "help": p.help}
         if p.lo is not None or p.hi is not None:
             r.update(min=p.lo, max=p.hi)
-        r.update({k: v for k, v in asdict(p).items() if k in ("choices", "spec", "env") and v})
+        r.update({k: v for k, v in asdict(p).items()
+                  if k in ("choices", "spec", "env", "source") and v})
         if p.env and p.env_per != 1:
             r["env_per"] = p.env_per
         rows.append(r)

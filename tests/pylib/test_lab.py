@@ -59,9 +59,9 @@ class DescribedTest(unittest.TestCase):
     def test_like_takes_the_programs_row(self):
         row = spec.described("demo-scenario")["cpu_quota_pct"]
         p = spec.like("demo-scenario", "cpu_quota_pct")
-        self.assertEqual((p.name, p.kind, p.lo, p.hi, p.default, p.help, p.unit, p.spec),
+        self.assertEqual((p.name, p.kind, p.lo, p.hi, p.default, p.help, p.unit, p.spec, p.source),
                          ("cpu_quota_pct", "int", row["min"], row["max"], row["default"]["host"],
-                          row["help"], "pct", None))
+                          row["help"], "pct", None, "demo-scenario"))
         q = spec.like("demo-scenario", "rate_pps", name="cotenant_rate_pps", kind="ints",
                       default=[30000], help="rates")
         self.assertEqual((q.name, q.spec, q.kind, q.default, q.help, q.unit),
