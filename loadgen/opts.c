@@ -177,6 +177,13 @@ static void *field(struct opts *o, const struct flag *f)
 	return (char *)o + f->off;
 }
 
+/* The refusal of the kinds that say the flag's phrase: -1. */
+static int not_what(const struct flag *f, const char *v, char *err,
+		    size_t errlen)
+{
+	return why_set(err, errlen, "%s '%s' is not %s", f->flag, v, f->what);
+}
+
 /* A whole number lo..hi into an int. */
 static int set_int(struct opts *o, const struct flag *f, const char *v,
 		   char *err, size_t errlen)
@@ -220,8 +227,7 @@ static int set_rate(struct opts *o, const struct flag *f, const char *v,
 {
 	double x;
 	if (opts_parse_rate(v, &x) < 0)
-		return why_set(err, errlen, "%s '%s' is not %s", f->flag, v,
-			       f->what);
+		return not_what(f, v, err, errlen);
 	if (x < f->lo || x > f->hi)
 		return why_set(err, errlen, "%s '%s' is outside %g to %.0f "
 			       "packets per second (%.0f pps per thread, %d "
@@ -231,28 +237,35 @@ static int set_rate(struct opts *o, const struct flag *f, const char *v,
 	return 0;
 }
 
-/* A percentage above 0 (20, 20%) lo..hi into a double. */
-static int set_pct(struct opts *o, const struct flag *f, const char *v,
-		   char *err, size_t errlen)
+/* A number lo..hi, as parse reads it, into a double. */
+static int set_double_by(int (*parse)(const char *, double *),
+			 struct opts *o, const struct flag *f, const char *v,
+			 char *err, size_t errlen)
 {
 	double x;
-	if (percent(v, &x) < 0 || x < f->lo || x > f->hi)
-		return why_set(err, errlen, "%s '%s' is not %s", f->flag, v,
-			       f->what);
+	if (parse(v, &x) < 0 || x < f->lo || x > f->hi)
+		return not_what(f, v, err, errlen);
 	*(double *)field(o, f) = x;
 	return 0;
 }
 
-/* A rate or a percentage (a sweep's ends) into a double. */
+static int rate_or_percent(const char *s, double *v)
+{
+	return opts_parse_rate(s, v) == 0 || percent(s, v) == 0 ? 0 : -1;
+}
+
+/* The same, a percentage above 0 (20, 20%); a rate or a percentage (a
+ * sweep's ends). */
+static int set_pct(struct opts *o, const struct flag *f, const char *v,
+		   char *err, size_t errlen)
+{
+	return set_double_by(percent, o, f, v, err, errlen);
+}
+
 static int set_rate_pct(struct opts *o, const struct flag *f, const char *v,
 			char *err, size_t errlen)
 {
-	double x;
-	if (opts_parse_rate(v, &x) < 0 && percent(v, &x) < 0)
-		return why_set(err, errlen, "%s '%s' is not %s", f->flag, v,
-			       f->what);
-	*(double *)field(o, f) = x;
-	return 0;
+	return set_double_by(rate_or_percent, o, f, v, err, errlen);
 }
 
 /* A time of at least lo us (a bare number: seconds) into a double of
@@ -262,8 +275,7 @@ static int set_seconds(struct opts *o, const struct flag *f, const char *v,
 {
 	int64_t us;
 	if (opts_parse_time_us(v, &us) < 0 || us < f->lo)
-		return why_set(err, errlen, "%s '%s' is not %s", f->flag, v,
-			       f->what);
+		return not_what(f, v, err, errlen);
 	*(double *)field(o, f) = (double)us / 1e6;
 	return 0;
 }
@@ -275,8 +287,7 @@ static int set_time_by(int (*parse)(const char *, int64_t *), struct opts *o,
 {
 	int64_t us;
 	if (parse(v, &us) < 0 || us < f->lo || us > f->hi)
-		return why_set(err, errlen, "%s '%s' is not %s", f->flag, v,
-			       f->what);
+		return not_what(f, v, err, errlen);
 	*(int64_t *)field(o, f) = us;
 	return 0;
 }
@@ -468,10 +479,10 @@ X(WINDOW, "window", "MS", ms, window_ms, 1, MAX_MS, "100", NULL, \
   "the time series window") \
 X(NO_PROGRESS, "no-progress", NULL, set, progress, 0, 0, NULL, NULL, "no " \
   "live progress line (shown only on a terminal)") \
-X(FROM, "from", "R1|Q1%", rate_pct, from, 0, 0, NULL, \
+X(FROM, "from", "R1|Q1%", rate_pct, from, 0, INFINITY, NULL, \
   "a rate or a quota percentage", "sweep: the first step's rate, or quota " \
   "with --quota;\nwith --search the rate it starts from") \
-X(TO, "to", "R2|Q2%", rate_pct, to, 0, 0, NULL, \
+X(TO, "to", "R2|Q2%", rate_pct, to, 0, INFINITY, NULL, \
   "a rate or a quota percentage", "sweep: the last step's; with --search " \
   "the\nhighest rate it may try") \
 X(STEPS, "steps", "N", int, steps, 1, 1000, NULL, NULL, "sweep: steps from " \
