@@ -156,25 +156,34 @@ static void test_longopts(void)
 	CHECK_EQ_INT(s.hi, 5);
 }
 
-static void test_usage(void)
+/* t's usage (with profiles' defaults where profiles is not NULL) is want. */
+static void check_usage(const struct opt *t, int n,
+			const char *const profiles[2], const char *want)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	opt_usage(f, table, N);
+	if (profiles)
+		opt_usage_profiles(f, t, n, profiles);
+	else
+		opt_usage(f, t, n);
 	fclose(f);
-	const char *want =
+	CHECK(strcmp(text, want) == 0);
+	if (strcmp(text, want) != 0)
+		fprintf(stderr, "usage:\n%s", text);
+	free(text);
+}
+
+static void test_usage(void)
+{
+	check_usage(table, N, NULL,
 		"  --idle-ms N          idle for this long (30)\n"
 		"  --stamps yes|no      time stamps (yes)\n"
 		"  --loud               say more\n"
 		"  --path FILE          where\n"
 		"  --a-rather-long-setting-name LO-HI\n"
 		"                       a span\n"
-		"                       of two (1-2)\n";
-	CHECK(strcmp(text, want) == 0);
-	if (strcmp(text, want) != 0)
-		fprintf(stderr, "usage:\n%s", text);
-	free(text);
+		"                       of two (1-2)\n");
 }
 
 /* A table with a second profile: rate_pps and cpu_quota_pct differ
@@ -331,20 +340,11 @@ static void test_describe(void)
 
 static void test_usage_profiles(void)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	opt_usage_profiles(f, scene, 3, clocks);
-	fclose(f);
-	const char *want =
+	check_usage(scene, 3, clocks,
 		"  --rate-pps N         datagrams\n"
 		"                       per second (host 2000, virtual 30000)\n"
 		"  --cpu-quota-pct PCT  quota (host 10, virtual 5)\n"
-		"  --threads N          threads (2)\n";
-	CHECK(strcmp(text, want) == 0);
-	if (strcmp(text, want) != 0)
-		fprintf(stderr, "usage:\n%s", text);
-	free(text);
+		"  --threads N          threads (2)\n");
 }
 
 int main(void)
