@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """kernel/vm/unpack.py: a guest's results archive (a tar.gz on stdin),
 unpacked into a new directory as data, never as a system image.
 
-  python3 kernel/vm/unpack.py --max-bytes N DIR < results.tar.gz
+  mk/py kernel.vm.unpack --max-bytes N DIR < results.tar.gz     (kernel/vm/boot)
 
 The archive comes from a guest, whose root can put anything in it: a file
 of mode 4755 owned by uid 0, a device node with the host disk's numbers,

@@ -11,7 +11,7 @@ own, nine runs), and the stock kernel's relay waited 64-204 ms: a late
 limit of 20 ms lies between. The guest's check needs at least 5 s of the
 RT client.
 """
-from labkit.spec import Param, like
+from ..labkit.spec import Param, like
 
 PROG = "lab/hostab/run"
 SCENARIO = [

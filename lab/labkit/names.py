@@ -17,9 +17,9 @@ inside its table's range. The flags tables of
 lab/demo/README.md and lab/model/README.md give the programs' defaults:
 they must be theirs.
 """
+import importlib
 import os
 import re
-import runpy
 import subprocess
 
 from . import TOP
@@ -52,10 +52,10 @@ FLAG_TABLES = {"demo-scenario": os.path.join(TOP, "lab", "demo", "README.md"),
                "epmodel": os.path.join(TOP, "lab", "model", "README.md")}
 
 
-def _driver(path, *names):
-    """The Param rows NAMES of the module or script at PATH."""
-    m = runpy.run_path(path, run_name="lab_names")
-    return [p for n in names for p in m.get(n, [])]
+def _driver(module, *names):
+    """The Param rows NAMES of MODULE."""
+    m = importlib.import_module(module)
+    return [p for n in names for p in getattr(m, n, [])]
 
 
 def tables():
@@ -65,11 +65,11 @@ def tables():
     for program in ("demo-scenario", "epmodel"):
         out.append({"program": program, "kind": "program",
                     "params": list(labspec.described(program).values())})
-    for prog, path, names in (
-            ("lab/capacity/run", ("capacity", "run"), ("PARAMS",)),
-            ("lab/hostab/run", ("hostab", "params.py"), ("SCENARIO", "PARAMS")),
-            ("lab/soak/run", ("soak", "params.py"), ("PARAMS",))):
-        d = labspec.describe(_driver(os.path.join(TOP, "lab", *path), *names), prog)
+    for prog, module, names in (
+            ("lab/capacity/run", "lab.capacity.run", ("PARAMS",)),
+            ("lab/hostab/run", "lab.hostab.params", ("SCENARIO", "PARAMS")),
+            ("lab/soak/run", "lab.soak.params", ("PARAMS",))):
+        d = labspec.describe(_driver(module, *names), prog)
         out.append(dict(d, kind="driver"))
     return out
 

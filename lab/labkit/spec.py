@@ -7,25 +7,19 @@ values and gives the spec's object. Nothing downstream derives a
 parameter again: the guest reads spec.json from its initramfs, the report
 from the results directory.
 
-A driver written in shell keeps its table in a module of its own (PROG,
-PARAMS for the spec's top level, SCENARIO for its "scenario" object, OWN
-for flags the spec does not hold), which `lab/lab flags` (shell())
-resolves into shell assignments.
-
 A parameter that a program of the tree defines (demo-scenario's and
 epmodel's tables, which `--describe` prints) is taken from there with
 like(): its name, unit, range and help are the program's, the driver
-gives only what is its own (a default, a list of values). describe()
-prints a driver's table in the same shape, for lab/README.md's names
-table (labkit.names).
+gives only what is its own (a default, a list of values). The program is
+asked when the parameter is first used, not when the table is made, so
+that a module of parameters imports without a build. describe() prints a
+driver's table in the same shape, for lab/README.md's names table
+(labkit.names).
 """
 import argparse
-import contextlib
 import functools
-import importlib.util
 import json
 import os
-import shlex
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -63,6 +57,11 @@ class Param:
         u = self.name.rpartition("_")[2]
         return u if "_" in self.name and u in UNITS else None
 
+    @property
+    def resolved(self):
+        """The Param itself (like()'s stand-in gives the one it stands for)."""
+        return self
+
 
 def described(program):
     """The rows of PROGRAM's parameter table by name (a program of this
@@ -93,16 +92,37 @@ def like(program, param, /, **given):
     """The parameter PARAM of PROGRAM's table (described()): its name,
     kind, range, help and the host clock's default, GIVEN overriding any
     of them (a driver's own default, kind "ints" for a list of values; a
-    name of its own, which then stands for PARAM: spec)."""
-    row = described(program)[param]
-    d = row["default"]
-    fields = {"name": row["name"], "kind": row["type"], "help": row["help"], "source": program,
-              "default": d.get("host") if isinstance(d, dict) else d,
-              "lo": row.get("min"), "hi": row.get("max")}
-    fields.update(given)
-    if fields["name"] != param:
-        fields.setdefault("spec", param)
-    return Param(**fields)
+    name of its own, which then stands for PARAM: spec). The table is read
+    when the parameter is first used."""
+    return _Like(program, param, given)
+
+
+class _Like:
+    """like()'s parameter: a Param once its program's table is read."""
+
+    def __init__(self, program, param, given):
+        self._of = (program, param, given)
+        self._param = None
+
+    @property
+    def resolved(self):
+        if self._param is None:
+            program, param, given = self._of
+            row = described(program)[param]
+            d = row["default"]
+            fields = {"name": row["name"], "kind": row["type"], "help": row["help"],
+                      "source": program, "lo": row.get("min"), "hi": row.get("max"),
+                      "default": d.get("host") if isinstance(d, dict) else d}
+            fields.update(given)
+            if fields["name"] != param:
+                fields.setdefault("spec", param)
+            self._param = Param(**fields)
+        return self._param
+
+    def __getattr__(self, attr):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self.resolved, attr)
 
 
 def refusal(program, **values):
@@ -124,7 +144,7 @@ def describe(params, program):
     per parameter (name, flag, type, unit, min, max, default, help, and
     choices, spec, env and source where given)."""
     rows = []
-    for p in params:
+    for p in (q.resolved for q in params):
         r = {"name": p.name, "flag": p.flag, "type": p.kind, "unit": p.unit,
              "default": p.default, "help": p.help}
         if p.lo is not None or p.hi is not None:
@@ -205,51 +225,3 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         self.print_usage()
         self.exit(2, f"{self.prog}: {message}\n")
-
-
-def load_table(path):
-    """The parameter table of a shell driver: the module at PATH (PROG, its
-    docstring, and the lists PARAMS, SCENARIO and OWN, each optional)."""
-    where = importlib.util.spec_from_file_location("lab_table_" + os.path.basename(
-        os.path.dirname(os.path.abspath(path))), path)
-    m = importlib.util.module_from_spec(where)
-    where.loader.exec_module(m)
-    return m
-
-
-def shell(path, argv):
-    """ARGV of the shell driver whose table is the module at PATH,
-    resolved, as shell code for its eval: NAME=VALUE per parameter, spec
-    the array of lab/lab spec's NAME=VALUE pairs (the scenario's as
-    scenario.NAME), guest_env the guest's environment file (a line per
-    parameter with an env name). --help prints the usage on stderr and
-    gives "exit 0"; a bad command line exits 2 (Parser)."""
-    m = load_table(path)
-    groups = {"": getattr(m, "PARAMS", []), "scenario.": getattr(m, "SCENARIO", []),
-              None: getattr(m, "OWN", [])}
-    params = [p for ps in groups.values() for p in ps]
-    ap = Parser(prog=m.PROG, add_help=False, description=(m.__doc__ or "").strip(),
-                formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-h", "--help", action="store_true", help="this text")
-    flags(ap, params)
-    # the driver evals what goes to stdout: the usage goes to stderr
-    with contextlib.redirect_stdout(sys.stderr):
-        args = ap.parse_args(argv)
-        if args.help:
-            ap.print_help()
-            return "exit 0\n"
-        try:
-            values = resolve(args, params)
-            for p in params:
-                if p.env and values[p.name] % p.env_per:
-                    raise SpecError(f"{p.flag} {values[p.name]}: not a whole number of "
-                                    f"{p.env_per} (the guest's {p.env} is {p.name} / {p.env_per})")
-        except SpecError as e:
-            ap.error(str(e))
-    out = [f"{name}={shlex.quote(str(v))}" for name, v in values.items()]
-    pairs = [f"{prefix}{p.name}={values[p.name]}" for prefix, ps in groups.items()
-             if prefix is not None for p in ps]
-    out.append("spec=(" + " ".join(shlex.quote(x) for x in pairs) + ")")
-    env = [f"{p.env}={values[p.name] // p.env_per}" for p in params if p.env]
-    out.append(f"guest_env={shlex.quote(chr(10).join(env))}")
-    return "\n".join(out) + "\n"

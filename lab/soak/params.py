@@ -9,7 +9,7 @@ top one is taken, a floor. The objective is on the median: the tail on a
 shared host measures the neighbours, while a queue building up in the
 path moves the median, and loss or a missed rate fails a step anyway.
 """
-from labkit.spec import Param
+from ..labkit.spec import Param
 
 PROG = "lab/soak/run"
 PARAMS = [

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/pylib/hostile_archives.py DIR: write the corpus of guest results
+"""mk/py tests.pylib.hostile_archives DIR: write the corpus of guest results
 frames that tests/integration/vm_boot_results.sh replays through
 kernel/vm/boot (DIR: tests/fixtures/hostile/vm-results).
 

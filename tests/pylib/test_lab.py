@@ -6,21 +6,17 @@ import io
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
+from lab.demo import matrix, runs
+from lab.labkit import guest
+from lab.labkit import run as labrun
+from lab.labkit import spec
+from lab.labkit.run import LabError
+from lab.soak import soak
+
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(TOP, "lab"))
-sys.path.insert(0, os.path.join(TOP, "lab", "soak"))
-sys.path.insert(0, os.path.join(TOP, "lab", "demo"))
-import matrix  # noqa: E402
-import runs  # noqa: E402
-import soak  # noqa: E402
-from labkit import guest  # noqa: E402
-from labkit import run as labrun  # noqa: E402
-from labkit import spec  # noqa: E402
-from labkit.run import LabError  # noqa: E402
 
 PARAMS = [spec.Param("cpu_quota_pct", "ints", [10, 25], "quotas", lo=1, hi=100),
           spec.Param("period_us", "int", 10000, "period", lo=1000, hi=1000000),
@@ -97,8 +93,8 @@ class DescribedTest(unittest.TestCase):
             self.assertIn(words, str(e.exception))
 
     def shell(self, table, *argv):
-        p = subprocess.run([os.path.join(TOP, "lab", "lab"), "flags",
-                            os.path.join(TOP, "lab", *table), *argv], capture_output=True, text=True)
+        p = subprocess.run([os.path.join(TOP, "lab", "lab"), "flags", table, *argv],
+                           capture_output=True, text=True)
         return p.returncode, p.stdout, p.stderr
 
     def evaluated(self, code, *names):
@@ -108,7 +104,7 @@ class DescribedTest(unittest.TestCase):
         return dict(zip(names, out.split("\0")))
 
     def test_the_host_ab_flags(self):
-        rc, out, err = self.shell(("hostab", "params.py"), "--cpu-quota-pct", "20", "--checks", "all",
+        rc, out, err = self.shell("lab.hostab.params", "--cpu-quota-pct", "20", "--checks", "all",
                                   "--period-us", "20000")
         self.assertEqual(rc, 0, err)
         got = self.evaluated(out, "cpu_quota_pct", "checks", "late_ms", "spec", "guest_env", "results")
@@ -127,21 +123,21 @@ class DescribedTest(unittest.TestCase):
                             (["--cpu-quota-pct", "101"], "101 is outside 1..100"),
                             (["--checks", "some"], "expected one of scenario, all"),
                             (["--bogus"], "unrecognized arguments: --bogus")):
-            rc, out, err = self.shell(("hostab", "params.py"), *argv)
+            rc, out, err = self.shell("lab.hostab.params", *argv)
             self.assertEqual((rc, out), (2, ""), argv)
             self.assertIn(f"lab/hostab/run: {argv[0]}" if "bogus" not in argv[0] else words, err)
             self.assertIn(words, err)
-        rc, out, err = self.shell(("hostab", "params.py"), "--help")
+        rc, out, err = self.shell("lab.hostab.params", "--help")
         self.assertEqual((rc, out), (0, "exit 0\n"))
         self.assertIn("--rt-rate-pps", err)
 
     def test_the_soak_flags(self):
-        rc, out, err = self.shell(("soak", "params.py"), "--duration-s", "60", "--max-loss", "0.01")
+        rc, out, err = self.shell("lab.soak.params", "--duration-s", "60", "--max-loss", "0.01")
         self.assertEqual(rc, 0, err)
         got = self.evaluated(out, "duration_s", "max_loss", "slo", "spec")
         self.assertEqual((got["duration_s"], got["max_loss"], got["slo"]), ("60", "0.01", "p50=5ms"))
         self.assertTrue(got["spec"].startswith("duration_s=60 slo=p50=5ms "))
-        rc, out, err = self.shell(("soak", "params.py"), "--step-s", "0")
+        rc, out, err = self.shell("lab.soak.params", "--step-s", "0")
         self.assertEqual(rc, 2)
         self.assertIn("--step-s '0': 0 is outside 1..3600", err)
 

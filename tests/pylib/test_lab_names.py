@@ -3,13 +3,10 @@ disagreements it must find between them, and the README flags tables'
 defaults held to their program's."""
 import copy
 import os
-import sys
 import tempfile
 import unittest
 
-TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(TOP, "lab"))
-from labkit import names  # noqa: E402
+from lab.labkit import names
 
 
 def row(name, lo, hi, default, **more):

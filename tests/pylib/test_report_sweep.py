@@ -1,16 +1,15 @@
-"""report/relayreport/sweep: the stored loadgen sweep gives its stored
+"""report/sweep.py: the stored loadgen sweep gives its stored
 table, and a sweep recorded before loadgen named the quota cpu_quota_pct
 (it wrote quota_pct) reads the same."""
 import copy
 import json
 import os
-import sys
 import unittest
 
+from report import sweep
+from report.files import DataError, read_json
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "report"))
-from relayreport import sweep  # noqa: E402
-from relayreport.files import DataError, read_json  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "..", "fixtures", "report", "sweep")
 

@@ -5,7 +5,7 @@ throttled, and the priority inheritance boost."""
 import os
 
 from .escape import file_name, gnuplot_number, gnuplot_string
-from .plots import _block, _gnuplot, head
+from .plots import datablock, run_gnuplot, head
 
 LANES = ("RT waiter waits", "holder in ep_poll_callback", "holder's cgroup throttled",
          "holder boosted")
@@ -167,7 +167,7 @@ def timeline(key, c, out):
     lo = min(r[0] for r in rows)
     hi = max(max(r[1] for r in rows), 0.001)
     pad = (hi - lo) * 0.05 or 0.01
-    script = head(820, 260) + _block("spans", rows) + f"""
+    script = head(820, 260) + datablock("spans", rows) + f"""
 set title {gnuplot_string(f"{key}: the worst RT wait on ep->lock, {c['wait']['ms']} ms")} noenhanced
 set xrange [{gnuplot_number(lo - pad)}:{gnuplot_number(hi + pad)}]
 set yrange [-0.7:{len(LANES) - 0.3}]
@@ -180,5 +180,5 @@ set style fill solid 0.8 noborder
 """
     plots = "plot $spans using 1:3:1:2:($3-0.3):($3+0.3):($3+1) with boxxyerror lc variable"
     colours = "".join(f'set linetype {i + 1} lc rgb "{col}"\n' for i, col in enumerate(LANE_COLOURS))
-    _gnuplot(script + colours + plots + "\n", out)
+    run_gnuplot(script + colours + plots + "\n", out)
     return True

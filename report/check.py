@@ -3,6 +3,7 @@ page names only plots that exist, and (with a screenshot) that a browser
 shows the verdict at the top and every column's curves."""
 import html.parser
 import os
+import subprocess
 import xml.etree.ElementTree as ET
 
 from . import png, views
@@ -11,8 +12,18 @@ from .page import badge_colour
 from .plots import COLOURS
 
 
+# report/screenshot: headless Chromium's picture of a page.
+SCREENSHOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "screenshot")
+
+
 class CheckError(Exception):
     """The report is not whole; the message says what is missing."""
+
+
+def shoot(page, png_path, width, height):
+    """report/screenshot of PAGE into PNG_PATH, WIDTH x HEIGHT px: its
+    exit status (69: no chromium)."""
+    return subprocess.run([SCREENSHOT, page, png_path, str(width), str(height)]).returncode
 
 
 class _Images(html.parser.HTMLParser):

@@ -12,7 +12,7 @@ COLOURS = ("#c0392b", "#2471a3", "#7d8c8d")
 
 
 def head(w, h):
-    """The start of every script: an SVG of w x h (_gnuplot says where
+    """The start of every script: an SVG of w x h (run_gnuplot says where
     it goes)."""
     return (f'set terminal svg size {w},{h} dynamic enhanced font "DejaVu Sans,13" '
             'background rgb "white"\n'
@@ -20,7 +20,7 @@ def head(w, h):
             'set grid lc rgb "#dddddd" lt 1\nset key top left opaque\n')
 
 
-def _gnuplot(script, out):
+def run_gnuplot(script, out):
     """Run SCRIPT, its plot written to OUT: gnuplot's `set output` opens
     whatever is at the path it is given, so it gets a fresh temporary
     file beside OUT, which is renamed over OUT (files.new_output)."""
@@ -34,7 +34,7 @@ def _gnuplot(script, out):
             raise ToolError(f"gnuplot failed on {os.path.basename(out)}: {p.stderr.strip()}")
 
 
-def _block(name, rows):
+def datablock(name, rows):
     """An inline datablock: numbers as numbers, strings as quoted fields."""
     def field(x):
         return gnuplot_datum(x) if isinstance(x, str) else gnuplot_number(x, f"a value of ${name}")
@@ -53,7 +53,7 @@ def distribution(view, name, title, out):
         if not rows:
             continue
         top = max(top, rows[-1][0])
-        blocks += _block(f"d{i}", rows)
+        blocks += datablock(f"d{i}", rows)
         plots.append(f'$d{i} using 1:2 with steps lw 2.5 lc rgb "{COLOURS[i % 3]}" '
                      f'title {gnuplot_string(c.label)} noenhanced')
     if not plots:
@@ -75,7 +75,7 @@ set format y "%g"
         arrow, key = _signal_line(view)
         script += arrow
         plots.append(key)
-    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    run_gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
     return True
 
 
@@ -136,7 +136,7 @@ def timeline(view, col, out, ymax_ms, ymin_ms):
     if lifts:
         plots.append('NaN with lines lc rgb "#1e8449" dt 3 title "quota lifted"')
     duration = max(r[0] for r in rows)
-    script = head(820, 340) + _block("ts", rows) + marks + f"""
+    script = head(820, 340) + datablock("ts", rows) + marks + f"""
 set title {gnuplot_string(col.label + ': latency over time (x: s since ' + start + ')')} noenhanced
 set logscale y
 set yrange [{gnuplot_number(ymin_ms)}:{gnuplot_number(ymax_ms * 2)}]
@@ -149,18 +149,18 @@ set key below horizontal samplen 2
         arrow, key = _signal_line(view, short=True)
         script += arrow
         plots.append(key)
-    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    run_gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
     return True
 
 
 def cost(view, out):
     """Throughput of the patched kernel as % of stock, with the interval of
     each figure, when the kernel harness measured it."""
-    bars = _cost_rows(view.cost)
+    bars = cost_rows(view.cost)
     if not bars:
         return False
     rows = [(b, v["ratio"] * 100, v["low"] * 100, v["high"] * 100) for b, v in bars]
-    script = head(820, 340) + _block("c", rows) + f"""
+    script = head(820, 340) + datablock("c", rows) + f"""
 set title "epoll throughput of the patched kernel, % of stock (bars: 95 % interval)"
 set style data histograms
 set style histogram errorbars gap 1 lw 1.5
@@ -173,11 +173,11 @@ set key top right
 plot $c using 2:3:4:xtic(1) lc rgb "{COLOURS[1]}" title "patched / stock", \\
      NaN with lines dt 2 lc rgb "#888888" lw 1.5 title "no change (stock)"
 """
-    _gnuplot(script, out)
+    run_gnuplot(script, out)
     return True
 
 
-def _cost_rows(cost):
+def cost_rows(cost):
     """(benchmark, {stock, patched, ratio, low, high, verdict}) from the
     cost.json of kernel/selftests (make kernel-selftests): each figure's
     medians, the ratio patched / stock and its interval. A cost.json from

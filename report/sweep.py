@@ -1,8 +1,31 @@
 """A loadgen sweep (loadgen(1) SWEEP, its --json) as a table and as a
-gnuplot plot of latency against the offered rate (or the quota)."""
-from .files import DataError, number, read_json
+gnuplot plot of latency against the offered rate (or the quota); and
+report/sweep, the command that shows a sweep or a search (search.py).
+
+  report/sweep SWEEP.json [--out DIR] [--title TITLE]
+
+Prints the table (a row per step, the worst of its runs; the noise of a
+non-monotonic sweep; the knee; the capacity last). With --out, writes
+DIR/table.txt and DIR/latency.svg: p50, p99, p99.9 and max against the
+offered rate (or, for a --quota sweep, the quota), every objective as a
+line and the knee marked.
+
+A search (loadgen sweep --search) has a row per step, every rate's runs
+that met, each search's interval and loadgen's verdict; its latency.svg
+has every step as a point of each objective's percentile, met or missed,
+and the capacity as a line over its range across the searches.
+
+Exit status: 0 done; 64 bad command line; 65 the JSON is missing or not a
+sweep; 69 gnuplot is missing or failed; 73 the output cannot be written.
+"""
+import os
+import sys
+
+from . import cli, search
 from .escape import gnuplot_number, gnuplot_string
-from .plots import _block, _gnuplot, head
+from .files import DataError, ToolError, number, output_dir, read_json, write_text
+from .plots import datablock, head, run_gnuplot
+from .slo import fmt_us, objectives, slo_label
 
 # The percentiles a latency curve shows, JSON key and label.
 PCTS = (("p50", "p50"), ("p99", "p99"), ("p99_9", "p99.9"), ("max", "max"))
@@ -10,27 +33,6 @@ PCT_COLOURS = ("#1e8449", "#2471a3", "#c0392b", "#7d3c98")
 # With several sweeps on one plot (kernels), one colour per sweep and one
 # dash pattern per percentile.
 PCT_DASH = (3, 4, 1, 2)
-
-
-def slo_label(name):
-    """"p99_9" -> "p99.9"."""
-    return name.replace("_", ".")
-
-
-def fmt_us(us):
-    """850 us, 2.6 ms, 1.2 s: three significant digits."""
-    if us is None:
-        return "-"
-    if us < 1000:
-        return f"{us:.0f} us"
-    if us < 1000000:
-        return f"{us / 1e3:.3g} ms"
-    return f"{us / 1e6:.3g} s"
-
-
-def objectives(slo):
-    """"p99.9 <= 1 ms, p99 <= 500 us" for an slo object."""
-    return ", ".join(f"{slo_label(k)} <= {fmt_us(v)}" for k, v in slo.items())
 
 
 def load(path):
@@ -172,7 +174,7 @@ def latency_plot(curves, slo, out, title, quota=False, knee=None):
     blocks, plots = "", []
     for i, (label, colour, pts) in enumerate(curves):
         rows = [(p["x"], *((p[k] or 0) / 1000.0 for k, _ in PCTS)) for p in pts]
-        blocks += _block(f"c{i}", sorted(rows))
+        blocks += datablock(f"c{i}", sorted(rows))
         for n, (_, name) in enumerate(PCTS):
             if len(curves) == 1:
                 style = f'lc rgb "{PCT_COLOURS[n]}" dt 1'
@@ -209,7 +211,7 @@ set xlabel {gnuplot_string(xlabel)}
 set offsets graph 0.03, graph 0.03, 0, 0
 set key below horizontal samplen 2 maxrows 3
 """
-    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    run_gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
     return True
 
 
@@ -221,3 +223,41 @@ def draw(sweep, out, title=None):
     what = "latency vs quota" if quota else "latency vs offered rate"
     return latency_plot([("", None, points(sweep))], sweep["slo"], out,
                         title or f"{sweep.get('target', '')}: {what}", quota, x)
+
+
+def main(argv=None):
+    ap = cli.Parser(prog="sweep", description="Table and plot of a loadgen sweep's JSON.")
+    ap.add_argument("json", help="what loadgen sweep --json wrote")
+    ap.add_argument("--out", help="write table.txt and latency.svg here")
+    ap.add_argument("--title", help="the plot's title")
+    args = ap.parse_args(argv)
+    try:
+        j = read_json(args.json)
+        if search.is_search(j):
+            s, plot = search.check(j, args.json), search.draw
+            text = search.table(s)
+        else:
+            s, plot = check(j, args.json), draw
+            text = table(s)
+        sys.stdout.write(text)
+        if args.out:
+            os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+            output_dir(args.out)
+            write_text(os.path.join(args.out, "table.txt"), text)
+            svg = os.path.join(args.out, "latency.svg")
+            plot(s, svg, args.title)
+            print(f"plot: {svg}")
+    except DataError as e:
+        print(f"sweep: {e}", file=sys.stderr)
+        return 65
+    except ToolError as e:
+        print(f"sweep: {e}", file=sys.stderr)
+        return 69
+    except OSError as e:
+        print(f"sweep: {e}", file=sys.stderr)
+        return 73
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

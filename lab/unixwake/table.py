@@ -1,7 +1,7 @@
-"""table: what epoll-unixwake saw on each kernel (kernel/selftests/unixwake/run),
+"""table: what epoll-unixwake saw on each kernel (lab/unixwake/run),
 as a table on the terminal and DIR/unixwake.json.
 
-    python3 kernel/selftests/unixwake/table.py DIR NAME...
+    mk/py lab.unixwake.table DIR NAME...     (lab/unixwake/run's last step)
 
 DIR/NAME/ is kernel/vm/boot's directory of one guest: results/unixwake.json
 when the guest finished, else its outcome and console.log. A guest that
@@ -87,7 +87,7 @@ def table(rows):
 
 def main(argv):
     if len(argv) < 2:
-        print("usage: " + next(ln.strip() for ln in __doc__.splitlines() if "table.py DIR" in ln),
+        print("usage: " + next(ln.strip() for ln in __doc__.splitlines() if "lab.unixwake.table DIR" in ln),
               file=sys.stderr)
         return 2
     out, names = argv[0], argv[1:]

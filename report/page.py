@@ -2,7 +2,7 @@
 and the caveats. Plots are SVG files next to it (plots/)."""
 from . import why
 from .escape import html_text
-from .plots import _cost_rows
+from .plots import cost_rows
 
 BADGE = {"fixed": "#1e8449", "separated": "#1e8449", "not fixed": "#c0392b", "invalid": "#c0392b"}
 EXPLAIN = {
@@ -98,7 +98,7 @@ def _figures(view, plots):
 def _cost(view, plots):
     if view.kind in ("model", "fleet", "testhost"):
         return ""
-    rows = _cost_rows(view.cost)
+    rows = cost_rows(view.cost)
     if not rows:
         return ("<h2 id='cost'>The cost side</h2><p>Epoll throughput: <b>not measured</b> in this run "
                 "(the kernel harness wrote no throughput results). Published figures for "

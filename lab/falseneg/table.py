@@ -1,9 +1,9 @@
-"""The false-negative guests' counts (kernel/selftests/falseneg/run), one row
+"""The false-negative guests' counts (lab/falseneg/run), one row
 per kernel: epoll_wait(..., 0) calls, how many returned 0 with an event
 ready, the rate and its one-sided 95 % upper bound. Writes DIR/falseneg.json
 and prints the table.
 
-    python3 table.py DIR NAME...
+    mk/py lab.falseneg.table DIR NAME...     (lab/falseneg/run's last step)
 
 Exit status: 0 every kernel has its counts; 1 one has none (its row says
 so); 2 usage."""

@@ -4,8 +4,8 @@ objective's percentile against the offered rate, and the capacity with
 its range over the searches."""
 from .files import DataError, number
 from .escape import gnuplot_number, gnuplot_string
-from .plots import _block, _gnuplot, head
-from .sweep import fmt_us, objectives, slo_label
+from .plots import datablock, run_gnuplot, head
+from .slo import fmt_us, objectives, slo_label
 
 # A point's colour says met or missed, its shape which objective (gnuplot's
 # filled disc, square, triangle, diamond).
@@ -160,7 +160,7 @@ def draw(j, out, title=None):
                 continue
             values += [v for _, v in rows if v > 0]
             block = f"{kind}{n}"
-            blocks += _block(block, rows)
+            blocks += datablock(block, rows)
             plots.append(f'${block} using 1:($2 > 0 ? $2 : NaN) with points pt {pt} ps 1.2 lw 2 '
                          f'lc rgb "{colour}" title {gnuplot_string(f"{slo_label(name)} {kind}")} noenhanced')
     if not plots:
@@ -196,5 +196,5 @@ set xlabel "offered rate (datagrams/s)"
 set offsets graph 0.03, graph 0.03, 0, 0
 set key below horizontal samplen 2 maxrows 3
 """
-    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    run_gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
     return True

@@ -12,7 +12,8 @@ from .check import plots as check_plots
 from .files import DataError, number, output_dir, read_json
 from .page import CSS
 from .escape import gnuplot_number, gnuplot_string, html_text
-from .plots import COLOURS, _block, _gnuplot, head
+from .plots import COLOURS, datablock, head, run_gnuplot
+from .slo import objectives
 
 KERNELS = ("stock", "patched")
 GOOD, MIXED = "#1e8449", "#9a7d0a"
@@ -304,7 +305,7 @@ def build(run_dir):
     if slo is None:
         raise DataError(f"{run_dir}: no kernel left a sweep.json (see */console.log)")
     best = headline_cell(kernels)
-    objective = sweep.objectives(slo)
+    objective = objectives(slo)
     rate = number(plan.get("planned_rate_pps"), f"{spec_path}: capacity.planned_rate_pps")
     crate = min(plan.get("cotenant_rate_pps") or [0])
     quotas = sorted({c["cpu_quota_pct"] for k in KERNELS for c in kernels[k]["by_quota"]})
@@ -370,7 +371,7 @@ def table(cap):
     """The terminal table: capacity per kernel and quota with its range and
     what bounded it, how each search ended, and the headline last."""
     plan = cap["spec"]["capacity"]
-    lines = [f"Capacity: the highest RT load rate meeting {sweep.objectives(cap['slo'])}, "
+    lines = [f"Capacity: the highest RT load rate meeting {objectives(cap['slo'])}, "
              f"median of each cell's searches (their range; what bounded them)",
              f"(RT client SCHED_FIFO on CPU 0 through the relay on CPU 1; a co-tenant "
              f"on CPU 1 under a CPU quota; {cap.get('clock') or '?'} clock; each search "
@@ -446,7 +447,7 @@ def heatmap(cap, k, crate, out, cb):
     xt = ", ".join(f'"{r / 1000:.3g}k" {i}' for i, r in enumerate(rates))
     yt = ", ".join(f'"{q}%%" {i}' for i, q in enumerate(quotas))  # a tic label is a format
     script = head(820, 120 + 70 * len(quotas)) + \
-        _block("h", rows) + _block("l", labels) + f"""
+        datablock("h", rows) + datablock("l", labels) + f"""
 set title {gnuplot_string(f"{k}: p99.9 latency (ms) over RT load x co-tenant quota (✗: not met)")} noenhanced
 set xtics ({xt}) rotate by 45 right
 set ytics ({yt})
@@ -464,7 +465,7 @@ unset key
 set style fill solid 1.0 noborder
 plot $h using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, $l using 1:2:3 with labels font ",11"
 """
-    _gnuplot(script, out)
+    run_gnuplot(script, out)
     return True
 
 
@@ -493,21 +494,21 @@ def capacity_plot(cap, crate, out):
                 (f"c{i}", ceil, f'with points pt 9 ps 1.8 lc rgb "{colour}" title '
                                 f'{gnuplot_string(f"{k}: at least (loadgen ceiling)")}')):
             if rows:
-                blocks += _block(name, sorted(rows))
+                blocks += datablock(name, sorted(rows))
                 plots.append(f"${name} using 1:2" + (":3:4 " if name[0] == "f" else " ") + style)
         if found:
             plots.append(f'$f{i} using 1:2 with lines lw 1.5 dt 2 lc rgb "{colour}" notitle')
     if not plots:
         return False
     script = head(820, 480) + blocks + f"""
-set title {gnuplot_string(f"capacity at {sweep.objectives(cap['slo'])} vs co-tenant quota")} noenhanced
+set title {gnuplot_string(f"capacity at {objectives(cap['slo'])} vs co-tenant quota")} noenhanced
 set xlabel "co-tenant CPU quota (% of the relay's CPU)"
 set ylabel "RT load (datagrams/s)"
 set yrange [-{gnuplot_number(top * 0.04)}:{gnuplot_number(top * 1.15)}]
 set offsets graph 0.05, graph 0.05, 0, 0
 set key below horizontal samplen 2
 """
-    _gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
+    run_gnuplot(script + "plot " + ", \\\n  ".join(plots) + "\n", out)
     return True
 
 
@@ -599,7 +600,7 @@ def render_page(cap, plots, generated):
     quotas = sorted({c["cpu_quota_pct"] for k in KERNELS for c in cap["kernels"][k]["by_quota"]})
     planned = cap["quota_for_rate"]
     facts = [("run", cap.get("run_id")), ("date", cap.get("date")), ("clock", cap.get("clock")),
-             ("objectives", sweep.objectives(cap["slo"])),
+             ("objectives", objectives(cap["slo"])),
              ("RT load", f"each search from {plan['rt_rate_from_pps']} pps, doubling up to "
                          f"{plan['rt_rate_to_pps']} pps, then bisecting to "
                          f"{plan['resolution_pct']} %; {plan['searches']} searches a cell, "
@@ -622,7 +623,7 @@ def render_page(cap, plots, generated):
 <body><main>
 <h1>Capacity: what the fix buys</h1>
 <div class="verdict" style="background:{colour}"><b>CAPACITY</b>{html_text(cap['headline'])}</div>
-<h2 id="capacity">Highest RT load meeting {html_text(sweep.objectives(cap['slo']))}</h2>
+<h2 id="capacity">Highest RT load meeting {html_text(objectives(cap['slo']))}</h2>
 <table><thead><tr><th>co-tenant quota</th><th>co-tenant rate</th><th>stock</th><th>patched</th></tr></thead>
 <tbody>{body}</tbody></table>
 <p class="muted">Each cell's capacity is the median of its searches, with the lowest and the
