@@ -41,7 +41,7 @@ udp_bench_needs() {
 
 # port [udp|tcp]: a loopback port nothing is bound to now, and none given
 # before in this run (default udp).
-port() { python3 tests/pylib/ports.py free "${1:-udp}" "$tmp/ports"; }
+port() { mk/py tests.pylib.ports free "${1:-udp}" "$tmp/ports"; }
 
 # progress DONE TOTAL WHAT: on standard error, the step about to run and
 # the time left at the pace of the steps so far.

@@ -102,4 +102,4 @@ for k in "${kinds[@]}"; do
 	done
 done
 
-python3 bench/summary.py relay_pps "$out/relay_pps.json" "$SIZE" "$RUNS" "$tmp"
+mk/py bench.summary relay_pps "$out/relay_pps.json" "$SIZE" "$RUNS" "$tmp"

@@ -87,4 +87,4 @@ for r in $(seq "$RUNS"); do
 	done
 done
 
-python3 bench/summary.py udp_overload "$out/udp_overload.json" "$sustainable" "$RUNS" "$tmp" "${kinds[@]}"
+mk/py bench.summary udp_overload "$out/udp_overload.json" "$sustainable" "$RUNS" "$tmp" "${kinds[@]}"

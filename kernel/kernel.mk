@@ -14,26 +14,16 @@
 #   make kernel-selftests   boot both 6.12 kernels, run the epoll selftests and
 #                           benchmarks (KERNEL_LINE=6.1 for the other line)
 #   make kernel-followup    evaluate the ep_poll_callback wakeup follow-up patch
-#   make kernel-falseneg    does epoll_wait(..., 0) miss ready events? 6.12,
-#                           6.1 with and without the backported follow-up,
-#                           and the historical 6.1.8 (kernel/selftests/falseneg)
-#   make kernel-unixwake    the demo's inversion with an AF_UNIX waker, on the
-#                           6.12 and 6.1-rt pairs, 6.1.8 and Debian's signed
-#                           6.1 image (kernel/selftests/unixwake)
+#   make kernel-falseneg, make kernel-unixwake: experiments on these
+#                           kernels, in lab/falseneg/ and lab/unixwake/
 
 KERNEL_LINE ?= 6.12
 
 # vm-clock goes, statically linked, into the guest that checks the virtual
 # clock (tests/vm/vm_clock.sh).
 $(eval $(call program,vm-clock,kernel/vm/clock))
-# epoll-falseneg goes into the guests of make kernel-falseneg
-# (kernel/selftests/falseneg).
-$(eval $(call program,epoll-falseneg,kernel/selftests/falseneg))
-# epoll-unixwake goes into the guests of make kernel-unixwake
-# (kernel/selftests/unixwake).
-$(eval $(call program,epoll-unixwake,kernel/selftests/unixwake))
 
-.PHONY: kernels kernel-debs kernel-6.1 kernel-selftests kernel-followup kernel-falseneg kernel-unixwake
+.PHONY: kernels kernel-debs kernel-6.1 kernel-selftests kernel-followup
 kernels:
 	@mk/deps kernel
 	@kernel/build --line $(KERNEL_LINE)
@@ -60,13 +50,3 @@ kernel-selftests:
 kernel-followup:
 	@mk/deps kernel
 	@kernel/selftests/followup
-
-kernel-falseneg:
-	@mk/deps kernel
-	@$(MAKE) --no-print-directory VARIANT=static build/static/bin/epoll-falseneg
-	@images=$$(kernel/selftests/falseneg/kernels) && kernel/selftests/falseneg/run $$images
-
-kernel-unixwake:
-	@mk/deps kernel
-	@$(MAKE) --no-print-directory VARIANT=static build/static/bin/epoll-unixwake
-	@images=$$(kernel/selftests/unixwake/kernels) && kernel/selftests/unixwake/run $$images

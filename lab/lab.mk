@@ -18,6 +18,8 @@
 #   make host-ab         the scenario under systemd on stock and patched test hosts
 #   make fleet INVENTORY=FILE   relay and load hosts over SSH with Ansible
 #   make soak            relay under load for SOAK_SECONDS, with reloads
+#   make kernel-falseneg does epoll_wait(..., 0) miss ready events? (lab/falseneg)
+#   make kernel-unixwake the demo's inversion with an AF_UNIX waker (lab/unixwake)
 #
 # The scenario runner is a C program so that it can go, statically linked,
 # into the guest's initramfs next to relay and loadgen (make static).
@@ -39,7 +41,7 @@ demo:
 .PHONY: demo-matrix
 demo-matrix:
 	@mk/deps build report demo
-	@python3 lab/demo/matrix.py --clock $(DEMO_CLOCK) $(DEMO_ARGS)
+	@lab/demo/matrix --clock $(DEMO_CLOCK) $(DEMO_ARGS)
 
 DEMO_RUNS ?= 10
 .PHONY: demo-runs
@@ -48,7 +50,7 @@ demo-runs:
 	@lab/demo/repeat $(DEMO_RUNS) --clock $(DEMO_CLOCK) --kernel-line $(KERNEL_LINE) $(DEMO_ARGS)
 
 include lab/capacity/capacity.mk lab/model/model.mk lab/hostab/hostab.mk \
-	lab/fleet/fleet.mk lab/soak/soak.mk
+	lab/fleet/fleet.mk lab/soak/soak.mk lab/falseneg/falseneg.mk lab/unixwake/unixwake.mk
 
 # labspec reads a run spec in a guest (lab/spec/main.c); ktrace-drain copies
 # the kernel trace's raw pages out of it (lab/ktrace/drain/main.c).

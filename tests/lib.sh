@@ -30,11 +30,11 @@ json_ok() {
 json_edit() {
 	{ jq "$2" "$1" >"$1.new" && mv "$1.new" "$1"; } || fail "json_edit $1: $2"
 }
-# pylib MODULE ARGS...: the helper tests/pylib/MODULE.py.
-pylib() { local m=$1; shift; python3 "$top/tests/pylib/$m.py" "$@"; }
+# pylib MODULE ARGS...: the helper tests/pylib/MODULE.py (mk/py tests.pylib.MODULE).
+pylib() { local m=$1; shift; "$top/mk/py" "tests.pylib.$m" "$@"; }
 # pylib_bg MODULE ARGS...: the same in the background, killed when the test
 # exits; $! is its process id (python3's own, so that a kill reaches it).
-pylib_bg() { local m=$1; shift; bg python3 "$top/tests/pylib/$m.py" "$@"; }
+pylib_bg() { local m=$1; shift; bg "$top/mk/py" "tests.pylib.$m" "$@"; }
 skip() { echo "skipped: $*"; exit 77; }
 pass() { echo "ok: $*"; }
 

@@ -10,7 +10,7 @@ pair and a link to each pair's own report.
             released it (the rwlock as shipped), against Debian's own signed
             RT image of today (kernel/debian-images.conf), both as shipped
 
-  python3 lab/demo/matrix.py [--results DIR] [--pairs 6.12,6.1,6.1.8-rt] [FLAG VALUE]...
+  lab/demo/matrix [--results DIR] [--pairs 6.12,6.1,6.1.8-rt] [FLAG VALUE]...
 
 Flags go to every lab/demo/run (scenario parameters, --trace, --clock).
 Each pair runs the demo twice: the co-tenant's sends wake the relay over
@@ -28,12 +28,11 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), ".."))
-from labkit import TOP, kernels  # noqa: E402
-from labkit.run import LabError, Run, main, write_json  # noqa: E402
-from labkit.spec import Parser  # noqa: E402
+from ..labkit import TOP, kernels
+from ..labkit.run import LabError, Run, main, write_json
+from ..labkit.spec import Parser
 
-PROG = "lab/demo/matrix.py"
+PROG = "lab/demo/matrix"
 HERE = os.path.dirname(os.path.realpath(__file__))
 # pair -> (what it is, where its stock and its patched image come from: a
 # kernel line of kernel/lines/, or "debian:" and a name of

@@ -311,11 +311,15 @@ def lock_kind(flags):
     return "rwlock_t" if ("WRITE" in flags or "READ" in flags) else "spinlock_t"
 
 
-def _s(t, t0):
+def rel_s(t, t0):
+    """Trace time t in seconds from t0 (the results' clock), to the
+    microsecond; None for None."""
     return None if t is None else round(t - t0, 6)
 
 
-def _ms(a, b):
+def span_ms(a, b):
+    """The milliseconds from a to b, to the microsecond; None when either
+    is unknown."""
     return None if a is None or b is None else round((b - a) * 1000, 3)
 
 
@@ -330,8 +334,8 @@ def chain(tl, w, offset, t0):
     c = {"waiter": dict(tl.task(w["pid"]), where=pl, stack=w["stack"][:10]),
          "lock": {"kind": lock_kind(w["flags"]), "flags": w["flags"], "addr": hex(w["lock"]),
                   "epoll": hex(w["lock"] - offset) if offset is not None else None},
-         "wait": {"begin_s": _s(w["begin"], t0), "end_s": _s(w["end"], t0),
-                  "ms": _ms(w["begin"], w["end"])}}
+         "wait": {"begin_s": rel_s(w["begin"], t0), "end_s": rel_s(w["end"], t0),
+                  "ms": span_ms(w["begin"], w["end"])}}
     missing = []
     hs = holders(tl, w, offset)
     if not hs:
@@ -341,9 +345,9 @@ def chain(tl, w, offset, t0):
         # last reader out, or the owner).
         hs.sort(key=lambda h: h[1][1] if h[1][1] is not None else float("inf"))
         pid, cb = hs[-1]
-        c["holder"] = dict(tl.task(pid), in_callback_since_s=_s(cb[0], t0),
-                           in_callback_before_wait_ms=_ms(cb[0], w["begin"]),
-                           released_s=_s(cb[1], t0))
+        c["holder"] = dict(tl.task(pid), in_callback_since_s=rel_s(cb[0], t0),
+                           in_callback_before_wait_ms=span_ms(cb[0], w["begin"]),
+                           released_s=rel_s(cb[1], t0))
         if len(hs) > 1:
             c["holder"]["other_holders"] = [tl.task(p) for p, _ in hs[:-1]]
         c["holder_state"] = holder_state(tl, pid, cb, w, t0)
@@ -361,7 +365,7 @@ def chain(tl, w, offset, t0):
     if w["end"] is None:
         missing.append("the wait had not ended when the trace stopped")
     else:
-        c["waiter_ran_s"] = _s(tl.ran_after(w["pid"], w["end"]), t0)
+        c["waiter_ran_s"] = rel_s(tl.ran_after(w["pid"], w["end"]), t0)
     c["complete"] = not missing
     if missing:
         c["missing"] = missing
@@ -382,11 +386,11 @@ def holder_state(tl, pid, cb, w, t0):
             # holder's own, or an enqueue after a migration).
             inside = cb and cb[0] <= iv[0] and (cb[1] is None or iv[0] <= cb[1])
             return {"state": "throttled", "cgroup_tg": hex(tg[0]) if tg[0] else None,
-                    "throttled_s": _s(iv[0], t0),
+                    "throttled_s": rel_s(iv[0], t0),
                     "throttled_in": "ep_poll_callback" if inside or "ep_poll_callback" in (iv[3] or [])
                     else (where(iv[3] or []) or "?"),
                     "throttled_task": tl.task(iv[4]),
-                    "unthrottled_s": _s(iv[1], t0), "unthrottled_by": cause,
+                    "unthrottled_s": rel_s(iv[1], t0), "unthrottled_by": cause,
                     "unthrottled_by_text": UNTHROTTLE_TEXT.get(cause)}
     ran = tl.ran_after(pid, w["begin"])
     return {"state": "running" if ran is not None and ran <= end else "preempted",
@@ -408,9 +412,9 @@ def boost_of(tl, pid, w, others=False):
         if (by != w["pid"] if others else by == w["pid"]) and old is not None and new is not None \
                 and new < old:
             back = next((r[0] for r in rows[j + 1:j + 64] if r[2] is not None and r[2] >= old), None)
-            return {"after_wait_began_ms": _ms(w["begin"], ts), "from": policy(old), "to": policy(new),
+            return {"after_wait_began_ms": span_ms(w["begin"], ts), "from": policy(old), "to": policy(new),
                     "by": tl.task(by), "through": hex(through["lock"]) if through else None,
-                    "boosted_ms": _ms(ts, back)}
+                    "boosted_ms": span_ms(ts, back)}
     return None
 
 
@@ -477,7 +481,8 @@ def softirq_holds(tl, t0):
                     break
             h = {"holder": tl.task(pid), "cpu": cpu,
                  "holding": "serving softirqs" if flags[2] in "sH" else "with softirqs disabled",
-                 "throttled_s": _s(start, t0), "held_until_s": _s(end, t0), "held_ms": _ms(start, end),
+                 "throttled_s": rel_s(start, t0), "held_until_s": rel_s(end, t0),
+                 "held_ms": span_ms(start, end),
                  "ended_by": "boost" if boost else ("unthrottle" if end is not None else None),
                  "complete": end is not None}
             if boost:

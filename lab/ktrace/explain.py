@@ -18,10 +18,9 @@ import os
 import sys
 from collections import Counter
 
-if __package__ in (None, ""):
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-from ktrace import chains, tracefile  # noqa: E402
-from ktrace.chains import _ms, _s  # noqa: E402
+from ..labkit.run import LabError, write_json
+from . import chains, tracefile
+from .chains import rel_s, span_ms
 
 EX_DATA = 65
 EX_NOINPUT = 66
@@ -100,8 +99,8 @@ def covering(waits, a, b):
     return best, most
 
 
-class Run:
-    """One guest's run: its trace and scenario, and what explains what."""
+class GuestTrace:
+    """One guest's trace and scenario, and what explains what."""
 
     def __init__(self, results, name=None, windows=None):
         """WINDOWS: [(a, b)] on the trace's clock, the only spans read (a
@@ -193,7 +192,7 @@ class Run:
 
     def late(self, s):
         a, b = self.t0 + s["due_s"], self.t0 + s["echo_s"]
-        row = {"due_s": s["due_s"], "latency_ms": _ms(a, b)}
+        row = {"due_s": s["due_s"], "latency_ms": span_ms(a, b)}
         for i, st in enumerate(self.scen["stalls"]):
             if st["start_s"] <= s["echo_s"] and s["due_s"] <= _stall_end(st):
                 row["in_stall"] = i
@@ -223,18 +222,18 @@ class Run:
             if wk is None or wk[0] > b:
                 continue
             ran = tl.ran_after(pid, wk[0])
-            steps.append({"step": f"until the {who} was woken", "ms": max(0.0, _ms(t, wk[0]))})
+            steps.append({"step": f"until the {who} was woken", "ms": max(0.0, span_ms(t, wk[0]))})
             if ran is None or ran > b:
                 t = max(t, wk[0])
                 continue
             busy = tl.running(wk[2], wk[0])
-            steps.append({"step": f"the {who}: woken to running on CPU {wk[2]}", "ms": _ms(wk[0], ran),
+            steps.append({"step": f"the {who}: woken to running on CPU {wk[2]}", "ms": span_ms(wk[0], ran),
                           "cpu_ran": "idle" if busy == 0 else (tl.task(busy) if busy else None),
-                          "cpu_silent_ms": _ms(0, tl.silent(wk[2], wk[0], ran))})
+                          "cpu_silent_ms": span_ms(0, tl.silent(wk[2], wk[0], ran))})
             t = max(t, ran)
             if who == "ticker":
                 t = self._sent(pid, wk[2], a, t, b, steps)
-        steps.append({"step": "to the echo", "ms": _ms(t, b)})
+        steps.append({"step": "to the echo", "ms": span_ms(t, b)})
         dom = max(steps, key=lambda s: s["ms"] or 0)
         return {"steps": steps, "dominant": dom if len(steps) > 1 else None}
 
@@ -248,8 +247,8 @@ class Run:
         cb = self.tl.callback_after(pid, start)
         if cb is None or cb[0] > b:
             return t
-        steps.append({"step": "the ticker's datagram into the relay's socket", "ms": _ms(start, cb[0]),
-                      "cpu_silent_ms": _ms(0, self.tl.silent(cpu, start, cb[0]))})
+        steps.append({"step": "the ticker's datagram into the relay's socket", "ms": span_ms(start, cb[0]),
+                      "cpu_silent_ms": span_ms(0, self.tl.silent(cpu, start, cb[0]))})
         return cb[0]
 
     def contentions(self):
@@ -377,9 +376,9 @@ class Run:
                 if self.read(self.t0 + s["due_s"], self.t0 + s["echo_s"])]
         doc = {"kernel": self.name,
                "trace": {"events": self.nevents, "lost": self.lost, "complete": self.lost["total"] == 0,
-                         "span_s": [_s(self.tl.first, self.t0), _s(self.tl.last, self.t0)],
+                         "span_s": [rel_s(self.tl.first, self.t0), rel_s(self.tl.last, self.t0)],
                          # null: all of it; else the spans read, seconds since t0
-                         "read_s": self.windows and [[_s(a, self.t0), _s(b, self.t0)]
+                         "read_s": self.windows and [[rel_s(a, self.t0), rel_s(b, self.t0)]
                                                      for a, b in self.windows]},
                "ready_list_lock": {"offset_in_eventpoll": self.offset, "support": self.offset_support},
                "stalls": stalls, "late": late,
@@ -536,18 +535,18 @@ def main(argv=None):
         return EX_NOINPUT
     try:
         steps = _sweep_steps(a.sweep) if a.sweep else None
-        run = Run(a.results, a.name, missed_windows(steps) if a.missed_only else None)
+        run = GuestTrace(a.results, a.name, missed_windows(steps) if a.missed_only else None)
         doc = run.document()
         if steps is not None:
             doc["steps"] = [run.step(st) for st in steps]
     except (tracefile.TraceError, OSError) as e:
         print(f"explain: {e}", file=sys.stderr)
         return EX_DATA
-    out = a.out or os.path.join(a.results, "chains.json")
-    with open(out + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(out + ".tmp", out)
+    try:
+        write_json(a.out or os.path.join(a.results, "chains.json"), doc)
+    except (LabError, OSError) as e:
+        print(f"explain: {e}", file=sys.stderr)
+        return EX_DATA
     print(f"{a.name or a.results}: {doc['line']}")
     return 0
 

@@ -4,8 +4,10 @@ import datetime
 import json
 import os
 import secrets
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 
 # Exit codes every driver shares (each driver's usage names the ones it uses).
@@ -28,13 +30,25 @@ def new_id(now=None):
 
 
 def write_json(path, obj):
-    """Write OBJ as JSON next to PATH and rename it over PATH: a reader
-    sees the old file or the new one, never half of one."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
+    """Write OBJ as JSON to a fresh temporary file beside PATH (O_EXCL,
+    a random name) and rename it over PATH: a reader sees the old file or
+    the new one, never half of one, and a link planted at PATH or at a
+    guessable temporary name is never written through (PATH that is not
+    a regular file is refused: LabError)."""
+    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        raise LabError(EX_USAGE, f"{path}: not a regular file (a symbolic link?); "
+                       "refusing to write through it")
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=os.path.dirname(path) or ".")
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=1)
+            f.write("\n")
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def point_latest(results, name, link):

@@ -10,7 +10,6 @@
 # variants: release
 . "$(dirname "$0")/../lib.sh"
 
-sum=$top/kernel/selftests/summarize.py
 out=$TEST_TMP/st
 echo '{"package": "linux-source-6.12", "version": "6.12.0-1", "preempt_rt": true}' \
 	>"$TEST_TMP/manifest.json"
@@ -33,7 +32,7 @@ guest() {
 		"ok 3 global.epoll3 # SKIP needs more CPUs" >"$r/selftest.tap"
 }
 
-summarize() { python3 "$sum" --line 6.12 --manifest "$TEST_TMP/manifest.json" "$out"; }
+summarize() { "$top/mk/py" kernel.selftests.summarize --line 6.12 --manifest "$TEST_TMP/manifest.json" "$out"; }
 
 field() {	# field KERNEL KEY: a value of selftests.json, as JSON
 	jq -c --arg k "$1" --arg f "$2" '.kernels[$k][$f]' "$out/selftests.json"

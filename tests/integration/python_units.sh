@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Python unit tests: every tests/pylib/test_*.py (the tests' helpers,
-# report/relayreport, lab/labkit, lab/soak, bench/summary.py and
-# kernel/selftests).
+# The Python unit tests: every test_*.py of the package tree (tests/pylib:
+# the tests' helpers, report, lab's labkit, ktrace and experiments,
+# bench and kernel/selftests), imported as the installed package is
+# (mk/py: from the top of the tree).
 # variants: release
 # lane: side
 # timeout: 120
@@ -9,7 +10,7 @@
 out=$TEST_TMP/unittest.out
 # No __pycache__ left in the tree.
 export PYTHONDONTWRITEBYTECODE=1
-python3 -m unittest discover -s "$top/tests/pylib" -p 'test_*.py' -v >"$out" 2>&1 ||
+"$top/mk/py" unittest discover -s "$top" -t "$top" -p 'test_*.py' -v >"$out" 2>&1 ||
 	{ cat "$out"; fail "the Python unit tests failed"; }
 # Found none is no pass (Python 3.11 exits 0 then).
 ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' "$out")

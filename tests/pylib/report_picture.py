@@ -2,17 +2,15 @@
 """report/check's picture check on a screenshot of one's choosing
 (tests/integration/report_screenshot.sh: a page whose plots did not load).
 
-  report_picture.py refused RUN_DIR PNG
-      exit 0 when the picture check (relayreport.check.screenshot) refuses
+  mk/py tests.pylib.report_picture refused RUN_DIR PNG
+      exit 0 when the picture check (report.check.screenshot) refuses
       PNG as the page of the result directory RUN_DIR, printing why; 1 when
       it passes it
 """
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "report"))
-from relayreport import check, views  # noqa: E402
+from report import check, views
 
 
 def refusal(run_dir, png):

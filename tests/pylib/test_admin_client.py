@@ -9,7 +9,7 @@ import threading
 import time
 import unittest
 
-import admin_client
+from tests.pylib import admin_client
 
 T = 5   # seconds: the bound of any wait here
 

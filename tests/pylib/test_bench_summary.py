@@ -4,12 +4,11 @@ import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-import summary  # noqa: E402
+from bench import summary
+
 
 # offered, forwarded per run: relay carries its sustainable 100k/s, nginx
 # and socat less

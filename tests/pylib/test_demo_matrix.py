@@ -7,7 +7,7 @@ import json
 import os
 import unittest
 
-import demo_matrix
+from tests.pylib import demo_matrix
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "..", "fixtures", "demo-matrix", "matrix-6.1.8-rt.json")

@@ -1,16 +1,15 @@
-"""kernel/selftests/falseneg/table.py on the guests' own output
+"""lab/falseneg/table.py on the guests' own output
 (tests/fixtures/falseneg/: a 6.1 PREEMPT_RT kernel with the spinlock fix
 alone and a 6.12 one with the follow-up too), and on broken input."""
 import json
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 
+from lab.falseneg import table
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "kernel", "selftests", "falseneg"))
-import table  # noqa: E402
 
 FIXTURES = os.path.join(HERE, "..", "fixtures", "falseneg")
 

@@ -5,7 +5,7 @@ import copy
 import io
 import unittest
 
-import host_kernels
+from tests.pylib import host_kernels
 
 
 def kernel(name, level, late, max_us):

@@ -3,13 +3,12 @@ on made-up cost.json kernels."""
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
+from kernel.selftests import compare
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "kernel", "selftests"))
-import compare  # noqa: E402
 
 
 def kernel(ops, stress):
@@ -42,8 +41,8 @@ class CompareTest(unittest.TestCase):
             for path, kernels in zip(paths, ({"stock": STOCK, "patched": FIX}, {"patched": FOLLOWUP})):
                 with open(path, "w", encoding="utf-8") as f:
                     json.dump({"kernels": kernels}, f)
-            script = os.path.join(HERE, "..", "..", "kernel", "selftests", "compare.py")
-            out = subprocess.run([sys.executable, script] + paths, check=True, capture_output=True,
+            py = os.path.join(HERE, "..", "..", "mk", "py")
+            out = subprocess.run([py, "kernel.selftests.compare"] + paths, check=True, capture_output=True,
                                  text=True).stdout
             with open(paths[2], encoding="utf-8") as f:
                 got = json.load(f)

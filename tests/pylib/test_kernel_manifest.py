@@ -5,7 +5,7 @@ import copy
 import io
 import unittest
 
-import kernel_manifest
+from tests.pylib import kernel_manifest
 
 MANIFEST = {
     "differing_files": ["fs/eventpoll.c"],

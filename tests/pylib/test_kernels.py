@@ -3,14 +3,11 @@ guest, read from its config and BTF; the packages' files found in either
 of Debian's layouts; a refusal naming what is missing."""
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
-TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(TOP, "lab"))
-from labkit import kernels  # noqa: E402
-from labkit import run as labrun  # noqa: E402
+from lab.labkit import kernels
+from lab.labkit import run as labrun
 
 FACTS = "eventpoll_lock spinlock_t\nthrottle_model task\nprobe_ep +72(-8(%di))\n"
 CONFIG = "".join(f"CONFIG_{o}=y\n" for o, _ in kernels.GUEST_NEEDS)

@@ -7,15 +7,13 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
+from lab.ktrace import chains, explain, tracefile
+from report import summary, why
+
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(TOP, "lab"))
-sys.path.insert(0, os.path.join(TOP, "report"))
-from ktrace import chains, explain, tracefile  # noqa: E402
-from relayreport import summary, why  # noqa: E402
 
 FIX = os.path.join(TOP, "tests", "fixtures", "ktrace")
 
@@ -109,7 +107,7 @@ class ReadTest(unittest.TestCase):
         self.assertLess(b["after_wait_began_ms"], (w["end"] - w["begin"]) * 1000)
 
     def test_the_waits_a_third_task_ended_are_counted(self):
-        doc = explain.Run(os.path.join(FIX, "stock-6.1"), "stock").document()
+        doc = explain.GuestTrace(os.path.join(FIX, "stock-6.1"), "stock").document()
         c = doc["contentions"]
         self.assertEqual((c["rt_waits"], c["boosts"], c["lent_by_others"], c["lent_by"], c["lent_through"]),
                          (4, 0, 1, {"ktimers/1": 1}, {"0xffff88803e71afa0": 1}))
@@ -182,7 +180,7 @@ class StockTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.doc = explain.Run(os.path.join(FIX, "stock"), "stock").document()
+        cls.doc = explain.GuestTrace(os.path.join(FIX, "stock"), "stock").document()
 
     def test_the_stall_has_a_complete_chain(self):
         d = self.doc
@@ -215,7 +213,7 @@ class StockUnixTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.ex = explain.Run(os.path.join(FIX, "stock-unix"), "stock")
+        cls.ex = explain.GuestTrace(os.path.join(FIX, "stock-unix"), "stock")
         cls.doc = cls.ex.document()
 
     def test_the_stall_s_chain_is_the_relay_s_wait(self):
@@ -249,7 +247,7 @@ class RawTest(unittest.TestCase):
     def setUpClass(cls):
         cls.dir = os.path.join(FIX, "stock-raw")
         cls.events = tracefile.read_results(cls.dir)
-        cls.doc = explain.Run(cls.dir, "stock").document()
+        cls.doc = explain.GuestTrace(cls.dir, "stock").document()
 
     def test_events_in_the_text_trace_s_shape(self):
         ev = self.events
@@ -275,7 +273,7 @@ class RawTest(unittest.TestCase):
         self.assertEqual((c["holder"]["comm"], c["holder"]["policy"]), ("loadgen", "OTHER"))
         self.assertEqual((c["holder_state"]["state"], c["holder_state"]["throttled_in"]),
                          ("throttled", "ep_poll_callback"))
-        text = explain.Run(os.path.join(FIX, "stock"), "stock").document()
+        text = explain.GuestTrace(os.path.join(FIX, "stock"), "stock").document()
         self.assertEqual(d["ready_list_lock"]["offset_in_eventpoll"],
                          text["ready_list_lock"]["offset_in_eventpoll"])
         # No flags, no word on the softirqs rather than a wrong one.
@@ -310,7 +308,7 @@ class RawTest(unittest.TestCase):
             kept = os.path.join(d, "trace", "kept.txt")
             with open(kept, "w") as f:
                 f.write("3.063 3.272\n")
-            run = explain.Run(d, "stock")
+            run = explain.GuestTrace(d, "stock")
             self.assertEqual(run.windows, [(3.063, 3.272)])
 
             def step(a, b):
@@ -321,18 +319,18 @@ class RawTest(unittest.TestCase):
             self.assertTrue(run.step(step(3.07, 3.2720004))["covered"])
             self.assertFalse(run.step(step(3.0, 3.1))["covered"])
             # what the host wants (a missed step's span) within what was kept
-            part = explain.Run(d, "stock", [(3.2, 3.4)])
+            part = explain.GuestTrace(d, "stock", [(3.2, 3.4)])
             self.assertEqual(part.windows, [(3.2, 3.272)])
             self.assertEqual(part.document()["trace"]["read_s"],
                              [[round(3.2 - run.t0, 6), round(3.272 - run.t0, 6)]])
             with open(kept, "w") as f:
                 f.write("3.063 3.272\n3.3\n")
             with self.assertRaisesRegex(tracefile.TraceError, "kept.txt:2: expected FROM TO"):
-                explain.Run(d, "stock")
+                explain.GuestTrace(d, "stock")
             with open(kept, "w") as f:
                 f.write("3.5 3.4\n")
             with self.assertRaisesRegex(tracefile.TraceError, "kept.txt:1: FROM 3.5"):
-                explain.Run(d, "stock")
+                explain.GuestTrace(d, "stock")
 
     def test_a_stall_the_longest_wait_covers_little_of_is_not_the_lock_s(self):
         """The excerpt's stall, made 700 ms long: its 200 ms wait on the
@@ -345,7 +343,7 @@ class RawTest(unittest.TestCase):
             scen["stalls"][0]["start_s"] -= 0.5
             with open(path, "w") as f:
                 json.dump(scen, f)
-            doc = explain.Run(d, "stock").document()
+            doc = explain.GuestTrace(d, "stock").document()
         self.assertEqual((doc["totals"]["stalls"], doc["totals"]["stalls_explained"]), (1, 0))
         row = doc["stalls"][0]
         self.assertTrue(row["chain"]["complete"])
@@ -406,7 +404,7 @@ class StepTest(unittest.TestCase):
     one after it, one that met."""
 
     def test_causes(self):
-        run = explain.Run(os.path.join(FIX, "stock"), "stock")
+        run = explain.GuestTrace(os.path.join(FIX, "stock"), "stock")
         t0 = run.t0
 
         def step(a, b, meets=False, lost=0):
@@ -459,7 +457,7 @@ class StepTest(unittest.TestCase):
         self.assertAlmostEqual(trace(boost=True, throttled="1.001200"), 0.0, places=9)
 
     def test_the_missed_steps_spans_alone_give_the_same_causes(self):
-        full = explain.Run(os.path.join(FIX, "stock"), "stock")
+        full = explain.GuestTrace(os.path.join(FIX, "stock"), "stock")
         t0 = full.t0
         steps = [{"target_rate": 117, "meets_slo": False,
                   "result": {"start_mono_s": t0 + 1.43, "elapsed_s": 0.22, "lost": 0}},
@@ -468,7 +466,7 @@ class StepTest(unittest.TestCase):
         windows = explain.missed_windows(steps)
         self.assertEqual(len(windows), 1)
         self.assertAlmostEqual(windows[0][0], t0 + 1.43 - explain.WINDOW_LEAD)
-        part = explain.Run(os.path.join(FIX, "stock"), "stock", windows)
+        part = explain.GuestTrace(os.path.join(FIX, "stock"), "stock", windows)
         self.assertEqual(part.step(steps[0]), full.step(steps[0]))
         # a step outside what was read: no numbers, no cause
         outside = {"target_rate": 234, "meets_slo": True,
@@ -482,7 +480,7 @@ class StepTest(unittest.TestCase):
         self.assertEqual(doc["stalls"], full.document()["stalls"])
         self.assertIsNone(full.document()["trace"]["read_s"])
         # a span that misses the stall leaves it out rather than unexplained
-        away = explain.Run(os.path.join(FIX, "stock"), "stock", [(t0 + 1.6, t0 + 1.62)])
+        away = explain.GuestTrace(os.path.join(FIX, "stock"), "stock", [(t0 + 1.6, t0 + 1.62)])
         self.assertLess(away.nevents, full.nevents / 5)
         self.assertEqual(away.document()["stalls"], [])
 
@@ -501,7 +499,7 @@ class StepTest(unittest.TestCase):
             text = f.read()
         with open(stats, "w") as f:
             f.write(text.replace("dropped events: 0", "dropped events: 1000", 1))
-        run = explain.Run(d, "stock")
+        run = explain.GuestTrace(d, "stock")
         end = min(ts[-1] for ts in run.tl.seen.values()) - run.t0
 
         def step(a, b):
@@ -536,7 +534,7 @@ class PatchedTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.doc = explain.Run(os.path.join(FIX, "patched"), "patched").document()
+        cls.doc = explain.GuestTrace(os.path.join(FIX, "patched"), "patched").document()
 
     def test_every_rt_wait_boosts_its_holder(self):
         c = self.doc["contentions"]
@@ -550,7 +548,7 @@ class PatchedTest(unittest.TestCase):
         self.assertEqual(self.doc["totals"]["stalls"], 0)
 
     def test_offset_agrees_with_the_stock_kernel(self):
-        stock = explain.Run(os.path.join(FIX, "stock"), "stock")
+        stock = explain.GuestTrace(os.path.join(FIX, "stock"), "stock")
         self.assertEqual(self.doc["ready_list_lock"]["offset_in_eventpoll"], stock.offset)
 
 
@@ -561,7 +559,7 @@ class SoftirqTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.run_ = explain.Run(os.path.join(FIX, "patched-softirq"), "patched")
+        cls.run_ = explain.GuestTrace(os.path.join(FIX, "patched-softirq"), "patched")
         cls.doc = cls.run_.document()
 
     def test_the_hold_and_what_ended_it(self):
@@ -670,7 +668,7 @@ class VcpuTest(unittest.TestCase):
     vCPU did not execute."""
 
     def test_the_silent_cpu_is_the_step(self):
-        doc = explain.Run(os.path.join(FIX, "patched-vcpu"), "patched").document()
+        doc = explain.GuestTrace(os.path.join(FIX, "patched-vcpu"), "patched").document()
         (row,) = doc["late"]
         d = row["path"]["dominant"]
         self.assertEqual(d["step"], "the ticker's datagram into the relay's socket")

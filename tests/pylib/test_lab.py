@@ -6,21 +6,17 @@ import io
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
+from lab.demo import matrix, runs
+from lab.labkit import guest
+from lab.labkit import run as labrun
+from lab.labkit import spec
+from lab.labkit.run import LabError
+from lab.soak import soak
+
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(TOP, "lab"))
-sys.path.insert(0, os.path.join(TOP, "lab", "soak"))
-sys.path.insert(0, os.path.join(TOP, "lab", "demo"))
-import matrix  # noqa: E402
-import runs  # noqa: E402
-import soak  # noqa: E402
-from labkit import guest  # noqa: E402
-from labkit import run as labrun  # noqa: E402
-from labkit import spec  # noqa: E402
-from labkit.run import LabError  # noqa: E402
 
 PARAMS = [spec.Param("cpu_quota_pct", "ints", [10, 25], "quotas", lo=1, hi=100),
           spec.Param("period_us", "int", 10000, "period", lo=1000, hi=1000000),

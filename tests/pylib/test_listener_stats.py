@@ -2,7 +2,7 @@
 made-up stats before and after the reload."""
 import unittest
 
-import listener_stats
+from tests.pylib import listener_stats
 
 DROPS = {"oversize": 0, "flows_busy": 0}
 PORTS = ("1001", "1002", "1003", "2001", "2002", "3001")   # pA pB pT ua ub tup

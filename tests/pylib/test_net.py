@@ -13,7 +13,7 @@ import threading
 import time
 import unittest
 
-import net
+from tests.pylib import net
 
 T = 5   # seconds: the bound of any wait here
 

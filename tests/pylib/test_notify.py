@@ -5,7 +5,7 @@ import tempfile
 import unittest
 from contextlib import redirect_stderr
 
-import notify
+from tests.pylib import notify
 
 
 class Serve(unittest.TestCase):

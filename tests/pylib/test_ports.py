@@ -6,7 +6,7 @@ import unittest
 from contextlib import redirect_stderr
 from unittest import mock
 
-import ports
+from tests.pylib import ports
 
 
 class FreePort(unittest.TestCase):

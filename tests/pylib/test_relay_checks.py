@@ -6,7 +6,7 @@ import struct
 import tempfile
 import unittest
 
-import relay_checks
+from tests.pylib import relay_checks
 
 HEADER = """# relay: per-100 ms window; count/p50/p99/max are timer tick lateness, rx_* the datagram \
 latency (us)

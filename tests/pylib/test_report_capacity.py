@@ -1,29 +1,19 @@
-"""report/relayreport/capacity's reading of the searches, and
+"""report/capacity.py's reading of the searches, and
 lab/capacity/run's count of a search's steps and its progress, on
 made-up cells and consoles (the real run: tests/fixtures/report/capacity,
 tests/integration/report_capacity.sh)."""
-import importlib.machinery
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
+from unittest import mock
+
+from lab.capacity import run as capacity_run
+from lab.labkit import spec
+from report import capacity
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(TOP, "report"))
-sys.path.insert(0, os.path.join(TOP, "lab"))
-from relayreport import capacity  # noqa: E402
-
-
-def _driver():
-    path = os.path.join(TOP, "lab", "capacity", "run")
-    loader = importlib.machinery.SourceFileLoader("capacity_run", path)
-    spec = importlib.util.spec_from_loader("capacity_run", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
 
 
 def cell(q, caps, at_least=False, problems=()):
@@ -189,7 +179,7 @@ class QuotaSearchTest(unittest.TestCase):
 class DriverTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.drv = _driver()
+        cls.drv = capacity_run
 
     def test_most_steps_of_a_search(self):
         # 117, 234, 468; then 100 % -> 50, 25, 13, 7, 4 % of a gap; and
@@ -200,7 +190,6 @@ class DriverTest(unittest.TestCase):
             {"rt_rate_from_pps": 1000, "rt_rate_to_pps": 1000, "resolution_pct": 100}), 3)
 
     def test_the_readme_lists_the_parameters_as_the_driver_has_them(self):
-        from labkit import spec
         with open(os.path.join(TOP, "lab", "capacity", "README.md"), encoding="utf-8") as f:
             self.assertIn(spec.table(self.drv.PARAMS), f.read())
 
@@ -275,7 +264,7 @@ class ExplainerTest(unittest.TestCase):
     started no more than the free CPUs allow, each one's line said."""
 
     def test_slots_and_lines(self):
-        mod = _driver()
+        mod = capacity_run
         started = []
 
         def fake(res, name, log, sweep=None, missed_only=False):
@@ -284,8 +273,8 @@ class ExplainerTest(unittest.TestCase):
             with open(log, "w") as f:
                 f.write(f"{name}: explained\n")
             return subprocess.Popen(["true"])
-        mod.guest.explain = fake
-        with tempfile.TemporaryDirectory() as d, open(os.devnull, "w") as out:
+        with mock.patch.object(mod.guest, "explain", fake), tempfile.TemporaryDirectory() as d, \
+                open(os.devnull, "w") as out:
             run = mod.Run("t", d, out=out)
             for k in ("stock", "patched"):
                 for q in ("q10-c1", "q25-c1"):

@@ -1,13 +1,12 @@
-"""report/relayreport/escape: each sink's function, fed hostile text."""
+"""report/escape.py: each sink's function, fed hostile text."""
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "report"))
-from relayreport import escape  # noqa: E402
-from relayreport.files import DataError  # noqa: E402
+from report import escape
+from report.files import DataError
+
 
 HOSTILE = ["plain", "it's", 'say "hi"', "a`touch PWNED`b", "6.1\nsystem 'touch PWNED'\n#",
            "back\\slash", "EOD", "\x00\x1b[31m", "<b>&amp;</b>", "%s %d %%", "@^_{x}~"]

@@ -9,7 +9,7 @@ import unittest
 import zlib
 from unittest import mock
 
-import report_picture
+from tests.pylib import report_picture
 
 MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "report", "model")
 

@@ -1,16 +1,15 @@
-"""report/relayreport/search: a stored loadgen sweep --search drawn and
+"""report/search.py: a stored loadgen sweep --search drawn and
 tabled, and doctored copies of it refused by name or said as they are."""
 import copy
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
+from report import search
+from report.files import DataError, read_json
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "report"))
-from relayreport import search  # noqa: E402
-from relayreport.files import DataError, read_json  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "..", "fixtures", "report", "search")
 

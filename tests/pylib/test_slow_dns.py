@@ -6,7 +6,7 @@ import threading
 import time
 import unittest
 
-import slow_dns
+from tests.pylib import slow_dns
 
 T = 5   # seconds: the bound of any wait here
 

@@ -5,7 +5,7 @@ import os
 import tempfile
 import unittest
 
-import svg_plot
+from tests.pylib import svg_plot
 
 WORDS = ["p99.9", "objective p99", "knee"]
 

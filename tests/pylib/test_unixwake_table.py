@@ -1,8 +1,7 @@
-"""kernel/selftests/unixwake/table.py on what the guests left
+"""lab/unixwake/table.py on what the guests left
 (tests/fixtures/unixwake/: a 6.12 stock guest's result, the consoles of a
 6.1-rt and a 6.12 stock guest that hung without the quota lift), and on
 broken input."""
-import importlib.util
 import io
 import json
 import os
@@ -11,13 +10,10 @@ import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
 
+from lab.unixwake import table
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures", "unixwake")
-# Loaded by path: kernel/selftests/falseneg has a table.py of its own.
-_spec = importlib.util.spec_from_file_location(
-    "unixwake_table", os.path.join(HERE, "..", "..", "kernel", "selftests", "unixwake", "table.py"))
-table = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(table)
 
 
 def fixture(name):
@@ -108,7 +104,7 @@ class RowsTest(unittest.TestCase):
         err = io.StringIO()
         with redirect_stderr(err):
             self.assertEqual(table.main([self.d]), 2)
-        self.assertIn("table.py DIR NAME", err.getvalue())
+        self.assertIn("lab.unixwake.table DIR NAME", err.getvalue())
 
 
 if __name__ == "__main__":

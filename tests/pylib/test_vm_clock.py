@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import unittest
 
-import vm_clock
+from tests.pylib import vm_clock
 
 BOOT = {"clock": "virtual", "tsc_khz": 1000000}
 RATE = {"tsc_per_ns": 1.0002, "monotonic_ns": 500000000}

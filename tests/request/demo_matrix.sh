@@ -11,7 +11,7 @@
 need_root "boots guests, builds kernels into ${RELAY_CACHE:-/var/cache/relay}"
 "$top/mk/deps" build report demo kernel deploy >/dev/null || fail "mk/deps"
 rc=0
-python3 "$top/lab/demo/matrix.py" --results "$TEST_TMP/results" >"$TEST_TMP/matrix.log" 2>&1 || rc=$?
+"$top/lab/demo/matrix" --results "$TEST_TMP/results" >"$TEST_TMP/matrix.log" 2>&1 || rc=$?
 tail -n 8 "$TEST_TMP/matrix.log"
 m=$(find "$TEST_TMP/results" -path "*-demo-matrix/matrix.json" 2>/dev/null | head -n 1)
 [ -n "$m" ] || fail "no matrix.json (lab/demo/matrix.py exited $rc)"

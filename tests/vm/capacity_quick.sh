@@ -42,7 +42,7 @@ grep -Eq '^      [0-9]+ s: (stock|patched): .*cell .*, ~[0-9]+ s left' "$TEST_TM
 	fail "no progress with a time estimate"
 grep -q "^headline: at quota" "$TEST_TMP/run.log" || fail "the table does not end with the headline"
 
-python3 "$top/tests/pylib/capacity_quick.py" "$run" || fail "capacity.json is wrong"
+pylib capacity_quick "$run" || fail "capacity.json is wrong"
 # The driver looked at the page in headless Chromium (report/capacity
 # --check) and would have exited 6 had it not been whole; its verdict:
 grep -q ': page whole; .*capacity.png shows' "$run/check.log" ||

@@ -1,0 +1,1 @@
+"""bench: the benchmarks' summaries (bench/*.sh)."""

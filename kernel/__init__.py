@@ -1,0 +1,1 @@
+"""kernel: the kernel harness's Python (selftests: the summaries of make kernel-selftests)."""

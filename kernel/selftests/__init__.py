@@ -1,0 +1,1 @@
+"""selftests: the epoll selftests' and cost benchmarks' summaries (kernel/selftests/run, followup)."""

@@ -1,0 +1,366 @@
+"""lab/capacity/run: make capacity. What the fix buys, in RT load rate at a
+latency objective: one guest per kernel (stock and patched PREEMPT_RT,
+booted at the same time) searches, for each co-tenant quota (and
+co-tenant rate), the highest RT load rate that meets the objectives,
+several times (lab/capacity/grid, loadgen sweep --search); then
+report/capacity writes capacity.json, the table and the page.
+
+  lab/capacity/run [--quick] [--results DIR] [--PARAMETER VALUE]...
+                   [--stock-image BZIMAGE --patched-image BZIMAGE]
+
+Every parameter (--help lists them with their defaults) goes once into
+spec.json, which the guests read from their initramfs and the report from
+the results directory. --quick is the small plan of make test (one
+search from 117 to 468 pps, a 10 % quota, 8 s steps); parameters given
+beside it still win. Writes DIR/<date>-<id>-capacity/ (DIR: results/ in the
+source tree) and points DIR/latest-capacity at it.
+
+Exit status: 0 the report is written (whatever it says); 2 bad arguments;
+3 the build failed; 4 no kernels; 5 no initramfs; 6 no report.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+import time
+
+from ..labkit import TOP, guest, kernels
+from ..labkit.run import EX_REPORT, LabError, Run, last_line, main, write_json
+from ..labkit.spec import Param, Parser, SpecError, flags, resolve
+
+PROG = "lab/capacity/run"
+HERE = os.path.dirname(os.path.realpath(__file__))
+# A traced guest's RAM: the grid gives each CPU's trace buffer a quarter of
+# it (a cell with 11 million events needed some 350 MiB on the relay's CPU).
+TRACED_MEMORY_MB = 2048
+
+# The default grid; lab/capacity/README.md says why these values. The
+# lowest RT load is light on purpose: on the stock kernel a light RT load
+# is what the stall catches.
+PARAMS = [
+    Param("clock", "str", "virtual", "the guests' clock (kernel/vm/boot)", choices=("virtual", "host")),
+    Param("guest_timeout_s", "int", 0, "a guest not done by then counts as hung; "
+          "0: 40 host seconds per guest second of the longest searches, + 180", lo=0),
+    Param("rt_rate_from_pps", "int", 117, "the RT load a search starts at", lo=1, hi=1000000),
+    Param("rt_rate_to_pps", "int", 60000, "the highest RT load a search may try: a search that "
+          "meets it says 'at least', a ceiling of the load generator's", lo=1, hi=1000000),
+    Param("resolution_pct", "int", 5, "a search bisects until the rate that missed is within this "
+          "of the one that met", lo=1, hi=100),
+    Param("searches", "int", 3, "searches per kernel and quota, one after the other: the capacity "
+          "is their median, with their range", lo=1, hi=20),
+    Param("step_s", "int", 4, "seconds of each step", lo=1, hi=600),
+    Param("step_samples", "int", 40000, "a step whose rate sends this many datagrams in less than "
+          "step_s ends there (at least 1 s): a high rate's p99.9 needs no more, and the steps "
+          "near the patched kernel's capacity cost a third; 0: every step lasts step_s",
+          lo=0, hi=100000000),
+    Param("cpu_quota_pct", "ints", [10, 25, 50],
+          "the co-tenant's cpu.max quotas, % of one CPU per period", lo=1, hi=99),
+    Param("cotenant_rate_pps", "ints", [30000], "the co-tenant's rates", lo=1, hi=1000000),
+    Param("cotenant_demand_pct", "int", 150, "the co-tenant's CPU demand, % of its quota: each "
+          "sender busy-waits before each send for its share of it, so that every quota is "
+          "filled and throttled; 0: no busy-wait (30000 pps alone fills only a 10 % quota)",
+          lo=0, hi=1000),
+    Param("period_us", "int", 10000, "the cpu.max period", lo=1000, hi=1000000),
+    Param("senders", "int", 2, "the co-tenant's sender threads", lo=1, hi=64),
+    Param("planned_rate_pps", "int", 117, "the RT load whose tightest co-tenant quota each "
+          "kernel's quota search finds", lo=1, hi=1000000),
+    Param("quota_search", "str", "on", "after the cells, search each kernel's tightest co-tenant "
+          "quota for planned_rate_pps", choices=("on", "off")),
+    Param("threshold_demand_pct", "int", 0, "in the quota search the co-tenant busy-waits for this "
+          "share of one CPU on top of its sends (0: none; its sends alone stalled the stock kernel "
+          "below a 46 % quota), so "
+          "that a quota below its demand throttles it and one above does not", lo=0, hi=99),
+    Param("threshold_quota_pct", "ints", [10, 95], "the lowest and the highest quota the quota "
+          "search tries", lo=1, hi=99),
+    Param("threshold_resolution_pct", "int", 5, "the quota search bisects until the quota that met "
+          "is within this many points of the one that missed", lo=1, hi=50),
+    Param("rt_priority", "int", 40, "the RT client's SCHED_FIFO priority", lo=1, hi=98),
+    Param("pause_ms", "int", 200, "the pause between two steps", lo=0, hi=60000),
+    Param("trace", "str", "on", "record each cell's kernel trace and say, for each step that missed, "
+          "whether it was the ready-list lock held by a throttled task, the relay's CPU, or loss "
+          "(lab/ktrace)", choices=("on", "off")),
+]
+# The quick plan's rates are off the quota period's grid on purpose. At a
+# rate that is a whole number of datagrams per 10 ms period (300, 500,
+# 1000 pps) the RT client's sends fall at the same phases of every period,
+# and whether they keep the stall from forming is settled once for the
+# whole step. At 117 pps (117 and 100 have no common factor) the phase
+# moves every period and the stalls come at a steady rate, about one a
+# second; an 8 s step expects about eight. One search from 117 to 468 pps
+# (117, 234, 468: three steps where every one meets) and one quota, the
+# tightest: what a guest costs to emulate grows with the co-tenant's CPU,
+# and so does its trace (10 s steps cost make test a 1000 s lane).
+# At 10 % the co-tenant's 30000 pps fill the quota without a busy-wait,
+# which would only thin out its time in ep_poll_callback.
+QUICK = {"rt_rate_from_pps": 117, "rt_rate_to_pps": 468, "searches": 1,
+         "cpu_quota_pct": [10], "step_s": 8, "planned_rate_pps": 117,
+         "cotenant_demand_pct": 0, "quota_search": "off"}
+DEFAULT_SLO = ["p99.9=2ms"]
+SLO = re.compile(r"^(p[0-9]+(\.[0-9]+)?|max)=[0-9]+(\.[0-9]+)?(us|ms|s)$")
+
+
+def parse(argv):
+    ap = Parser(prog=PROG, description="stock vs patched: RT load meeting a latency objective")
+    ap.add_argument("--quick", action="store_true", help="the small grid of make test")
+    ap.add_argument("--slo", action="append", metavar="PCT=LATENCY",
+                    help=f"an objective, repeatable (default {' '.join(DEFAULT_SLO)})")
+    ap.add_argument("--results", default=os.path.join(TOP, "results"), help="where run directories go")
+    ap.add_argument("--stock-image", help="boot this stock image")
+    ap.add_argument("--patched-image", help="boot this patched image")
+    flags(ap, PARAMS)
+    args = ap.parse_args(argv)
+    if bool(args.stock_image) != bool(args.patched_image):
+        ap.error("give both --stock-image and --patched-image, or neither")
+    for f in (args.stock_image, args.patched_image):
+        if f and not os.path.isfile(f):
+            ap.error(f"{f}: no such file")
+    for s in args.slo or []:
+        if not SLO.match(s):
+            ap.error(f"--slo '{s}': expected PERCENTILE=LATENCY, e.g. p99.9=2ms")
+    try:
+        spec = resolve(args, PARAMS, QUICK if args.quick else None)
+    except SpecError as e:
+        ap.error(str(e))
+    if spec["rt_rate_from_pps"] > spec["rt_rate_to_pps"]:
+        ap.error("--rt-rate-from-pps is above --rt-rate-to-pps")
+    q = spec["threshold_quota_pct"]
+    if len(q) != 2 or q[0] >= q[1]:
+        ap.error(f"--threshold-quota-pct {','.join(map(str, q))}: two quotas, the lowest first")
+    # cpu.max takes no quota under 1000 us (demo-scenario says so too, but
+    # only in the guest, after the build and the boot)
+    for name in ("cpu_quota_pct", "threshold_quota_pct"):
+        low = min(spec[name]) * spec["period_us"] // 100
+        if low < 1000:
+            ap.error(f"--{name.replace('_', '-')} {min(spec[name])}: {low} us of the "
+                     f"{spec['period_us']} us period, below the 1000 us cpu.max takes")
+    spec["slo"] = args.slo or DEFAULT_SLO
+    return args, spec
+
+
+def max_steps(grid):
+    """The most steps one search can take (as lab/capacity/grid counts
+    them): doublings from the lowest rate to the highest, then halvings
+    of a gap of at most 100 % to the resolution; a warm search's first
+    two steps are smaller than doublings (loadgen(1) Search), at most two
+    more."""
+    n, r, g = 3, grid["rt_rate_from_pps"], 100
+    while r < grid["rt_rate_to_pps"]:
+        r, n = r * 2, n + 1
+    while g > grid["resolution_pct"]:
+        g, n = (g + 1) // 2, n + 1
+    return n
+
+
+def max_probes(grid):
+    """The most probes of the quota search: the highest quota, the lowest,
+    then halvings of their gap to the resolution (lab/capacity/grid)."""
+    if grid["quota_search"] != "on":
+        return 0
+    n, (lo, hi) = 2, grid["threshold_quota_pct"]
+    while hi - lo > grid["threshold_resolution_pct"]:
+        lo, n = (hi + lo) // 2, n + 1
+    return n
+
+
+def plural(n, one, many=None):
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def progress(run, k):
+    """Where guest K is, from its console: (cell, steps taken in all
+    cells, steps taken in this cell, the search, the rate, whether this
+    cell's searches have ended, the quota search's probe: 0 before it)
+    or None before the first cell."""
+    try:
+        with open(run.path(k, "console.log"), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    cells = [m.start() for m in re.finditer(r"^grid: cell \d+ of \d+", text, re.M)]
+    if not cells:
+        return None
+    step = re.compile(r"loadgen sweep: search (\d+) of (\d+), step \d+: (\S+ pps)")
+    mine = step.findall(text, cells[-1])
+    search, of, rate = mine[-1] if mine else (0, 1, "-")
+    ended = len(re.findall(r"^search \d+: ", text[cells[-1]:], re.M)) >= int(of)
+    probes = re.findall(r"^grid: threshold probe (\d+):", text, re.M)
+    return (len(cells), len(step.findall(text)), len(mine), int(search), rate, ended,
+            int(probes[-1]) if probes else 0)
+
+
+def watch(run, pids, ncells, steps, probes, explainer=None):
+    """Both guests' progress, a line when one moves on and every 30 s
+    otherwise, with the time left at most: the wall seconds a step took
+    up to the last one that began, times the most steps to go (STEPS a
+    cell at most; copying a cell's raw trace out costs the guest about a
+    second), then the quota search's PROBES at most (a step each). A
+    search ends at its first miss of the lowest rate, at the highest rate
+    or at its resolution, usually well before the most. A guest that
+    ended has its cells' traces explained (EXPLAINER) on the host CPUs the
+    running guests leave (an emulated guest keeps one busy)."""
+    t0, last, shown = time.monotonic(), None, 0.0
+    began, pace = {}, {}    # guest -> when its first step began; -> (steps, wall s a step)
+    done = set()
+    while any(p.poll() is None for p in pids.values()):
+        time.sleep(5)
+        el = time.monotonic() - t0
+        parts, where_all = [], []
+        for k, p in pids.items():
+            where, finished = progress(run, k), p.poll() is not None
+            if finished and k not in done:
+                done.add(k)
+                run.say(f"      {el:.0f} s: {k} finished")
+                if explainer:
+                    explainer.add(k)
+            if finished:
+                parts.append(f"{k}: finished")
+            elif where is None:
+                parts.append(f"{k}: booting")
+            else:
+                cell, total, here, search, rate, ended, probe = where
+                where_all.append((k, cell, total, ended, probe))
+                if total and k not in began:
+                    began[k] = el
+                if total > 1 and pace.get(k, (0,))[0] != total:
+                    pace[k] = (total, (el - began[k]) / (total - 1))
+                todo = (ncells - cell) * steps + (0 if ended else steps - here + 1) + probes
+                if probe:
+                    todo = probes - probe + 1
+                left = f"~{pace[k][1] * todo:.0f} s left at most" if k in pace else "? s left"
+                doing = "ending the cell" if ended else f"step {here} ({rate})"
+                where = f"cell {cell}/{ncells}, search {search}, {doing}"
+                if probe:
+                    where = f"quota search, probe {probe} of at most {probes}"
+                parts.append(f"{k}: {where}, {left}")
+        if where_all != last or el - shown >= 30:
+            run.say(f"      {el:.0f} s: {'; '.join(parts)}")
+            last, shown = where_all, el
+        if explainer:
+            explainer.pump((os.cpu_count() or 1) - (len(pids) - len(done)))
+    for k in pids:
+        if k not in done and explainer:
+            explainer.add(k)
+    return round(time.monotonic() - t0)
+
+
+class Explainer:
+    """lab/ktrace/explain on every cell's trace, with its sweep, from the
+    missed steps' spans alone: chains.json beside the co-tenant's results
+    says each missed step's cause, and the stalls in them. A guest's cells
+    are queued when it ends and explained while the other guest still runs,
+    on the CPUs it leaves free. A cell whose trace cannot be read keeps
+    loadgen's own account of its steps."""
+
+    def __init__(self, run):
+        self.run, self.todo, self.running = run, [], []
+
+    def add(self, k):
+        grid = self.run.path(k, "results", "grid")
+        for cell in sorted(os.listdir(grid)) if os.path.isdir(grid) else []:
+            res, sweep = os.path.join(grid, cell, "cotenant"), os.path.join(grid, cell, "sweep.json")
+            if os.path.exists(os.path.join(res, "trace")) and os.path.exists(sweep):
+                self.todo.append((k, cell, res, sweep, os.path.join(grid, cell, "explain.log")))
+        # The biggest first: the last to end is then a small one.
+        self.todo.sort(key=lambda job: -sum(os.path.getsize(p) for p in glob.glob(
+            os.path.join(job[2], "trace", "cpu*.raw.gz"))))
+
+    def pump(self, slots):
+        """Say what ended; start queued cells while fewer than SLOTS run."""
+        for job in [j for j in self.running if j[0].poll() is not None]:
+            self.running.remove(job)
+            self.run.say(f"      [{job[1]}] {last_line(job[2])}")
+        while self.todo and len(self.running) < slots:
+            k, cell, res, sweep, log = self.todo.pop(0)
+            self.running.append((guest.explain(res, f"{k} {cell}", log, sweep, missed_only=True),
+                                 f"{k} {cell}", log))
+
+    def drain(self):
+        while self.todo or self.running:
+            self.pump(os.cpu_count() or 1)
+            time.sleep(0.2)
+
+
+def capacity(argv):
+    args, grid = parse(argv)
+    clock = grid.pop("clock")
+    timeout = grid.pop("guest_timeout_s")
+    ncells = len(grid["cpu_quota_pct"]) * len(grid["cotenant_rate_pps"])
+    # The longest searches in guest seconds; the hard limit in wall time. A guest
+    # second of a busy guest took ~10 wall seconds on a quiet 2-core host
+    # (the quick grid: 310 s for its 30 s), and more than 25 beside make
+    # test's other guests (not done after 787 s); nothing the host does
+    # can make a guest on the virtual clock late, so the limit only has to
+    # catch an emulation that stopped.
+    steps = grid["searches"] * max_steps(grid)
+    probes = max_probes(grid)
+    grid_s = ncells * (steps * (grid["step_s"] + 1) + 8) + probes * (grid["step_s"] + 8)
+    timeout = timeout or grid_s * 40 + 180
+    images = {"stock": os.path.realpath(args.stock_image),
+              "patched": os.path.realpath(args.patched_image)} if args.stock_image else None
+    run = Run(PROG, args.results, kind="capacity", phases=5 - bool(images) + (grid["trace"] == "on"))
+    spec = {"experiment": "capacity", "run_id": run.id, "clock": clock,
+            "guest_timeout_s": timeout, "salt_us": guest.salt_us(run.id), "capacity": grid}
+    write_json(run.path("spec.json"), spec)
+    bin_dir = os.path.join(TOP, "build", "static", "bin")
+    with run.phase("build: static relay, loadgen, demo-scenario, labspec, ktrace-drain",
+                   "seconds when built"):
+        run.command(["make", "-C", TOP, "--no-print-directory", f"-j{os.cpu_count()}", "static"],
+                    run.path("build.log"), "the build")
+    if not images:
+        with run.phase("kernels: stock and patched PREEMPT_RT 6.12",
+                       "seconds from the cache, about 15 minutes to build on 2 cores: "
+                       "the build's progress shows every minute"):
+            images = kernels.images(run)
+    record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "kernels": {k: guest.kernel_version(images[k]) for k in images}}
+    with run.phase("initramfs: busybox, the binaries, the grid, the spec", "a few seconds"):
+        initrd = run.path("initramfs.cpio.gz")
+        files = {f"/bin/{b}": os.path.join(bin_dir, b)
+                 for b in ("relay", "loadgen", "demo-scenario", "labspec", "ktrace-drain")}
+        files["/bin/capacity-grid"] = os.path.join(HERE, "grid")
+        files["/bin/ktrace"] = os.path.join(TOP, "lab/ktrace/ktrace")
+        record["initramfs_sha256"] = guest.initramfs(os.path.join(HERE, "init"), files,
+                                                     run.path("spec.json"), initrd,
+                                                     run.path("initramfs.log"))
+    with run.phase(f"stock and patched at once: {plural(ncells, 'cell')}, "
+                   f"{plural(grid['searches'], 'search', 'searches')} each, steps of {grid['step_s']} s",
+                   f"at most {steps} steps a cell and {probes} of the quota search, "
+                   f"{grid_s} s of guest time; "
+                   f"at most {timeout} s"):
+        used = guest.sha256(initrd)
+        t0 = time.monotonic()
+        memory = TRACED_MEMORY_MB if grid["trace"] == "on" else None
+        pids = {k: guest.boot(images[k], initrd, run.path(k), clock, timeout, memory_mb=memory)
+                for k in images}
+        explainer = Explainer(run) if grid["trace"] == "on" else None
+        record["guest_wall_s"] = watch(run, pids, ncells, steps, probes, explainer)
+        for k, p in pids.items():
+            out = guest.outcome(run.path(k))
+            guest.record(run.path(k), outcome=out, exit_status=p.returncode, initramfs_sha256=used,
+                         kernel_image=images[k], version=record["kernels"][k], timeout_s=timeout,
+                         wall_s=round(time.monotonic() - t0))
+            run.say(f"      {k}: {out} (exit {p.returncode})")
+        os.unlink(initrd)
+    if grid["trace"] == "on":
+        with run.phase("why: each cell's trace, the cause of each step that missed (lab/ktrace)",
+                       "the cells the guests' phase left, some seconds a million events, "
+                       f"{os.cpu_count()} at once"):
+            explainer.drain()
+    run.save(record)
+    with run.phase("report: capacity.json, table, plots, page", "a few seconds"):
+        rep = os.path.join(TOP, "report/capacity")
+        if subprocess.run([rep, run.dir]).returncode != 0:
+            raise LabError(EX_REPORT, "report/capacity failed")
+        with open(run.path("check.log"), "w", encoding="utf-8") as f:
+            if subprocess.run([rep, "--check", run.dir], stdout=f, stderr=subprocess.STDOUT).returncode:
+                raise LabError(EX_REPORT, f"the capacity page is not whole ({run.path('check.log')})")
+    run.finish(record)
+    latest = os.path.join(args.results, "latest-capacity")
+    run.say(f"results: {run.dir} (also {latest}); {round(time.monotonic() - run.t0)} s in all")
+    run.say(f"page: {run.path('capacity.html')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(PROG, capacity))

@@ -1,0 +1,1 @@
+"""demo: make demo, its matrix and its repeats (lab/demo/README.md)."""

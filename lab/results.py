@@ -1,0 +1,159 @@
+"""results: the commands on a result directory of any experiment.
+
+  report/summarize RUN_DIR   summary.json of a demo run
+  report/summarize --testhost [--late-ms MS] [--param NAME=VALUE]... RUN_DIR
+                             the same of a run on systemd test hosts
+  report/render DIR          the table, the plots and the page
+  report/check DIR [--screenshot]
+                             is the report whole?
+
+Each command's own help says more (report/render --help).
+"""
+import argparse
+import datetime
+import os
+import sys
+
+from report import check as checks
+from report import cli, page, plots, summary, table, testhost, views, why
+from report.files import DataError, ToolError, output_dir, read_json, write_json, write_text
+
+
+def _param(text):
+    """NAME=VALUE, the value a number when it reads as one."""
+    name, eq, value = text.partition("=")
+    if not eq or not name:
+        raise argparse.ArgumentTypeError(f"'{text}': expected NAME=VALUE")
+    for kind in (int, float):
+        try:
+            return name, kind(value)
+        except ValueError:
+            pass
+    return name, value
+
+
+def summarize(argv):
+    """summarize RUN_DIR: write RUN_DIR/summary.json from a demo run.
+    summarize --testhost [--late-ms MS] [--param NAME=VALUE]... RUN_DIR: the
+    same from a run of the scenario on systemd test hosts (lab/hostab/run).
+
+    A demo's RUN_DIR holds spec.json (the run spec: the clock and every
+    scenario parameter), run.json (the driver's record: run id, date,
+    initramfs hash, kernels, phase timings) and one directory per kernel
+    (stock, patched or host) with boot.json and results/. The summary
+    names are the interface scripts and the README rely on: per kernel
+    stalls, worst_stall_ms, relay_latency_us, loadgen_latency_us,
+    throttled_periods; initramfs_sha256, params, verdict. A test host
+    run's RUN_DIR holds stock/ and patched/ as the guests left them
+    (report/testhost.py); its summary has verdict.holds, and the --param
+    pairs as params.
+
+    Exit status: 0 written; 64 bad command line; 65 a result file is
+    missing or malformed, or summary.json is there as something other
+    than a file (a link is never written through)."""
+    ap = cli.Parser(prog="summarize", description="Combine the per-kernel results of a demo run.")
+    ap.add_argument("dir", help="the run directory")
+    ap.add_argument("--testhost", action="store_true",
+                    help="a run on systemd test hosts (lab/hostab/run)")
+    ap.add_argument("--late-ms", type=float, default=5.0,
+                    help="with --testhost: an RT datagram this late shows the effect (5)")
+    ap.add_argument("--param", action="append", default=[], type=_param, metavar="NAME=VALUE",
+                    help="with --testhost: a parameter of the run, for the record")
+    args = ap.parse_args(argv)
+    if args.late_ms <= 0:
+        ap.error(f"--late-ms {args.late_ms:g}: expected a positive number of milliseconds")
+    try:
+        if args.testhost:
+            s = testhost.build(args.dir, args.late_ms, dict(args.param))
+        else:
+            s = summary.build(args.dir, read_json(os.path.join(args.dir, "spec.json")),
+                              read_json(os.path.join(args.dir, "run.json")))
+        write_json(os.path.join(args.dir, "summary.json"), s, indent=2)
+    except DataError as e:
+        print(f"summarize: {e}", file=sys.stderr)
+        return 65
+    return 0
+
+
+def render(argv):
+    """render DIR: the report of one result directory.
+
+    DIR holds a summary.json: a demo run (stock/patched kernels, or one host
+    run) or the userspace model (rwlock/pi_mutex/mutex). Prints the
+    side-by-side table and the verdict, and writes DIR/table.txt,
+    DIR/plots/*.svg and DIR/report.html.
+
+    Exit status: 0 written; 64 bad command line; 65 a result file is missing
+    or malformed; 69 gnuplot is missing or failed."""
+    ap = cli.Parser(prog="render", description="Write the table, plots and HTML page of a result directory.")
+    ap.add_argument("dir", help="a result directory with a summary.json")
+    ap.add_argument("--no-html", action="store_true", help="print the table only")
+    args = ap.parse_args(argv)
+    try:
+        view = views.load(args.dir)
+        text = table.render(view)
+        write_text(os.path.join(args.dir, "table.txt"), text)
+        sys.stdout.write(text)
+        if args.no_html:
+            return 0
+        plot_dir = output_dir(os.path.join(args.dir, "plots"))
+        made = plots.draw_all(view, plot_dir)
+        made += why.draw(view, plot_dir)
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        out = os.path.join(args.dir, "report.html")
+        write_text(out, page.render(view, made, now))
+        print(f"report: {os.path.abspath(out)}")
+        return 0
+    except DataError as e:
+        print(f"render: {e}", file=sys.stderr)
+        return 65
+    except ToolError as e:
+        print(f"render: {e}", file=sys.stderr)
+        return 69
+
+
+def check(argv):
+    """check DIR [--screenshot]: is the report of a result directory whole?
+
+    The summary, table, page and plots must exist and parse, and the page
+    must show exactly the plots in DIR/plots. With --screenshot, headless
+    Chromium renders the page into DIR/report.png, and the picture must show
+    the verdict badge at the top and every column's curves.
+
+    Exit status: 0 whole; 1 something is missing (said on stderr); 64 bad
+    command line; 69 chromium is not installed."""
+    ap = cli.Parser(prog="check", description="Check the report files of a result directory.")
+    ap.add_argument("dir")
+    ap.add_argument("--screenshot", action="store_true",
+                    help="also render the page in headless Chromium and look at it")
+    args = ap.parse_args(argv)
+    try:
+        view = checks.files(args.dir)
+        if args.screenshot:
+            shot = os.path.join(args.dir, "report.png")
+            rc = checks.shoot(os.path.join(args.dir, "report.html"), shot, 1000, 2600)
+            if rc == 69:
+                return 69
+            if rc != 0:
+                raise checks.CheckError(f"screenshot failed (exit {rc})")
+            counts = checks.screenshot(view, shot)
+            print(f"check: {shot} shows the verdict and the plots {counts}")
+    except checks.CheckError as e:
+        print(f"check: {args.dir}: {e}", file=sys.stderr)
+        return 1
+    print(f"check: {args.dir}: report whole")
+    return 0
+
+
+COMMANDS = {"summarize": summarize, "render": render, "check": check}
+
+
+def main(argv):
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__.strip(), file=sys.stderr)
+        return 64
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""tests: the tests' Python helpers and unit tests (pylib)."""
