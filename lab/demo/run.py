@@ -47,7 +47,7 @@ TRACED_MEMORY_MB = 1024
 PARAMS = [
     Param("clock", "str", "virtual", "the guests' clock (kernel/vm/boot)", choices=("virtual", "host")),
     Param("kernel_line", "str", "6.12", "the stock and patched pair's Debian kernel line (kernel/lines/)",
-          choices=("6.12", "6.1")),
+          choices=("6.12", "6.1", "7.3")),
     Param("trace", "str", "on", "record the kernel's trace in the guests and explain every stall from it "
           "(lab/ktrace); off: the same run without it, to measure what tracing costs", choices=("on", "off")),
     Param("guest_timeout_s", "int", 0, "a guest that has not finished by then counts as hung; "
