@@ -9,6 +9,7 @@
 # survives (kernel/build --check-only). A built result, when there is
 # one, has the nm proofs and the probe offsets.
 # timeout: 900
+# variants: release
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || skip "fetches with apt and writes ${RELAY_CACHE:-/var/cache/relay}: needs root"
 for f in kernel/baseline/linux-7.3-stock.patch kernel/patches/7.3/0001-eventpoll-Replace-rwlock-with-spinlock.patch; do
