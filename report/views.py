@@ -390,7 +390,8 @@ def _late_cell(d):
 def _cpu_max_cell(d):
     if d.get("outcome") != "ok":
         return "-"
-    q = d.get("slice_quota_pct")
+    # slice_quota_pct: a summary written before the quota had the lab's name
+    q = d.get("cpu_quota_pct", d.get("slice_quota_pct"))
     return d["slice_cpu_max"] + ("" if q is None else f" ({q:.3g}%)")
 
 
