@@ -799,6 +799,23 @@ class CliTest(unittest.TestCase):
         self.assertFalse(doc["trace"]["complete"])
         self.assertIn("the trace lost 12 events", p.stdout)
 
+    def test_each_freeze_has_its_words(self):
+        d = self.copy("stock")
+        with open(os.path.join(d, "scenario.json"), encoding="utf-8") as f:
+            scen = json.load(f)
+        due = 3.000001 - scen["t0_mono_ns"] / 1e9
+        scen["ticker"]["freeze_probes"][0].update(freezes=1, listed=[{"due_s": due, "woke_s": due + 0.00001}])
+        scen["ticker"]["freeze_probes"][1]["listed"] = []
+        with open(os.path.join(d, "scenario.json"), "w", encoding="utf-8") as f:
+            json.dump(scen, f)
+        p = self.run_explain(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "chains.json"), encoding="utf-8") as f:
+            fr = json.load(f)["freezes"]
+        self.assertEqual((fr["counted"], len(fr["rows"])), (1, 1))
+        self.assertTrue(fr["rows"][0]["text"].startswith(f"0.010 ms on CPU 0 at {due:.3f} s"), fr["rows"][0])
+        self.assertIn("1 freeze of the probes", p.stdout)
+
     def test_bad_input_exits_65_or_66(self):
         d = self.copy("stock")
         os.unlink(os.path.join(d, "trace.txt.gz"))
