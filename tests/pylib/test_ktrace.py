@@ -718,8 +718,8 @@ class StockIdleTest(unittest.TestCase):
         self.assertEqual(step["interrupts"], 4)      # the keeper's timer and three ticks
         self.assertNotIn("in_stall", first)
         self.assertEqual(first["text"], "3.005 ms on CPU 0 at 23.599 s: CPU 0 stayed idle 3.0 ms with "
-                         "the probe woken (taking 4 interrupts meanwhile; the emulated CPU back in hlt with a "
-                         "task runnable)")
+                         "the probe woken (taking 4 interrupts meanwhile; the emulated CPU back in hlt "
+                         "with a task runnable)")
         self.assertIn("3 freezes of the probes over 1 ms, 3 explained (idle with the probe woken 3",
                       self.doc["line"])
 
