@@ -289,6 +289,16 @@ class MatrixTest(unittest.TestCase):
             demos = {"udp": {"verdict": udp}, "unix": {"verdict": unix} if unix else {"error": "x"}}
             self.assertEqual(matrix.verdict(demos), want, (udp, unix))
 
+    def test_the_recorded_matrix_reads_as_it_did(self):
+        # tests/fixtures/report/expected/demo-matrix: the table of a real
+        # matrix.json as the code made it when it was recorded.
+        with open(os.path.join(TOP, "tests", "fixtures", "demo-matrix", "matrix-6.1.8-rt.json")) as f:
+            rows = json.load(f)["pairs"]
+        with open(os.path.join(TOP, "tests", "fixtures", "report", "expected", "demo-matrix",
+                               "matrix.md")) as f:
+            self.assertEqual(matrix.markdown(rows), f.read())
+        self.assertEqual([matrix.verdict(r["demos"]) for r in rows], [r["verdict"] for r in rows])
+
     def test_bad_arguments(self):
         for argv, what in ((["--pairs", "6.1,5.10"], "5.10: not one of"),
                            (["--stock-image", "x"], "chooses each pair's kernels"),
