@@ -11,12 +11,53 @@ Each command's own help says more (report/render --help).
 """
 import argparse
 import datetime
+import json
 import os
 import sys
 
 from report import check as checks
-from report import cli, page, plots, summary, table, testhost, views, why
+from report import cli, table
 from report.files import DataError, ToolError, output_dir, read_json, write_json, write_text
+
+from .demo import judge as demo_judge
+from .demo import page as demo_page
+from .fleet import page as fleet_page
+from .hostab import judge as hostab_judge
+from .hostab import page as hostab_page
+from .model import page as model_page
+
+
+def load(run_dir):
+    """The page module of the experiment that made RUN_DIR, and the View of
+    its results, with its run spec (spec.json, the parameters the driver
+    resolved) among the facts."""
+    page, view = _load(run_dir)
+    path = os.path.join(run_dir, "spec.json")
+    if os.path.exists(path):
+        spec = read_json(path)
+        view.facts.append(("run spec (spec.json)",
+                           json.dumps(spec, sort_keys=True, separators=(", ", ": "))))
+    return page, view
+
+
+def _load(run_dir):
+    merged = os.path.join(run_dir, "merged.json")
+    if not os.path.exists(os.path.join(run_dir, "summary.json")) and os.path.exists(merged):
+        m = read_json(merged)
+        if not isinstance(m, dict):
+            raise DataError(f"{merged}: expected an object")
+        return fleet_page, fleet_page.view_of(run_dir, m)
+    s = read_json(os.path.join(run_dir, "summary.json"))
+    if not isinstance(s, dict):
+        raise DataError(f"{run_dir}/summary.json: expected an object")
+    if s.get("kind") == "testhost":
+        return hostab_page, hostab_page.view_of(run_dir, s)
+    if any(k in s for k in demo_judge.KERNEL_ORDER):
+        return demo_page, demo_page.view_of(run_dir, s)
+    if any(k in s for k, _ in model_page.MODEL_VARIANTS):
+        return model_page, model_page.view_of(run_dir, s)
+    raise DataError(f"{run_dir}/summary.json: neither a demo (stock/patched/host) "
+                    "nor a model (rwlock/pi_mutex/mutex) summary")
 
 
 def _param(text):
@@ -45,7 +86,7 @@ def summarize(argv):
     stalls, worst_stall_ms, relay_latency_us, loadgen_latency_us,
     throttled_periods; initramfs_sha256, params, verdict. A test host
     run's RUN_DIR holds stock/ and patched/ as the guests left them
-    (report/testhost.py); its summary has verdict.holds, and the --param
+    (lab/hostab/judge.py); its summary has verdict.holds, and the --param
     pairs as params.
 
     Exit status: 0 written; 64 bad command line; 65 a result file is
@@ -64,10 +105,10 @@ def summarize(argv):
         ap.error(f"--late-ms {args.late_ms:g}: expected a positive number of milliseconds")
     try:
         if args.testhost:
-            s = testhost.build(args.dir, args.late_ms, dict(args.param))
+            s = hostab_judge.build(args.dir, args.late_ms, dict(args.param))
         else:
-            s = summary.build(args.dir, read_json(os.path.join(args.dir, "spec.json")),
-                              read_json(os.path.join(args.dir, "run.json")))
+            s = demo_judge.build(args.dir, read_json(os.path.join(args.dir, "spec.json")),
+                                 read_json(os.path.join(args.dir, "run.json")))
         write_json(os.path.join(args.dir, "summary.json"), s, indent=2)
     except DataError as e:
         print(f"summarize: {e}", file=sys.stderr)
@@ -90,18 +131,16 @@ def render(argv):
     ap.add_argument("--no-html", action="store_true", help="print the table only")
     args = ap.parse_args(argv)
     try:
-        view = views.load(args.dir)
+        page, view = load(args.dir)
         text = table.render(view)
         write_text(os.path.join(args.dir, "table.txt"), text)
         sys.stdout.write(text)
         if args.no_html:
             return 0
-        plot_dir = output_dir(os.path.join(args.dir, "plots"))
-        made = plots.draw_all(view, plot_dir)
-        made += why.draw(view, plot_dir)
+        made = page.draw(view, output_dir(os.path.join(args.dir, "plots")))
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         out = os.path.join(args.dir, "report.html")
-        write_text(out, page.render(view, made, now))
+        write_text(out, page.html(view, made, now))
         print(f"report: {os.path.abspath(out)}")
         return 0
     except DataError as e:
@@ -128,7 +167,11 @@ def check(argv):
                     help="also render the page in headless Chromium and look at it")
     args = ap.parse_args(argv)
     try:
-        view = checks.files(args.dir)
+        try:
+            _, view = load(args.dir)
+        except DataError as e:
+            raise checks.CheckError(str(e))
+        checks.files(args.dir, view)
         if args.screenshot:
             shot = os.path.join(args.dir, "report.png")
             rc = checks.shoot(os.path.join(args.dir, "report.html"), shot, 1000, 2600)

@@ -10,8 +10,9 @@ import subprocess
 import tempfile
 import unittest
 
+from lab.demo import judge
 from lab.ktrace import chains, explain, tracefile
-from report import summary, why
+from lab.ktrace import page as trace_page
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -119,7 +120,7 @@ class ReadTest(unittest.TestCase):
         os.makedirs(res)
         with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
             json.dump(doc, f)
-        rows = dict(why.rows([("stock", summary.why(res))]))
+        rows = dict(trace_page.rows([("stock", judge.why(res))]))
         self.assertEqual(rows["... ended by another task boosting the holder through another lock"],
                          ["1 of 4 (ktimers/1 1)"])
 
@@ -590,7 +591,7 @@ class SoftirqTest(unittest.TestCase):
         os.makedirs(res)
         with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
             json.dump(self.doc, f)
-        rows = dict(why.rows([("patched", summary.why(res))]))
+        rows = dict(trace_page.rows([("patched", judge.why(res))]))
         cell = rows["non-RT waiter (the caveat)"][0]
         self.assertEqual(cell, "CPU 1's softirqs (the relay's timerfd tick) held 7.996 ms by loadgen/77 "
                          "(OTHER 0), throttled serving softirqs; no task waited on the lock to boost it, "

@@ -1,4 +1,6 @@
-"""The summary.json of the scenario on systemd test hosts (lab/hostab/run).
+"""judge: the host A/B's verdict rule, and the summary.json of the
+scenario on systemd test hosts (lab/hostab/run; report/summarize
+--testhost).
 
 A run directory holds stock/ and patched/, each what its guest left:
 kernel.txt (uname -a), preflight.txt (relay-preflight), results.txt and
@@ -12,73 +14,13 @@ stats were collected have none, and their verdict rests on the RT client
 alone.
 """
 import os
-import re
 
-from .files import DataError, hgrm_counts, read_json
-from .summary import MIN_RT_SHARE, pcts
+from report.files import DataError, hgrm_counts, read_json
+from report.formats import cpu_max, cpu_stat, pcts, preflight, release, text_lines
+
+from ..demo.judge import MIN_RT_SHARE
 
 KERNELS = ("stock", "patched")
-FIX = "epoll ready-list fix"
-# relay-preflight's lines: "LEVEL    WHAT: TEXT" (deploy/preflight, say).
-PREFLIGHT_LINE = re.compile(r"^(ok|warn|act|note|unknown)\s+" + re.escape(FIX) + r": (.*)$")
-
-
-def _lines(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read().splitlines()
-    except OSError as e:
-        raise DataError(f"{path}: {e.strerror or e}")
-
-
-def release(path):
-    """The kernel release from a `uname -a` line."""
-    fields = (_lines(path) or [""])[0].split()
-    if len(fields) < 3 or fields[0] != "Linux":
-        raise DataError(f"{path}: expected a `uname -a` line")
-    return fields[2]
-
-
-def preflight_release(path):
-    """The kernel release relay-preflight spoke of (its "kernel X (...)" line)."""
-    fields = (_lines(path) or [""])[0].split()
-    if len(fields) < 2 or fields[0] != "kernel":
-        raise DataError(f"{path}: expected relay-preflight's \"kernel RELEASE\" line first")
-    return fields[1]
-
-
-def preflight(path):
-    """What relay-preflight said of the fix: (level, text)."""
-    for line in _lines(path):
-        m = PREFLIGHT_LINE.match(line)
-        if m:
-            return m.group(1), m.group(2)
-    raise DataError(f"{path}: relay-preflight said nothing of the {FIX}")
-
-
-def cpu_stat(path):
-    """A cgroup v2 cpu.stat as {key: int}; nr_periods and nr_throttled needed."""
-    out = {}
-    for n, line in enumerate(_lines(path), 1):
-        fields = line.split()
-        if len(fields) != 2 or not fields[1].isdigit():
-            raise DataError(f"{path}:{n}: expected 'key value', got {line!r}")
-        out[fields[0]] = int(fields[1])
-    for key in ("nr_periods", "nr_throttled"):
-        if key not in out:
-            raise DataError(f"{path}: no {key}")
-    return out
-
-
-def cpu_max(path):
-    """A cgroup v2 cpu.max ("QUOTA PERIOD", QUOTA "max" for none) as
-    (its text, the quota in % of one CPU or None)."""
-    line = " ".join(_lines(path)).strip()
-    m = re.fullmatch(r"(max|\d+) (\d+)", line)
-    if not m or int(m.group(2)) == 0:
-        raise DataError(f"{path}: expected 'QUOTA PERIOD' (QUOTA a number or max), got {line!r}")
-    quota = None if m.group(1) == "max" else 100.0 * int(m.group(1)) / int(m.group(2))
-    return line, quota
 
 
 def late(path, limit_ms, count):
@@ -110,7 +52,7 @@ def _no_results(kdir, k):
     results = os.path.join(kdir, "results.txt")
     why = f"no {k}/scenario/rt-client.json: the {k} test host did not finish the scenario"
     if os.path.exists(results):
-        fails = [line for line in _lines(results) if line.startswith("FAIL")]
+        fails = [line for line in text_lines(results) if line.startswith("FAIL")]
         why += f" ({fails[0]})" if fails else " (results.txt names no failed check)"
     else:
         why += " (no results.txt: it never ran its checks; see console.log)"

@@ -1,11 +1,13 @@
-"""Why: what each kernel's trace explained (lab/ktrace's chains, as the
-summary carries them), as table rows and as a timeline of the worst wait:
-the RT waiter, the holder inside ep_poll_callback, the holder's cgroup
-throttled, and the priority inheritance boost."""
+"""page: what each kernel's trace explained (the chains of explain.py, as
+a summary carries them) on a page and a terminal: table rows, a line per
+kernel, and a timeline of the worst wait: the RT waiter, the holder inside
+ep_poll_callback, the holder's cgroup throttled, and the priority
+inheritance boost."""
 import os
 
-from .escape import file_name, gnuplot_number, gnuplot_string
-from .plots import datablock, run_gnuplot, head
+from report import page
+from report.escape import file_name, gnuplot_number, gnuplot_string
+from report.plots import datablock, head, run_gnuplot
 
 LANES = ("RT waiter waits", "holder in ep_poll_callback", "holder's cgroup throttled",
          "holder boosted")
@@ -136,10 +138,23 @@ def lines(why):
     return [f"  {k}: {w['line'] if w else 'not traced'}" for k, w in why]
 
 
-def draw(view, plot_dir):
-    """The worst wait's timeline of each traced kernel: [(file, caption)]."""
+def section(why, plots, explain):
+    """The page's section of each kernel's worst wait on the ready-list
+    lock, as the trace tells it: the chain table and its timeline (the
+    why-* of PLOTS)."""
+    if not why:
+        return ""
+    out = ['<h2 id="why">Why: each kernel\'s trace</h2>',
+           page.table([""] + [k for k, _ in why], rows(why), "why"),
+           page.figures([p for p in plots if p[0].startswith("why-")], explain)]
+    return "\n".join(out)
+
+
+def draw(why, plot_dir):
+    """The worst wait's timeline of each traced kernel of WHY ([(kernel,
+    its trace's summary or None)]): [(file, caption)]."""
     made = []
-    for key, w in view.why or []:
+    for key, w in why or []:
         c = worst(w) if w else None
         if c and c["wait"].get("ms") is not None:
             f = f"why-{file_name(key)}.svg"

@@ -1,4 +1,5 @@
-"""Build the summary.json of a demo run from its per-kernel result directories.
+"""judge: the demo's verdict rule, and the summary.json of a demo run from
+its per-kernel result directories (report/summarize).
 
 A run directory holds one directory per kernel (stock, patched; or host for
 a run on this machine), each with boot.json (written by the host driver:
@@ -8,7 +9,8 @@ wrote: scenario.json, relay.json, loadgen.json, cpu.stat, ...).
 import os
 from dataclasses import dataclass
 
-from .files import DataError, number, read_json, read_timeseries
+from report.files import DataError, number, read_json, read_timeseries
+from report.formats import pcts
 
 # The verdict rule depends on the guests' clock (kernel/vm/boot --clock).
 # On the virtual clock guest time is instruction count: the host cannot make
@@ -48,14 +50,7 @@ class Rule:
         return cls("host", HOST_CLOCK_LATE_MS, HOST_CLOCK_ALLOWANCE, True)
 
 
-PCT_KEYS = ("p50", "p99", "p99_9", "p99_99", "max")
 KERNEL_ORDER = ("stock", "patched", "host")
-
-
-def pcts(obj, where):
-    if not isinstance(obj, dict) or any(k not in obj for k in PCT_KEYS):
-        raise DataError(f"{where}: expected a percentile object with {', '.join(PCT_KEYS)}")
-    return {k: obj[k] for k in obj if k in PCT_KEYS + ("p90", "count", "mean")}
 
 
 def kernel_summary(kdir, rule):
