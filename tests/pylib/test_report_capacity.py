@@ -1,4 +1,4 @@
-"""report/capacity.py's reading of the searches, and
+"""lab/capacity's judge and page: the reading of the searches, and
 lab/capacity/run's count of a search's steps and its progress, on
 made-up cells and consoles (the real run: tests/fixtures/report/capacity,
 tests/integration/report_capacity.sh)."""
@@ -9,9 +9,10 @@ import tempfile
 import unittest
 from unittest import mock
 
+from lab.capacity import judge, page
 from lab.capacity import run as capacity_run
 from lab.labkit import spec
-from report import capacity
+from report.files import DataError
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -31,19 +32,19 @@ def cell(q, caps, at_least=False, problems=()):
 
 class CapacityTextTest(unittest.TestCase):
     def test_median_range_and_what_bounded_it(self):
-        self.assertEqual(capacity.cap_text(cell(10, [26000, 24000, 28000])),
+        self.assertEqual(judge.cap_text(cell(10, [26000, 24000, 28000])),
                          "26000 pps (24000-28000, 3 searches; cpu)")
-        self.assertEqual(capacity.cap_text(cell(10, [5000])), "5000 pps (1 search; cpu)")
+        self.assertEqual(judge.cap_text(cell(10, [5000])), "5000 pps (1 search; cpu)")
         none = cell(10, [None, None])
         none["limit"] = "lock"
-        self.assertEqual(capacity.cap_text(none), "none (lock)")
+        self.assertEqual(judge.cap_text(none), "none (lock)")
         # a search that found none is the low end of the range, never 0
-        self.assertEqual(capacity.cap_text(cell(10, [None, 3000, 4000])),
+        self.assertEqual(judge.cap_text(cell(10, [None, 3000, 4000])),
                          "3000 pps (none-4000, 3 searches; cpu)")
-        self.assertEqual(capacity.cap_text(cell(10, [468], at_least=True)),
+        self.assertEqual(judge.cap_text(cell(10, [468], at_least=True)),
                          ">= 468 pps (1 search; a ceiling of loadgen's)")
         # a cell whose co-tenant was not there throughout proves nothing
-        self.assertEqual(capacity.cap_text(cell(25, [None], problems=["the trace did not start"])),
+        self.assertEqual(judge.cap_text(cell(25, [None], problems=["the trace did not start"])),
                          "no result (a problem, below)")
 
 
@@ -53,21 +54,21 @@ class QuotaForTest(unittest.TestCase):
 
     def test_the_tightest_quota_from_which_every_looser_one_met(self):
         k = self.kernel(cell(10, [900, 1200]), cell(25, [5200, 6000]), cell(50, [8000]))
-        self.assertEqual(capacity.quota_for(k, 5000, 30000),
+        self.assertEqual(judge.quota_for(k, 5000, 30000),
                          {"cpu_quota_pct": 25, "tightest_tried": False})
-        self.assertEqual(capacity.quota_for(k, 800, 30000),
+        self.assertEqual(judge.quota_for(k, 800, 30000),
                          {"cpu_quota_pct": 10, "tightest_tried": True})
-        self.assertIsNone(capacity.quota_for(k, 9000, 30000))
+        self.assertIsNone(judge.quota_for(k, 9000, 30000))
 
     def test_a_looser_quota_that_missed_breaks_the_run(self):
         # 50 % met, 25 % did not, 10 % did: not monotonic, so only 50 %
         k = self.kernel(cell(10, [6000]), cell(25, [None]), cell(50, [7000]))
-        self.assertEqual(capacity.quota_for(k, 5000, 30000)["cpu_quota_pct"], 50)
+        self.assertEqual(judge.quota_for(k, 5000, 30000)["cpu_quota_pct"], 50)
         # the lowest search counts, and a cell with a problem proves nothing
         k = self.kernel(cell(10, [6000, 4000, 7000]), cell(50, [9000], problems=["ended"]))
-        self.assertIsNone(capacity.quota_for(k, 5000, 30000))
-        self.assertEqual(capacity.quota_text(None, [10, 25, 50]), "none of 10-50 %")
-        self.assertEqual(capacity.quota_text({"cpu_quota_pct": 10, "tightest_tried": True}, [10]),
+        self.assertIsNone(judge.quota_for(k, 5000, 30000))
+        self.assertEqual(judge.quota_text(None, [10, 25, 50]), "none of 10-50 %")
+        self.assertEqual(judge.quota_text({"cpu_quota_pct": 10, "tightest_tried": True}, [10]),
                          "10 % (the tightest tried)")
 
 
@@ -77,14 +78,14 @@ class LimitsTest(unittest.TestCase):
                  for r, m, c in ((117, True, None), (234, False, "lock"), (175, True, None),
                                  (205, False, "cpu"))] + \
                 [{"search": 2, "target_rate": 117, "meets_slo": False, "cause": "lock"}]
-        got = capacity._limits({"steps": steps}, [
+        got = judge.search_limits({"steps": steps}, [
             {"search": 1, "end": "found", "met": 175, "missed": 205, "steps": 4},
             {"search": 2, "end": "none", "met": None, "missed": 117, "steps": 1},
             {"search": 3, "end": "to", "met": 468, "missed": None, "steps": 3}])
         self.assertEqual([(s["search"], s["limit"]) for s in got],
                          [(1, "cpu"), (2, "lock"), (3, "ceiling")])
-        self.assertEqual(capacity._search_text(got[1]), "none at 117 pps (lock)")
-        self.assertEqual(capacity._search_text(got[2]),
+        self.assertEqual(page.search_text(got[1]), "none at 117 pps (lock)")
+        self.assertEqual(page.search_text(got[2]),
                          ">= 468 pps (ceiling: the highest rate the plan allows)")
 
 
@@ -107,7 +108,7 @@ class TableTest(unittest.TestCase):
                "slo": {"p99_9": 2000}, "clock": "virtual", "headline": "h",
                "kernels": {"stock": {"outcome": "ok", "by_quota": [stock]},
                            "patched": {"outcome": "ok", "by_quota": [patched]}}}
-        text = capacity.table(cap)
+        text = page.table(cap)
         self.assertIn("rates some runs met and some did not:\n  stock at 10%: 117 pps 1/3\n", text)
         self.assertIn("not monotonic (a rate missed below one that met):\n  stock at 10%: capacity none",
                       text)
@@ -144,7 +145,7 @@ class QuotaSearchTest(unittest.TestCase):
     def threshold(self, outcomes, plan=PLAN):
         with tempfile.TemporaryDirectory() as d:
             probes(d, "stock", outcomes)
-            return capacity._threshold(d, "stock", plan)
+            return judge.quota_search(d, "stock", plan)
 
     def test_bisected(self):
         t = self.threshold([(95, True), (5, False), (50, False), (72, True), (61, False),
@@ -153,27 +154,27 @@ class QuotaSearchTest(unittest.TestCase):
         self.assertTrue(t["monotonic"])
         self.assertEqual([r["probe"] for r in t["probes"]], list(range(1, 8)))
         self.assertEqual(t["probes"][1]["p99_9_us"], 210000)
-        self.assertEqual(capacity.threshold_text(t), "63 % (61 % missed; throttled)")
+        self.assertEqual(judge.threshold_text(t), "63 % (61 % missed; throttled)")
 
     def test_the_ends_of_the_range(self):
-        self.assertEqual(capacity.threshold_text(self.threshold([(95, True), (5, True)])),
+        self.assertEqual(judge.threshold_text(self.threshold([(95, True), (5, True)])),
                          "any (met at 5 %, the lowest tried)")
-        self.assertEqual(capacity.threshold_text(self.threshold([(95, False)])),
+        self.assertEqual(judge.threshold_text(self.threshold([(95, False)])),
                          "none (missed at 95 %, the highest tried; throttled)")
 
     def test_not_monotonic_is_said(self):
         t = self.threshold([(95, True), (5, False), (50, True), (27, True), (16, False), (38, False)])
         self.assertFalse(t["monotonic"])
-        self.assertEqual(capacity.threshold_text(t), "27 % (38 % missed; throttled; not monotonic)")
+        self.assertEqual(judge.threshold_text(t), "27 % (38 % missed; throttled; not monotonic)")
 
     def test_a_probe_that_could_not_run(self):
         t = self.threshold([(95, True), (5, "grid: the co-tenant did not start")])
         self.assertEqual(t["problems"], ["probe 2 at 5 %: grid: the co-tenant did not start"])
-        self.assertEqual(capacity.threshold_text(t), "no result (a problem, below)")
+        self.assertEqual(judge.threshold_text(t), "no result (a problem, below)")
 
     def test_none_planned(self):
         self.assertIsNone(self.threshold([], {**PLAN, "quota_search": "off"}))
-        self.assertEqual(capacity.threshold_text(None), "not searched")
+        self.assertEqual(judge.threshold_text(None), "not searched")
 
 
 class DriverTest(unittest.TestCase):
@@ -246,7 +247,7 @@ class TraceStepsTest(unittest.TestCase):
                     {"covered": False, "cause": None}]}, f)
             c = {"steps": [{"meets_slo": False, "cause": "objective"},
                            {"meets_slo": False, "cause": "throttled"}]}
-            capacity.trace_steps(d, c)
+            judge.trace_steps(d, c)
             first, second = c["steps"]
             self.assertEqual((first["cause"], first["trace"]["covered"], first["trace"]["relay_cpu_share"]),
                              ("cpu", True, 0.95))
@@ -255,8 +256,8 @@ class TraceStepsTest(unittest.TestCase):
                                             "relay_cpu_share": None}))
             with open(os.path.join(d, "cotenant", "chains.json"), "w") as f:
                 json.dump({"steps": [{"covered": "yes"}, {}]}, f)
-            with self.assertRaisesRegex(capacity.DataError, "covered"):
-                capacity.trace_steps(d, c)
+            with self.assertRaisesRegex(DataError, "covered"):
+                judge.trace_steps(d, c)
 
 
 class ExplainerTest(unittest.TestCase):
