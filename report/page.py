@@ -30,14 +30,15 @@ dd { margin: 0; word-break: break-all; }
 """
 
 
-def frame(title, body, generated, by):
+def frame(title, body, generated, by, style=""):
     """A whole page: TITLE in the head, BODY (HTML, a line each) in the
-    main column, and the line that says when BY made it, from what."""
+    main column, and the line that says when BY made it, from what.
+    STYLE: CSS of the page's own, after the shared one."""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html_text(title)}</title>
-<style>{CSS}</style></head>
+<style>{CSS}{style}</style></head>
 <body><main>
 {body}<p class="muted">Generated {html_text(generated)} by {html_text(by)} from the result files in this
 directory.</p>

@@ -27,6 +27,9 @@ import json
 import os
 import subprocess
 import sys
+import time
+
+from report.page import frame
 
 from ..labkit import TOP, kernels
 from ..labkit.run import LabError, Run, main, write_json
@@ -178,8 +181,18 @@ def markdown(rows):
     return "\n".join(out) + "\n"
 
 
-def page(rows):
-    """matrix.html: the table, each demo linked to its report."""
+# The matrix's cells hold several lines each, and its verdicts link to
+# each demo's own page.
+STYLE = """
+table.matrix td, table.matrix th { border: 1px solid #bbb; padding: .3em .6em; text-align: left;
+  vertical-align: top; }
+table.matrix th { background: #eee; }
+"""
+
+
+def page(rows, generated):
+    """matrix.html, in the report's frame: the table, each demo linked to
+    its report."""
     e = html.escape
     body = []
     for r in rows:
@@ -196,17 +209,16 @@ def page(rows):
         cells.append(f"<b>{e(r['verdict'].upper())}</b>")
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     heads = "".join(f"<th>{e(name)} waker</th>" for name, _ in WAKERS.values())
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>relay: the demo on each kernel pair</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #bbb;padding:.3em .6em;vertical-align:top}}th{{background:#eee}}</style></head>
-<body><h1>The epoll ready-list fix on each kernel pair</h1>
+    return frame("relay: the demo on each kernel pair", f"""\
+<h1>The epoll ready-list fix on each kernel pair</h1>
 <p>make demo on each pair, one after the other, twice: the co-tenant's sends wake the relay
 over loopback UDP, then over AF_UNIX. The same scenario and rule otherwise, virtual clock.
 Each verdict opens that demo's full report.</p>
-<table><tr><th>pair</th><th>stock kernel</th><th>patched kernel</th>{heads}<th>verdict</th></tr>
+<table class="matrix"><thead><tr><th>pair</th><th>stock kernel</th><th>patched kernel</th>{heads}\
+<th>verdict</th></tr></thead>
+<tbody>
 {chr(10).join(body)}
-</table>
+</tbody></table>
 <p>The pair's verdict: NOT FIXED if the patched kernel failed with either waker; FIXED if a
 waker showed the stock kernel's inversion and the patched kernel was clean with it.</p>
 <p>Why the wakers differ: over loopback UDP the relay is woken from the receive softirq,
@@ -216,8 +228,7 @@ sender throttled inside <code>ep_poll_callback()</code> its priority and cuts th
 short (the trace line counts those boosts). Over AF_UNIX the sender wakes the relay from its
 own context and holds nothing a timer needs: only the lock itself can boost it, which is
 what the fix gives it (lab/demo/README.md, "The kernel pairs").</p>
-</body></html>
-"""
+""", generated, PROG, STYLE)
 
 
 def images(run, pair):
@@ -293,7 +304,7 @@ def matrix(argv):
         with open(run.path("matrix.md"), "w", encoding="utf-8") as f:
             f.write(markdown(rows))
         with open(run.path("matrix.html"), "w", encoding="utf-8") as f:
-            f.write(page(rows))
+            f.write(page(rows, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     run.say("")
     run.say(markdown(rows).rstrip("\n"))
     run.finish({"pairs": pairs, "status": status})

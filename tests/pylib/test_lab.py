@@ -15,6 +15,7 @@ from lab.labkit import run as labrun
 from lab.labkit import spec
 from lab.labkit.run import LabError
 from lab.soak import soak
+from report import page as report_page
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -267,10 +268,13 @@ class MatrixTest(unittest.TestCase):
             json.dump({"totals": {"stalls": 27, "stalls_explained": 26},
                        "contentions": {"rt_waits": 0}}, f)
         self.assertEqual(matrix.why(udp), "26 of 27 stalls explained")
-        page = matrix.page(rows)
+        page = matrix.page(rows, "2026-12-06 12:00 UTC")
         self.assertIn('<a href="20261204-220000-abcd/report.html"><b>NO EFFECT</b></a>', page)
         self.assertIn('<a href="20261204-221000-ef01/report.html"><b>FIXED</b></a>', page)
         self.assertIn("lab/demo/run exited 4 (log: y)", page)
+        # in the frame of every page: its style, and when and by what it was made
+        self.assertIn(report_page.CSS, page)
+        self.assertIn("Generated 2026-12-06 12:00 UTC by lab/demo/matrix from the result files", page)
 
     def test_a_pair_s_verdict_from_its_wakers(self):
         cases = (
