@@ -13,8 +13,8 @@ import unittest
 from lab.demo import judge
 from lab.ktrace import chains, explain, tracefile
 from lab.ktrace import page as trace_page
+from lab.labkit import TOP
 
-TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 FIX = os.path.join(TOP, "tests", "fixtures", "ktrace")
 

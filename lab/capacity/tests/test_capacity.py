@@ -11,10 +11,8 @@ from unittest import mock
 
 from lab.capacity import judge, page
 from lab.capacity import run as capacity_run
-from lab.labkit import spec
+from lab.labkit import TOP, spec
 from report.files import DataError
-
-TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def cell(q, caps, at_least=False, problems=()):

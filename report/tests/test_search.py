@@ -9,9 +9,9 @@ import unittest
 from report import search
 from report.files import DataError, read_json
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-FIXTURE = os.path.join(HERE, "..", "fixtures", "report", "search")
+FIXTURE = os.path.join(TOP, "tests", "fixtures", "report", "search")
 
 
 def fixture():

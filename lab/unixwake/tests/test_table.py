@@ -10,10 +10,10 @@ import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
 
+from lab.labkit import TOP
 from lab.unixwake import table
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "..", "fixtures", "unixwake")
+FIXTURES = os.path.join(TOP, "tests", "fixtures", "unixwake")
 
 
 def fixture(name):

@@ -8,10 +8,9 @@ import tempfile
 import unittest
 
 from lab.falseneg import table
+from lab.labkit import TOP
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-FIXTURES = os.path.join(HERE, "..", "fixtures", "falseneg")
+FIXTURES = os.path.join(TOP, "tests", "fixtures", "falseneg")
 
 
 class BoundTest(unittest.TestCase):
