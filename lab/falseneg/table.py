@@ -3,7 +3,7 @@ per kernel: epoll_wait(..., 0) calls, how many returned 0 with an event
 ready, the rate and its one-sided 95 % upper bound. Writes DIR/falseneg.json
 and prints the table.
 
-    mk/py lab.falseneg.table DIR NAME...     (lab/falseneg/run's last step)
+    mk/py lab.falseneg.table DIR NAME...     (lab/falseneg/run.py's last step)
 
 Exit status: 0 every kernel has its counts; 1 one has none (its row says
 so); 2 usage."""
@@ -74,10 +74,10 @@ def table(rows):
 
 
 def main(argv):
-    if len(argv) < 3:
+    if len(argv) < 2:
         print(__doc__.split("\n\n")[1].strip(), file=sys.stderr)
         return 2
-    directory, names = argv[1], argv[2:]
+    directory, names = argv[0], argv[1:]
     rows = [row(directory, n) for n in names]
     with open(os.path.join(directory, "falseneg.json"), "w", encoding="utf-8") as f:
         json.dump({"kernels": rows}, f, indent=1)
@@ -87,4 +87,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

@@ -68,8 +68,9 @@ class Run:
     keeps what the driver said, each line with the second of the run it
     was said in: where the time went, after the terminal is gone."""
 
-    def __init__(self, prog, results, kind=None, phases=1, out=sys.stdout):
-        self.prog, self.results, self.kind, self.out = prog, results, kind, out
+    def __init__(self, prog, results, kind=None, phases=1, out=None):
+        # OUT: where it says what it does; stdout as it is when the run starts.
+        self.prog, self.results, self.kind, self.out = prog, results, kind, out or sys.stdout
         self.id = new_id() + (f"-{kind}" if kind else "")
         self.dir = os.path.join(results, self.id)
         os.makedirs(results, exist_ok=True)

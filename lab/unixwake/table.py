@@ -1,7 +1,7 @@
 """table: what epoll-unixwake saw on each kernel (lab/unixwake/run),
 as a table on the terminal and DIR/unixwake.json.
 
-    mk/py lab.unixwake.table DIR NAME...     (lab/unixwake/run's last step)
+    mk/py lab.unixwake.table DIR NAME...     (lab/unixwake/run.py's last step)
 
 DIR/NAME/ is kernel/vm/boot's directory of one guest: results/unixwake.json
 when the guest finished, else its outcome and console.log. A guest that

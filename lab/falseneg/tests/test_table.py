@@ -46,7 +46,7 @@ class FixtureTest(unittest.TestCase):
         self.assertGreater(fix61["rate_upper_95"], fix61["rate"])
 
     def test_main_writes_json_and_table(self):
-        rc = table.main(["table.py", self.dir, "6.1-fix", "6.12-fix"])
+        rc = table.main([self.dir, "6.1-fix", "6.12-fix"])
         self.assertEqual(rc, 0)
         with open(os.path.join(self.dir, "falseneg.json"), encoding="utf-8") as f:
             names = [k["name"] for k in json.load(f)["kernels"]]
@@ -61,7 +61,7 @@ class FixtureTest(unittest.TestCase):
         broken = table.row(self.dir, "broken")
         self.assertIn("falseneg.jsonl:2", broken["error"])
         self.assertIn("No such file", table.row(self.dir, "absent")["error"])
-        self.assertEqual(table.main(["table.py", self.dir, "6.12-fix", "absent"]), 1)
+        self.assertEqual(table.main([self.dir, "6.12-fix", "absent"]), 1)
         self.assertIn("no counts", table.table([table.row(self.dir, "absent")]))
 
 
