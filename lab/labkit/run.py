@@ -95,12 +95,16 @@ class Run:
         statement; on leaving it prints how long it took and records it."""
         return _Phase(self, name, estimate)
 
-    def command(self, argv, log, what, every=60, cwd=None):
+    def command(self, argv, log, what, every=60, cwd=None, answer=None):
         """Run ARGV with its output in LOG; every EVERY seconds show its
         last line (a build's own progress and estimate), so a long phase is
-        never silent. Raises LabError(EX_BUILD) naming LOG when it fails."""
-        with open(log, "w", encoding="utf-8") as f:
-            p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT,
+        never silent. ANSWER: a file for its standard output apart (what it
+        answers; LOG then has its standard error). Raises LabError(EX_BUILD)
+        naming LOG when it fails."""
+        with open(log, "w", encoding="utf-8") as f, \
+                open(answer or os.devnull, "w", encoding="utf-8") as a:
+            p = subprocess.Popen(argv, stdout=a if answer else f,
+                                 stderr=f if answer else subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, cwd=cwd)
         t0, shown = time.monotonic(), None
         while True:

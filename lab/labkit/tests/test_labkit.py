@@ -5,10 +5,12 @@ import os
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
-from lab.labkit import TOP, guest
+from lab.labkit import TOP, guest, kernels
 from lab.labkit import run as labrun
 from lab.labkit import spec
+from lab.labkit.run import LabError
 
 
 PARAMS = [spec.Param("cpu_quota_pct", "ints", [10, 25], "quotas", lo=1, hi=100),
@@ -91,6 +93,40 @@ class SaltTest(unittest.TestCase):
         self.assertEqual(salts, [guest.salt_us(i) for i in ids])
         self.assertTrue(all(0 <= v < guest.SALT_SPAN_US for v in salts))
         self.assertGreater(len(set(salts)), 35)
+
+
+class DebianImageTest(unittest.TestCase):
+    """kernels.debian_image: the image is what kernel/debian-image says on
+    its standard output, whatever it says on its standard error."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.addCleanup(subprocess.run, ["rm", "-rf", self.d])
+        os.makedirs(os.path.join(self.d, "kernel"))
+        self.image = os.path.join(self.d, "vmlinuz")
+        open(self.image, "w").close()
+
+    def answer(self, script):
+        """debian_image's answer with kernel/debian-image a shell SCRIPT."""
+        tool = os.path.join(self.d, "kernel", "debian-image")
+        with open(tool, "w") as f:
+            f.write("#!/bin/sh\n" + script)
+        os.chmod(tool, 0o755)
+        with mock.patch.object(kernels, "TOP", self.d), open(os.devnull, "w") as out:
+            r = labrun.Run("t", os.path.join(self.d, "results"), out=out)
+            return kernels.debian_image(r, "6.1-rt-signed")
+
+    def test_the_path_on_stdout_not_the_last_word_said(self):
+        said = f'echo "fetching" >&2; echo {self.image}; echo "kept it ({self.d}/elsewhere)" >&2\n'
+        self.assertEqual(self.answer(said), self.image)
+
+    def test_no_path_or_two_is_no_image(self):
+        for script in (f"echo {self.image} >&2\n", f"echo {self.image}; echo {self.image}\n",
+                       "echo /nonexistent\n"):
+            with self.assertRaises(LabError) as e:
+                self.answer(script)
+            self.assertEqual(e.exception.code, labrun.EX_KERNELS)
+            self.assertIn("named no image on its standard output", str(e.exception))
 
 
 if __name__ == "__main__":
