@@ -107,8 +107,7 @@ def summarize(argv):
         if args.testhost:
             s = hostab_judge.build(args.dir, args.late_ms, dict(args.param))
         else:
-            s = demo_judge.build(args.dir, read_json(os.path.join(args.dir, "spec.json")),
-                                 read_json(os.path.join(args.dir, "run.json")))
+            s = demo_judge.build(args.dir)
         write_json(os.path.join(args.dir, "summary.json"), s, indent=2)
     except DataError as e:
         print(f"summarize: {e}", file=sys.stderr)

@@ -15,6 +15,7 @@ the two the same). The text files (relay-preflight's words, uname,
 cgroup v2's cpu.stat and cpu.max) have a reader each.
 
   mk/py report.formats               prints every field table, as docs/formats.md has them
+  mk/py report.formats docs          writes them into docs/formats.md (when a record changed)
   mk/py report.formats check FILE...  checks each file against its record (exit 65 if one does not fit)
 """
 import inspect
@@ -115,7 +116,15 @@ def parse(cls, obj, file, name=None):
             raise DataError(f"{file}: {where}: null, expected a value")
         if key in obj:
             got[f.name] = _check(hints[f.name], v, file, where)
-    return cls(**got)
+    rec = cls(**got)
+    object.__setattr__(rec, "_raw", obj)   # a frozen record's one extra: what it was read from
+    return rec
+
+
+def raw(rec):
+    """The JSON object REC was read from, as it was (keys in the writer's
+    order, those no field names too): for what a judge passes on whole."""
+    return rec._raw
 
 
 def read(cls, path):
@@ -256,11 +265,12 @@ class Percentiles:
     mean: Optional[float] = optional("their mean")
 
 
-def pcts_of(obj, file, name):
-    """The keys a summary carries of a percentile object, in the order the
-    writer gave them, after checking it is one."""
-    parse(Percentiles, obj, file, name)
-    return {k: obj[k] for k in obj if k in PCT_KEYS + ("p90", "count", "mean")}
+def shown(p):
+    """The keys a summary carries of the percentile object P (a
+    Percentiles), in the order its writer gave them; None for None."""
+    if p is None:
+        return None
+    return {k: v for k, v in raw(p).items() if k in PCT_KEYS + ("p90", "count", "mean")}
 
 
 # spec.json -------------------------------------------------------------------
@@ -315,7 +325,7 @@ class RunRecord:
 class Boot:
     """boot.json: one guest's boot, as kernel/vm/boot wrote it and the driver
     added to it (labkit.guest.record)."""
-    outcome: str = _f("ok, failed, hung or no-results")
+    outcome: Optional[str] = optional("ok, failed, hung or no-results (absent: no-results)")
     clock: Optional[str] = optional("virtual or host")
     accel: Optional[str] = optional("QEMU's accelerator")
     tsc_khz: Optional[int] = optional("the guest's TSC rate")
@@ -593,7 +603,8 @@ class Source:
 class Manifest:
     """manifest.json beside kernel images: how they were obtained and what
     they carry (kernel/build; kernel/debian-image for Debian's own)."""
-    images_kind: str = _f("stock-patched (our build), historical, or debian-image (as Debian ships it)")
+    images_kind: str = _f("ab (our stock and patched build), historical (Debian's old source as shipped), "
+                          "or debian-image (Debian's own image)")
     package: Optional[str] = optional("Debian's package")
     version: Optional[str] = optional("its version")
     line: Optional[str] = optional("the kernel line (kernel/lines/)")
@@ -961,9 +972,27 @@ def tables():
     return "\n".join(out)
 
 
+DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "formats.md")
+DOCS_START, DOCS_END = "<!-- the field tables: mk/py report.formats -->\n", "<!-- end of the field tables -->"
+
+
+def docs_tables(text):
+    """The field tables docs/formats.md's TEXT holds (between its markers)."""
+    if DOCS_START not in text or DOCS_END not in text:
+        raise DataError(f"{DOCS}: no field tables between {DOCS_START.strip()} and {DOCS_END}")
+    return text[text.index(DOCS_START) + len(DOCS_START):text.index(DOCS_END)]
+
+
 def main(argv):
     if not argv:
         sys.stdout.write(tables())
+        return 0
+    if argv == ["docs"]:
+        with open(DOCS, encoding="utf-8") as f:
+            text = f.read()
+        old = docs_tables(text)
+        with open(DOCS, "w", encoding="utf-8") as f:
+            f.write(text.replace(DOCS_START + old, DOCS_START + tables(), 1))
         return 0
     if argv[0] != "check" or len(argv) < 2:
         print(__doc__.strip().split("\n\n")[-1], file=sys.stderr)

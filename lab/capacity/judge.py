@@ -7,7 +7,7 @@ import glob
 import os
 import re
 
-from report import search
+from report import formats, search
 from report.files import DataError, number, read_json
 from report.slo import objectives
 
@@ -17,12 +17,9 @@ KERNELS = ("stock", "patched")
 def _cell_params(d):
     """The part of the spec a cell ran: its cell.json, beside its
     results."""
-    path = os.path.join(d, "cell.json")
-    cell = read_json(path)
-    if not isinstance(cell, dict):
-        raise DataError(f"{path}: expected an object")
-    return {k: int(number(cell.get(k), f"{path}: {k}"))
-            for k in ("cpu_quota_pct", "cotenant_rate_pps", "cotenant_spin_us")}
+    cell = formats.read(formats.Cell, os.path.join(d, "cell.json"))
+    return {"cpu_quota_pct": cell.cpu_quota_pct, "cotenant_rate_pps": cell.cotenant_rate_pps,
+            "cotenant_spin_us": cell.cotenant_spin_us}
 
 
 def _step(k, s):
@@ -60,20 +57,15 @@ def trace_steps(d, c):
     path = os.path.join(d, "cotenant", "chains.json")
     if not os.path.exists(path):
         return
-    steps = read_json(path).get("steps")
-    if not isinstance(steps, list) or len(steps) != len(c["steps"]):
-        raise DataError(f"{path}: its steps do not match the search's")
+    steps = formats.read(formats.Chains, path).steps
+    if steps is None or len(steps) != len(c["steps"]):
+        raise DataError(f"{path}: steps: {len(steps or [])} of them, the search had {len(c['steps'])}")
     for mine, theirs in zip(c["steps"], steps):
-        if not isinstance(theirs, dict):
-            raise DataError(f"{path}: a step is not an object")
         if not mine["meets_slo"]:
-            mine["cause"] = theirs.get("cause") or mine["cause"]
-        covered = theirs.get("covered", True)
-        if not isinstance(covered, bool):
-            raise DataError(f"{path}: covered is not true or false")
-        mine["trace"] = {"covered": covered}
-        mine["trace"].update({k: number(theirs.get(k), f"{path}: {k}", optional=True)
-                              for k in ("lock_waits", "lock_wait_ms_max", "relay_cpu_share")})
+            mine["cause"] = theirs.cause or mine["cause"]
+        mine["trace"] = {"covered": True if theirs.covered is None else theirs.covered,
+                         "lock_waits": theirs.lock_waits, "lock_wait_ms_max": theirs.lock_wait_ms_max,
+                         "relay_cpu_share": theirs.relay_cpu_share}
 
 
 def search_limits(c, intervals):
@@ -209,12 +201,9 @@ def quota_search(run_dir, k, plan):
     probes = []
     for f in glob.glob(os.path.join(run_dir, k, "results", "grid", "threshold", "q*", "probe.json")):
         d = os.path.dirname(f)
-        p = read_json(f)
-        if not isinstance(p, dict):
-            raise DataError(f"{f}: expected an object")
+        p = formats.read(formats.Probe, f)
         problems = _problems(d)
-        row = {"probe": int(number(p.get("probe"), f"{f}: probe")),
-               "cpu_quota_pct": int(number(p.get("cpu_quota_pct"), f"{f}: cpu_quota_pct")),
+        row = {"probe": p.probe, "cpu_quota_pct": p.cpu_quota_pct,
                "met": None, "cause": None, "why": None, "p99_9_us": None,
                "throttled_periods": None, "problems": problems}
         sw = os.path.join(d, "sweep.json")
@@ -274,16 +263,17 @@ def threshold_text(t):
 
 def build(run_dir):
     """capacity.json's content from a run directory."""
-    run = read_json(os.path.join(run_dir, "run.json"))
+    run = formats.read(formats.RunRecord, os.path.join(run_dir, "run.json"))
     spec_path = os.path.join(run_dir, "spec.json")
-    spec = read_json(spec_path)
-    if not isinstance(spec, dict) or not isinstance(spec.get("capacity"), dict):
+    spec = formats.read(formats.Spec, spec_path)
+    if spec.capacity is None:
         raise DataError(f"{spec_path}: not a capacity run's spec (no \"capacity\" object)")
-    plan = spec["capacity"]
+    plan = spec.capacity
     kernels, slo = {}, None
     for k in KERNELS:
         boot_path = os.path.join(run_dir, k, "boot.json")
-        boot = read_json(boot_path) if os.path.exists(boot_path) else {"outcome": "no-results"}
+        boot = (formats.read(formats.Boot, boot_path) if os.path.exists(boot_path)
+                else formats.Boot(outcome="no-results"))
         cells = []
         dirs = sorted(os.path.dirname(f) for f in
                       glob.glob(os.path.join(run_dir, k, "results", "grid", "*", "cell.json")))
@@ -295,7 +285,7 @@ def build(run_dir):
                     raise DataError(f"{d}: objectives {j['slo']} differ from {slo}")
                 slo = j["slo"]
         cells.sort(key=lambda c: (c["cotenant_rate_pps"], c["cpu_quota_pct"]))
-        kernels[k] = {"outcome": boot.get("outcome"), "version": boot.get("version"),
+        kernels[k] = {"outcome": boot.outcome, "version": boot.version,
                       "by_quota": cells, "quota_threshold": quota_search(run_dir, k, plan)}
     if slo is None:
         raise DataError(f"{run_dir}: no kernel left a sweep.json (see */console.log)")
@@ -320,8 +310,8 @@ def build(run_dir):
     else:
         headline = f"{objective}: " + ", ".join(
             f"{k} {kernels[k]['outcome']}" for k in KERNELS)
-    return {"run_id": run.get("run_id"), "date": run.get("date"), "clock": spec.get("clock"),
-            "initramfs_sha256": run.get("initramfs_sha256"), "spec": spec,
-            "wall_s": run.get("wall_s"), "slo": slo, "headline": headline,
+    return {"run_id": run.run_id, "date": run.date, "clock": spec.clock,
+            "initramfs_sha256": run.initramfs_sha256, "spec": formats.raw(spec),
+            "wall_s": run.wall_s, "slo": slo, "headline": headline,
             "fix_buys": bool(best) and (best[1]["capacity_pps"] or 0) > (best[2]["capacity_pps"] or 0),
             "quota_for_rate": planned, "kernels": kernels}

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 
 from report.files import DataError, number, read_json, read_timeseries
-from report.formats import pcts
+from report import formats
 
 # The verdict rule depends on the guests' clock (kernel/vm/boot --clock).
 # On the virtual clock guest time is instruction count: the host cannot make
@@ -56,12 +56,12 @@ KERNEL_ORDER = ("stock", "patched", "host")
 def kernel_summary(kdir, rule):
     """The summary object of one kernel's run (outcome first: a hung guest
     is a result with no numbers)."""
-    boot = read_json(os.path.join(kdir, "boot.json"))
-    out = {"outcome": boot.get("outcome", "no-results"),
-           "initramfs_sha256": boot.get("initramfs_sha256"),
-           "kernel_image": boot.get("kernel_image"),
-           "wall_s": boot.get("wall_s"),
-           "timeout_s": boot.get("timeout_s")}
+    boot = formats.read(formats.Boot, os.path.join(kdir, "boot.json"))
+    out = {"outcome": boot.outcome or "no-results",
+           "initramfs_sha256": boot.initramfs_sha256,
+           "kernel_image": boot.kernel_image,
+           "wall_s": boot.wall_s,
+           "timeout_s": boot.timeout_s}
     res = os.path.join(kdir, "results")
     # A guest that finished its scenario and then never sent its results
     # hung in the harness (or after the run), not in the run: no evidence
@@ -73,53 +73,52 @@ def kernel_summary(kdir, rule):
     if not os.path.exists(os.path.join(res, "scenario.json")):
         out.update(stalls=None, worst_stall_ms=None, relay_latency_us=None,
                    loadgen_latency_us=None, throttled_periods=None, params=None,
-                   problems=[boot["problem"]] if boot.get("problem") else [])
+                   problems=[boot.problem] if boot.problem else [])
         return out
-    scen = read_json(os.path.join(res, "scenario.json"))
-    stalls = scen.get("stalls", [])
-    cg = scen.get("cgroup", {})
+    scen = formats.read(formats.Scenario, os.path.join(res, "scenario.json"))
+    stalls = scen.stalls
+    cg = scen.cgroup or formats.ScenarioCgroup()
     out.update(
-        kernel=scen.get("kernel"),
-        params=scen.get("params"),
-        problems=list(scen.get("problems", [])),
+        kernel=scen.kernel,
+        params=scen.params,
+        problems=list(scen.problems),
         stalls=len(stalls),
-        worst_stall_ms=max((s["length_ms"] for s in stalls), default=0.0),
-        stall_ms=[s["length_ms"] for s in stalls],
-        cleared_after_lift_ms=[s["after_lift_ms"] for s in stalls if s.get("cleared")],
-        uncleared_stalls=sum(1 for s in stalls if not s.get("cleared")),
-        throttled_periods=cg.get("nr_throttled"),
-        periods=cg.get("nr_periods"),
-        throttled_us=cg.get("throttled_us"),
-        watchdog=scen.get("watchdog"),
+        worst_stall_ms=max((s.length_ms for s in stalls), default=0.0),
+        stall_ms=[s.length_ms for s in stalls],
+        cleared_after_lift_ms=[s.after_lift_ms for s in stalls if s.cleared],
+        uncleared_stalls=sum(1 for s in stalls if not s.cleared),
+        throttled_periods=cg.nr_throttled,
+        periods=cg.nr_periods,
+        throttled_us=cg.throttled_us,
+        watchdog=formats.raw(scen.watchdog) if scen.watchdog else None,
     )
     # A run that failed early has no relay or loadgen results: that is
     # reported (null numbers, the reason in problems), not an error.
     out["relay_latency_us"] = out["loadgen_latency_us"] = None
     # The RT waker's own view (the ticker: send to echo of its datagrams).
-    tick = scen.get("ticker") or {}
-    p = scen.get("params") or {}
-    out["rt_ticker"] = bool(tick.get("enabled"))
-    out["rt_latency_us"] = (pcts(tick["latency_us"], "scenario.json ticker.latency_us")
-                            if tick.get("latency_us") else None)
+    tick = scen.ticker if scen.ticker and scen.ticker.enabled else None
+    p = scen.params
+    out["rt_ticker"] = tick is not None
+    out["rt_latency_us"] = formats.shown(scen.ticker.latency_us) if scen.ticker else None
     # On the host clock, late RT datagrams the freeze probes explain (the
     # guest or one vCPU did not run: the host's doing, on either kernel) do
     # not count. On the virtual clock there is nothing to explain: every
     # late datagram counts, and a freeze is a problem of its own.
-    out["rt_late_all"] = tick.get("late") if tick.get("enabled") else None
-    out["rt_late_in_guest_freeze"] = (tick.get("late_in_guest_freeze")
-                                      if rule.discount_freezes else None)
-    out["rt_late"] = ((tick.get("late_unexplained", tick.get("late")) if rule.discount_freezes
-                       else tick.get("late")) if tick.get("enabled") else None)
-    probes = tick.get("freeze_probes") or []
+    out["rt_late_all"] = tick.late if tick else None
+    out["rt_late_in_guest_freeze"] = (scen.ticker.late_in_guest_freeze
+                                      if rule.discount_freezes and scen.ticker else None)
+    out["rt_late"] = None if tick is None else (
+        tick.late_unexplained if rule.discount_freezes and tick.late_unexplained is not None else tick.late)
+    probes = (scen.ticker.freeze_probes if scen.ticker else None) or []
     # A probe that woke late inside a stall the watchdog recorded was held
     # off by the stalled kernel itself (scenario/main.c, freezes_in_stalls):
     # counted and shown, but on the virtual clock only the others say the
     # clock did not hold.
-    out["guest_freezes"] = ({"count": sum(p.get("freezes", 0) for p in probes),
-                             "in_stalls": sum(p.get("in_stalls", 0) for p in probes),
-                             "total_ms": round(sum(p.get("total_ms", 0) for p in probes), 1),
-                             "max_ms": round(max((p.get("max_ms", 0) for p in probes), default=0), 1),
-                             "min_ms": probes[0].get("min_ms")} if probes else None)
+    out["guest_freezes"] = ({"count": sum(p.freezes for p in probes),
+                             "in_stalls": sum(p.in_stalls or 0 for p in probes),
+                             "total_ms": round(sum(p.total_ms for p in probes), 1),
+                             "max_ms": round(max((p.max_ms for p in probes), default=0), 1),
+                             "min_ms": probes[0].min_ms} if probes else None)
     if rule.clock == "virtual" and clock_broke(out):
         f = out["guest_freezes"]
         out["problems"].append(
@@ -129,10 +128,10 @@ def kernel_summary(kdir, rule):
     # The same datagrams timed from their send() instead of their slot in
     # the schedule: blind to the slots the ticker could not send while its
     # own send() was blocked (coordinated omission), shown for comparison.
-    out["rt_late_uncorrected"] = tick.get("late_uncorrected") if tick.get("enabled") else None
-    out["rt_samples"] = tick.get("echoes") if tick.get("enabled") else None
+    out["rt_late_uncorrected"] = tick.late_uncorrected if tick else None
+    out["rt_samples"] = tick.echoes if tick else None
     out["rt_expected"] = (int(p["duration_s"] * 1e6 / p["ticker_us"])
-                          if tick.get("enabled") and p.get("ticker_us") else None)
+                          if tick and p.get("ticker_us") else None)
     # The non-RT waker: the relay's timerfd, a softirq
     # (SCHED_OTHER on 6.12). 100 ms windows in which a tick was later than
     # the late limit.
@@ -143,40 +142,46 @@ def kernel_summary(kdir, rule):
         out["timer_late_windows"] = sum(1 for r in rows if (r.get("max_us") or 0) > rule.late_ms * 1000)
     relay_path = os.path.join(res, "relay.json")
     if os.path.exists(relay_path):
-        relay = read_json(relay_path)
-        out["relay_latency_us"] = pcts(relay.get("tick_lateness_us"),
-                                       relay_path + " tick_lateness_us")
+        relay = formats.read(formats.Relay, relay_path)
+        out["relay_latency_us"] = formats.shown(needed(relay.tick_lateness_us, relay_path,
+                                                       "tick_lateness_us"))
         for extra in ("rx_latency_us", "wake_latency_us"):
-            if extra in relay:
-                out["relay_" + extra] = pcts(relay[extra], f"{relay_path} {extra}")
-        sched = relay.get("sched") or {}
-        out["relay_realtime"] = sched.get("realtime")
-        if sched.get("realtime") is False:
-            out["problems"].append(f"relay did not run real-time: {sched.get('why', '?')}")
+            if getattr(relay, extra) is not None:
+                out["relay_" + extra] = formats.shown(getattr(relay, extra))
+        out["relay_realtime"] = relay.sched.realtime if relay.sched else None
+        if relay.sched and relay.sched.realtime is False:
+            out["problems"].append(f"relay did not run real-time: {relay.sched.why or '?'}")
     else:
         out["problems"].append("no relay.json: relay wrote no statistics")
     out["why"] = why(res)
     lg_path = os.path.join(res, "loadgen.json")
     if os.path.exists(lg_path):
-        lg = read_json(lg_path)
+        lg = formats.read(formats.Loadgen, lg_path)
         # The sender is throttled by design and may fall behind its
         # schedule; its corrected latency would then measure its own
         # backlog. Send to reply is what it saw of the relay.
-        lat = lg.get("latency_us") or {}
-        out["loadgen_latency_us"] = pcts(lat.get("uncorrected"), lg_path + " latency_us.uncorrected")
-        if lat.get("corrected"):
-            out["loadgen_corrected_latency_us"] = pcts(lat["corrected"],
-                                                       lg_path + " latency_us.corrected")
-        if out["throttled_periods"] is None and isinstance(lg.get("cgroup"), dict):
-            out["throttled_periods"] = lg["cgroup"].get("nr_throttled")
-            out["periods"] = lg["cgroup"].get("nr_periods")
-        if lg.get("rate_ok") is False:
+        lat = lg.latency_us or formats.Latencies()
+        out["loadgen_latency_us"] = formats.shown(needed(lat.uncorrected, lg_path, "latency_us.uncorrected"))
+        if lat.corrected:
+            out["loadgen_corrected_latency_us"] = formats.shown(lat.corrected)
+        if out["throttled_periods"] is None and lg.cgroup:
+            out["throttled_periods"] = lg.cgroup.nr_throttled
+            out["periods"] = lg.cgroup.nr_periods
+        if lg.rate_ok is False:
             out["problems"].append(
-                f"loadgen fell {lg.get('rate_shortfall_pct', 0):.0f} % below its rate: "
+                f"loadgen fell {lg.rate_shortfall_pct or 0:.0f} % below its rate: "
                 "the quota is too tight for it")
     else:
         out["problems"].append("no loadgen.json: loadgen wrote no results")
     return out
+
+
+def needed(value, path, name):
+    """VALUE, a field the summary cannot go without; DataError naming PATH
+    and NAME when the file had none."""
+    if value is None:
+        raise DataError(f"{path}: {name}: missing (expected a percentile object)")
+    return value
 
 
 def why(res):
@@ -187,23 +192,19 @@ def why(res):
     path = os.path.join(res, "chains.json")
     if not os.path.exists(path):
         return None
-    ch = read_json(path)
-    for key, kind in (("totals", dict), ("stalls", list), ("late", list), ("contentions", dict),
-                      ("trace", dict), ("line", str)):
-        if not isinstance(ch.get(key), kind):
-            raise DataError(f"{path}: {key} is missing or not of type {kind.__name__}")
+    ch = formats.read(formats.Chains, path)
     try:
-        stalls = [s for s in ch["stalls"] if isinstance(s.get("chain"), dict)]
+        stalls = [s for s in ch.stalls if isinstance(s.get("chain"), dict)]
         worst = max(stalls, key=lambda s: number(s["chain"]["wait"]["ms"], path, True) or 0, default=None)
-        worst_late = max(ch["late"], key=lambda r: number(r["latency_ms"], path, True) or 0, default=None)
-        non_rt = next((s["non_rt_waiter"] for s in ch["stalls"] if s.get("non_rt_waiter")),
-                      ch.get("longest_non_rt_wait"))
+        worst_late = max(ch.late, key=lambda r: number(r["latency_ms"], path, True) or 0, default=None)
+        non_rt = next((s["non_rt_waiter"] for s in ch.stalls if s.get("non_rt_waiter")),
+                      ch.longest_non_rt_wait)
     except (KeyError, TypeError, AttributeError) as e:
         raise DataError(f"{path}: a stall or an RT datagram without its chain's fields ({e})")
-    return {"line": ch["line"], "totals": ch["totals"], "trace": ch["trace"],
-            "contentions": ch["contentions"], "worst_stall": worst, "worst_late": worst_late,
-            "non_rt_waiter": non_rt, "longest_rt_wait": ch.get("longest_rt_wait"),
-            "softirq_held": ch.get("softirq_held"),
+    return {"line": ch.line, "totals": formats.raw(ch.totals), "trace": formats.raw(ch.trace),
+            "contentions": formats.raw(ch.contentions), "worst_stall": worst, "worst_late": worst_late,
+            "non_rt_waiter": non_rt, "longest_rt_wait": ch.longest_rt_wait,
+            "softirq_held": ch.softirq_held,
             "chains": os.path.relpath(path, os.path.dirname(os.path.dirname(res)))}
 
 
@@ -365,18 +366,20 @@ def _same(values):
 
 
 def run_params(spec, where):
-    """The parameters of a demo run, from its spec: the scenario's and the
-    clock."""
-    if not isinstance(spec, dict) or not isinstance(spec.get("scenario"), dict) \
-            or spec.get("clock") not in ("virtual", "host"):
+    """The parameters of a demo run, from its spec (a formats.Spec): the
+    scenario's and the clock."""
+    if spec.scenario is None or spec.clock not in ("virtual", "host"):
         raise DataError(f"{where}: not a demo's run spec (clock, scenario)")
-    return dict(spec["scenario"], clock=spec["clock"])
+    return dict(spec.scenario, clock=spec.clock)
 
 
-def build(run_dir, spec, run_info):
-    """The summary dict of run_dir: spec is its spec.json, run_info the
-    driver's run.json."""
-    params = run_params(spec, os.path.join(run_dir, "spec.json"))
+def build(run_dir):
+    """The summary dict of RUN_DIR, from its spec.json, the driver's
+    run.json and each kernel's directory."""
+    spec_path = os.path.join(run_dir, "spec.json")
+    spec = formats.read(formats.Spec, spec_path)
+    run_info = formats.read(formats.RunRecord, os.path.join(run_dir, "run.json"))
+    params = run_params(spec, spec_path)
     rule = Rule.of(params)
     kernels = {}
     for name in KERNEL_ORDER:
@@ -387,13 +390,13 @@ def build(run_dir, spec, run_info):
         raise DataError(f"{run_dir}: no stock, patched or host results")
     summary = {"kind": "vm-demo" if "host" not in kernels else "host",
                "clock": rule.clock if "host" not in kernels else None,
-               "run_id": run_info.get("run_id"),
-               "date": run_info.get("date"),
+               "run_id": run_info.run_id,
+               "date": run_info.date,
                "params": params,
-               "spec": spec,
-               "initramfs_sha256": run_info.get("initramfs_sha256"),
-               "kernels": run_info.get("kernels", {}),
-               "phases": run_info.get("phases", []),
+               "spec": formats.raw(spec),
+               "initramfs_sha256": run_info.initramfs_sha256,
+               "kernels": run_info.kernels if run_info.kernels is not None else {},
+               "phases": formats.raw(run_info)["phases"],
                **kernels}
     ran = list(kernels.values())
     summary["honesty"] = {

@@ -23,12 +23,13 @@ Exit status: 0 every demo has its report; 1 one has none (its cell says
 why); 2 bad arguments.
 """
 import html
-import json
 import os
 import subprocess
 import sys
 import time
 
+from report import formats
+from report.files import DataError
 from report.page import frame
 
 from ..labkit import TOP, kernels
@@ -49,20 +50,20 @@ PAIRS = {
 
 
 def obtained(image):
-    """How a kernel image was made, from the manifest beside it."""
+    """How a kernel image was made, from the manifest beside it ("?" when
+    there is none that reads)."""
     try:
-        with open(os.path.join(os.path.dirname(image), "manifest.json"), encoding="utf-8") as f:
-            m = json.load(f)
-    except (OSError, ValueError):
+        m = formats.read(formats.Manifest, os.path.join(os.path.dirname(image), "manifest.json"))
+    except DataError:
         return "?"
-    if m.get("obtained"):
-        return m["obtained"]
-    src = m.get("source") or {}
-    what = f"Debian's {m.get('package', '?')} {m.get('version') or src.get('version', '?')}"
-    if m.get("images_kind") == "historical":
+    if m.obtained:
+        return m.obtained
+    src = m.source or formats.Source()
+    what = f"Debian's {m.package or '?'} {m.version or src.version or '?'}"
+    if m.images_kind == "historical":
         return what + " with its own RT patches, as shipped"
     kind = os.path.basename(image).removeprefix("bzImage-")
-    if src.get("rt_patches"):
+    if src.rt_patches:
         what += " with its own RT patches"
     return what + (", the fix reversed" if kind == "stock" else "")
 
@@ -70,18 +71,20 @@ def obtained(image):
 def why(run_dir):
     """What the stock kernel's trace says (its guest's chains.json,
     lab/ktrace), in a line; None when the run had the trace off."""
-    try:
-        with open(os.path.join(run_dir, "stock", "results", "chains.json"), encoding="utf-8") as f:
-            c = json.load(f)
-    except (OSError, ValueError):
+    path = os.path.join(run_dir, "stock", "results", "chains.json")
+    if not os.path.exists(path):
         return None
-    t, w = c["totals"], c["contentions"]
-    parts = [f"{t['stalls_explained']} of {t['stalls']} stalls explained"] if t["stalls"] else []
-    if w["rt_waits"]:
-        parts.append(f"{w['rt_waits']} RT waits on ep->lock, longest {w['rt_wait_us']['max'] / 1000:.2f} ms")
-        if w.get("lent_by_others"):
-            by = ", ".join(f"{k} ({n})" for k, n in w["lent_by"].items())
-            parts.append(f"{w['lent_by_others']} ended when another task lent the throttled holder "
+    try:
+        c = formats.read(formats.Chains, path)
+    except DataError:
+        return None
+    t, w = c.totals, c.contentions
+    parts = [f"{t.stalls_explained} of {t.stalls} stalls explained"] if t.stalls else []
+    if w.rt_waits:
+        parts.append(f"{w.rt_waits} RT waits on ep->lock, longest {w.rt_wait_us['max'] / 1000:.2f} ms")
+        if w.lent_by_others:
+            by = ", ".join(f"{k} ({n})" for k, n in (w.lent_by or {}).items())
+            parts.append(f"{w.lent_by_others} ended when another task lent the throttled holder "
                          f"its priority through another lock: {by}")
     return "; ".join(parts) or "no RT wait on ep->lock"
 
@@ -97,18 +100,20 @@ WAKERS = {
 
 def demo(run_dir):
     """What one demo saw (its summary.json), and its two kernels."""
-    with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
-        s = json.load(f)
-    d = {"run": os.path.basename(run_dir), "verdict": s.get("verdict"), "headline": s.get("headline"),
+    path = os.path.join(run_dir, "summary.json")
+    s = formats.read(formats.DemoSummary, path)
+    d = {"run": os.path.basename(run_dir), "verdict": s.verdict, "headline": s.headline,
          "stock_trace": why(run_dir)}
     kern = {}
     for k in ("stock", "patched"):
-        ks = s[k]
-        lat = ks.get("rt_latency_us") or {}
-        kern[k] = {"kernel": ks.get("kernel"), "obtained": obtained(ks.get("kernel_image") or "")}
-        d[k] = {"stalls": ks.get("stalls"), "worst_stall_ms": ks.get("worst_stall_ms"),
-                "rt_p99_9_ms": None if lat.get("p99_9") is None else lat["p99_9"] / 1000,
-                "rt_max_ms": None if lat.get("max") is None else lat["max"] / 1000}
+        ks = getattr(s, k)
+        if ks is None:
+            raise DataError(f"{path}: {k}: missing (not a run of both kernels)")
+        lat = ks.rt_latency_us
+        kern[k] = {"kernel": ks.kernel, "obtained": obtained(ks.kernel_image or "")}
+        d[k] = {"stalls": ks.stalls, "worst_stall_ms": ks.worst_stall_ms,
+                "rt_p99_9_ms": None if lat is None else lat.p99_9 / 1000,
+                "rt_max_ms": None if lat is None else lat.max / 1000}
     return d, kern
 
 
@@ -135,7 +140,11 @@ def row(pair, runs):
         if isinstance(got, LabError):
             r["demos"][waker] = {"error": str(got)}
             continue
-        r["demos"][waker], kern = demo(got)
+        try:
+            r["demos"][waker], kern = demo(got)
+        except DataError as e:
+            r["demos"][waker] = {"error": str(e)}
+            continue
         r.update(kern)
     r["verdict"] = verdict(r["demos"]) if r["demos"] else "incomplete"
     return r

@@ -15,8 +15,9 @@ alone.
 """
 import os
 
-from report.files import DataError, hgrm_counts, read_json
-from report.formats import cpu_max, cpu_stat, pcts, preflight, release, text_lines
+from report import formats
+from report.files import DataError, hgrm_counts
+from report.formats import cpu_max, cpu_stat, preflight, release, text_lines
 
 from ..demo.judge import MIN_RT_SHARE
 
@@ -43,9 +44,10 @@ def relay_wake(path):
     it, every datagram it read), from its stats file; None when absent."""
     if not os.path.exists(path):
         return None
-    st = read_json(path)
-    wake = st.get("wake_latency_us") if isinstance(st, dict) else None
-    return pcts(wake, path + " wake_latency_us")
+    wake = formats.read(formats.Relay, path).wake_latency_us
+    if wake is None:
+        raise DataError(f"{path}: wake_latency_us: missing (expected a percentile object)")
+    return formats.shown(wake)
 
 
 def _no_results(kdir, k):
@@ -66,39 +68,38 @@ def kernel_summary(run_dir, k, late_ms):
     rt_path = os.path.join(scen, "rt-client.json")
     if not os.path.exists(rt_path):
         return _no_results(kdir, k)
-    rt = read_json(rt_path)
-    if not isinstance(rt, dict):
-        raise DataError(f"{rt_path}: expected an object")
-    lat = pcts((rt.get("latency_us") or {}).get("corrected"), rt_path + " latency_us.corrected")
-    if not isinstance(lat.get("count"), int):
-        raise DataError(f"{rt_path}: latency_us.corrected has no count")
+    rt = formats.read(formats.Loadgen, rt_path)
+    corrected = rt.latency_us.corrected if rt.latency_us else None
+    if corrected is None or corrected.count is None:
+        raise DataError(f"{rt_path}: latency_us.corrected: missing, or without its count")
+    lat = formats.shown(corrected)
     least, most = late(os.path.join(scen, "rt-client.hgrm"), late_ms, lat["count"])
-    co = read_json(os.path.join(scen, "cotenant.json"))
+    co = formats.read(formats.Loadgen, os.path.join(scen, "cotenant.json"))
     stat = cpu_stat(os.path.join(scen, "loadgen-slice.cpu.stat"))
     cmax, quota = cpu_max(os.path.join(scen, "loadgen-slice.cpu.max"))
     level, said = preflight(os.path.join(kdir, "preflight.txt"))
     wake = relay_wake(os.path.join(scen, "relay-stats.json"))
-    watched = rt.get("watched_cgroup") or {}
+    watched = rt.watched_cgroup or formats.LoadCgroup()
     out = {"outcome": "ok", "problems": [],
            "kernel": release(os.path.join(kdir, "kernel.txt")),
            "preflight": {"level": level, "text": said},
-           "rt_expected": rt.get("expected"), "rt_sent": rt.get("sent"),
-           "rt_received": rt.get("received"), "rt_lost": rt.get("lost"),
-           "rt_priority": rt.get("rt_priority"),
+           "rt_expected": rt.expected, "rt_sent": rt.sent,
+           "rt_received": rt.received, "rt_lost": rt.lost,
+           "rt_priority": rt.rt_priority,
            "latency_us": lat,
            "late": most, "late_at_least": least,
            "relay_wake_us": wake,
            "relay_late": wake is not None and wake["max"] >= late_ms * 1000,
-           "cotenant_rate_pps": co.get("achieved_rate") if isinstance(co, dict) else None,
+           "cotenant_rate_pps": co.achieved_rate,
            "cotenant_nr_periods": stat["nr_periods"],
            "cotenant_nr_throttled": stat["nr_throttled"],
            "cotenant_throttled_us": stat.get("throttled_usec"),
-           "throttled_during_rt": watched.get("nr_throttled"),
-           "periods_during_rt": watched.get("nr_periods"),
+           "throttled_during_rt": watched.nr_throttled,
+           "periods_during_rt": watched.nr_periods,
            "slice_cpu_max": cmax, "slice_quota_pct": quota}
-    if not lat["count"] or lat["count"] < MIN_RT_SHARE * (rt.get("expected") or 0):
+    if not lat["count"] or lat["count"] < MIN_RT_SHARE * (rt.expected or 0):
         out["problems"].append(f"the RT client measured {lat['count']} of the "
-                               f"{rt.get('expected')} datagrams it sent on schedule")
+                               f"{rt.expected} datagrams it sent on schedule")
     if not out["throttled_during_rt"] and not stat["nr_throttled"]:
         out["problems"].append("the co-tenant was never throttled: the bug's conditions "
                                "were not there")

@@ -15,6 +15,12 @@ from lab.labkit import TOP, spec
 from report.files import DataError
 
 
+# A chains.json with nothing in it but what every one has.
+CHAINS = {"line": "", "totals": {"stalls": 0, "stalls_explained": 0, "late": 0, "late_explained": 0},
+          "stalls": [], "late": [], "contentions": {"rt_waits": 0, "boosts": 0},
+          "trace": {"events": 0, "lost": {"total": 0}, "complete": True}}
+
+
 def cell(q, caps, at_least=False, problems=()):
     """A by_quota cell whose searches found CAPS (None: none)."""
     found = [x for x in caps if x is not None]
@@ -239,10 +245,10 @@ class TraceStepsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             os.makedirs(os.path.join(d, "cotenant"))
             with open(os.path.join(d, "cotenant", "chains.json"), "w") as f:
-                json.dump({"steps": [
+                json.dump(dict(CHAINS, steps=[
                     {"covered": True, "cause": "cpu", "lock_waits": 0, "lock_wait_ms_max": 0.0,
                      "relay_cpu_share": 0.95},
-                    {"covered": False, "cause": None}]}, f)
+                    {"covered": False, "cause": None}]), f)
             c = {"steps": [{"meets_slo": False, "cause": "objective"},
                            {"meets_slo": False, "cause": "throttled"}]}
             judge.trace_steps(d, c)
@@ -253,8 +259,13 @@ class TraceStepsTest(unittest.TestCase):
                              ("throttled", {"covered": False, "lock_waits": None, "lock_wait_ms_max": None,
                                             "relay_cpu_share": None}))
             with open(os.path.join(d, "cotenant", "chains.json"), "w") as f:
-                json.dump({"steps": [{"covered": "yes"}, {}]}, f)
-            with self.assertRaisesRegex(DataError, "covered"):
+                json.dump(dict(CHAINS, steps=[{"covered": "yes"}, {}]), f)
+            with self.assertRaisesRegex(DataError,
+                                        r"chains.json: steps\[0\].covered: expected true or false"):
+                judge.trace_steps(d, c)
+            with open(os.path.join(d, "cotenant", "chains.json"), "w") as f:
+                json.dump(dict(CHAINS, steps=[{}]), f)
+            with self.assertRaisesRegex(DataError, "chains.json: steps: 1 of them, the search had 2"):
                 judge.trace_steps(d, c)
 
 

@@ -11,7 +11,7 @@ from lab.labkit import TOP
 from lab.labkit.run import LabError
 from report import page as report_page
 
-from . import SUMMARY
+from . import CHAINS, SUMMARY
 
 
 class MatrixTest(unittest.TestCase):
@@ -84,18 +84,26 @@ class MatrixTest(unittest.TestCase):
         # says what the trace found.
         os.makedirs(os.path.join(udp, "stock", "results"))
         with open(os.path.join(udp, "stock", "results", "chains.json"), "w", encoding="utf-8") as f:
-            json.dump({"totals": {"stalls": 0, "stalls_explained": 0},
-                       "contentions": {"rt_waits": 83601, "rt_wait_us": {"max": 926.0},
-                                       "lent_by_others": 2064,
-                                       "lent_by": {"ktimers/1": 2000, "demo-scenario": 64}}}, f)
+            json.dump(dict(CHAINS, contentions={"rt_waits": 83601, "boosts": 0, "rt_wait_us": {"max": 926.0},
+                                                "lent_by_others": 2064,
+                                                "lent_by": {"ktimers/1": 2000, "demo-scenario": 64}}), f)
         self.assertEqual(matrix.demo(udp)[0]["stock_trace"],
                          "83601 RT waits on ep->lock, longest 0.93 ms; 2064 ended when another task lent "
                          "the throttled holder its priority through another lock: ktimers/1 (2000), "
                          "demo-scenario (64)")
         with open(os.path.join(udp, "stock", "results", "chains.json"), "w", encoding="utf-8") as f:
-            json.dump({"totals": {"stalls": 27, "stalls_explained": 26},
-                       "contentions": {"rt_waits": 0}}, f)
+            json.dump(dict(CHAINS, totals=dict(CHAINS["totals"], stalls=27, stalls_explained=26)), f)
         self.assertEqual(matrix.why(udp), "26 of 27 stalls explained")
+        # one that does not read is no trace analysis, and the demo's verdict stays
+        with open(os.path.join(udp, "stock", "results", "chains.json"), "w", encoding="utf-8") as f:
+            json.dump({"totals": {"stalls": "27"}}, f)
+        self.assertIsNone(matrix.why(udp))
+        self.assertEqual(matrix.demo(udp)[0]["verdict"], "no effect")
+        # a summary that does not read is the demo's cell's error, named
+        with open(os.path.join(unix, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump(dict(SUMMARY, verdict=None), f)
+        self.assertIn("summary.json: verdict: null, expected a value",
+                      matrix.row("6.1.8-rt", {"udp": udp, "unix": unix})["demos"]["unix"]["error"])
         page = matrix.page(rows, "2026-12-06 12:00 UTC")
         self.assertIn('<a href="20261204-220000-abcd/report.html"><b>NO EFFECT</b></a>', page)
         self.assertIn('<a href="20261204-221000-ef01/report.html"><b>FIXED</b></a>', page)

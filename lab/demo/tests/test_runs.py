@@ -8,7 +8,7 @@ import unittest
 
 from lab.demo import runs
 
-from . import SUMMARY
+from . import SUMMARY, summary
 
 
 class DemoRunsTest(unittest.TestCase):
@@ -16,14 +16,14 @@ class DemoRunsTest(unittest.TestCase):
     SUMMARY = SUMMARY
 
     def test_row(self):
-        r = runs.row(3, self.SUMMARY, 451)
+        r = runs.row(3, summary(self.SUMMARY), 451)
         self.assertEqual(r, "| 3 | 8e4772c9 | 7 (7) | 147 of 1360 | 215 / 216 ms | 0 | 0.095 / 0.6 ms | "
                             "2263x | 37375 of 37375 | 0/2 | 451 s | fixed |")
 
     def test_untraced_and_unreadable(self):
         s = json.loads(json.dumps(self.SUMMARY))
         del s["stock"]["why"], s["patched"]["why"]
-        self.assertIn("| 7 (not traced) |", runs.row(1, s, None))
+        self.assertIn("| 7 (not traced) |", runs.row(1, summary(s), None))
         with tempfile.TemporaryDirectory() as d:
             self.assertEqual(runs.main([d]), 65)
         self.assertEqual(runs.main([]), 2)
