@@ -16,7 +16,7 @@ import os
 import sys
 
 from report import check as checks
-from report import cli, table
+from report import cli, formats, table
 from report.files import DataError, ToolError, output_dir, read_json, write_json, write_text
 
 from .demo import judge as demo_judge
@@ -42,21 +42,19 @@ def load(run_dir):
 
 def _load(run_dir):
     merged = os.path.join(run_dir, "merged.json")
-    if not os.path.exists(os.path.join(run_dir, "summary.json")) and os.path.exists(merged):
-        m = read_json(merged)
-        if not isinstance(m, dict):
-            raise DataError(f"{merged}: expected an object")
-        return fleet_page, fleet_page.view_of(run_dir, m)
-    s = read_json(os.path.join(run_dir, "summary.json"))
-    if not isinstance(s, dict):
-        raise DataError(f"{run_dir}/summary.json: expected an object")
-    if s.get("kind") == "testhost":
-        return hostab_page, hostab_page.view_of(run_dir, s)
-    if any(k in s for k in demo_judge.KERNEL_ORDER):
-        return demo_page, demo_page.view_of(run_dir, s)
-    if any(k in s for k, _ in model_page.MODEL_VARIANTS):
-        return model_page, model_page.view_of(run_dir, s)
-    raise DataError(f"{run_dir}/summary.json: neither a demo (stock/patched/host) "
+    path = os.path.join(run_dir, "summary.json")
+    if not os.path.exists(path) and os.path.exists(merged):
+        return fleet_page, fleet_page.view_of(run_dir, formats.read(formats.Merged, merged))
+    obj = read_json(path)
+    if not isinstance(obj, dict):
+        raise DataError(f"{path}: expected an object")
+    if obj.get("kind") == "testhost":
+        return hostab_page, hostab_page.view_of(run_dir, formats.parse(formats.HostSummary, obj, path))
+    if any(k in obj for k in demo_judge.KERNEL_ORDER):
+        return demo_page, demo_page.view_of(run_dir, formats.parse(formats.DemoSummary, obj, path))
+    if any(k in obj for k, _ in model_page.MODEL_VARIANTS):
+        return model_page, model_page.view_of(run_dir, formats.parse(formats.ModelSummary, obj, path))
+    raise DataError(f"{path}: neither a demo (stock/patched/host) "
                     "nor a model (rwlock/pi_mutex/mutex) summary")
 
 

@@ -14,7 +14,7 @@ PCT_LABELS = {"p50": "p50", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99", 
 class Column:
     key: str
     label: str
-    data: dict
+    data: object                               # its results: a record of report.formats
     hgrm: dict = field(default_factory=dict)   # distribution name -> path
     timeseries: str = None
     events: str = None
@@ -56,15 +56,16 @@ def count(v):
     return "-" if v is None else str(v)
 
 
-def pct_rows(columns, key):
-    """A row per percentile of each column's percentile object KEY, in ms
-    (its outcome where it has none)."""
+def pct_rows(columns, of):
+    """A row per percentile of each column's percentile object, OF(column)
+    (a formats.Percentiles or None), in ms; where it has none, the
+    column's outcome (its data's, when it has one)."""
     rows = []
     for p in PCT_KEYS:
         cells = []
         for c in columns:
-            obj = c.data.get(key)
-            cells.append(ms(obj[p]) if obj else c.data.get("outcome", "-"))
+            obj = of(c)
+            cells.append(ms(getattr(obj, p)) if obj else getattr(c.data, "outcome", "-"))
         rows.append((PCT_LABELS[p], cells))
     return rows
 

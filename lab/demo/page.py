@@ -3,7 +3,7 @@ stock against patched (or one run on this host), and its own sections:
 the cost side the kernel harness measured, and each kernel's trace."""
 import os
 
-from report import page, plots
+from report import formats, page, plots
 from report.escape import html_text
 from report.page import figures
 from report.plots import COLOURS, datablock, head, run_gnuplot
@@ -56,7 +56,7 @@ def _kernel_column(run_dir, key, data):
         hgrm["relay"] = relay
     if loadgen:
         hgrm["loadgen"] = loadgen
-    label = key + (f" ({data['kernel']})" if data.get("kernel") else "")
+    label = key + (f" ({data.kernel})" if data.kernel else "")
     return Column(key, label, data, hgrm,
                   first(os.path.join(res, "relay*.timeseries.csv")),
                   first(os.path.join(res, "events.csv")))
@@ -64,97 +64,99 @@ def _kernel_column(run_dir, key, data):
 
 def _stall_cells(c):
     d = c.data
-    if d.get("stalls") is None:
-        return d.get("outcome", "-")
-    return str(d["stalls"])
+    if d.stalls is None:
+        return d.outcome
+    return str(d.stalls)
 
 
 def _lift_cells(c):
-    after = c.data.get("cleared_after_lift_ms")
+    after = c.data.cleared_after_lift_ms
     if not after:
         return "-"
     text = f"{min(after):.0f}-{max(after):.0f}"
-    if c.data.get("uncleared_stalls"):
-        text += f" ({c.data['uncleared_stalls']} not)"
+    if c.data.uncleared_stalls:
+        text += f" ({c.data.uncleared_stalls} not)"
     return text
 
 
 def _freeze_cell(c):
-    f = c.data.get("guest_freezes")
+    f = c.data.guest_freezes
     if not f:
         return "-"
-    inside = f" ({f['in_stalls']} in stalls)" if f.get("in_stalls") else ""
-    return f"{f['count']}, {f['total_ms']:.0f}{inside}"
+    inside = f" ({f.in_stalls} in stalls)" if f.in_stalls else ""
+    return f"{f.count}, {f.total_ms:.0f}{inside}"
 
 
 def _throttle_cells(c):
     d = c.data
-    if d.get("throttled_periods") is None:
+    if d.throttled_periods is None:
         return "-"
-    if d.get("periods"):
-        return f"{d['throttled_periods']}/{d['periods']}"
-    return str(d["throttled_periods"])
+    if d.periods:
+        return f"{d.throttled_periods}/{d.periods}"
+    return str(d.throttled_periods)
 
 
 def view_of(run_dir, s):
-    """The View of a demo's summary S (stock and patched, or one host run)."""
-    cols = [_kernel_column(run_dir, k, s[k]) for k in KERNEL_ORDER if k in s]
-    rt = any(c.data.get("rt_ticker") for c in cols)
-    rule = s.get("rule") or {}
+    """The View of a demo's summary S (a formats.DemoSummary: stock and
+    patched, or one host run)."""
+    cols = [_kernel_column(run_dir, k, getattr(s, k)) for k in KERNEL_ORDER if getattr(s, k) is not None]
+    rt = any(c.data.rt_ticker for c in cols)
+    rule = s.rule or {}
     late = rule.get("late_ms", rule.get("signal_ms", HOST_CLOCK_LATE_MS))
-    clock = None if s.get("kind") == "host" else s.get("clock") or rule.get("clock", "host")
+    clock = None if s.kind == "host" else s.clock or rule.get("clock", "host")
     virtual = clock == "virtual"
     sections = []
     if rt:
         sections.append(("RT ticker datagram, due time to echo, ms (the RT waker the fix protects)",
-                         pct_rows(cols, "rt_latency_us")))
+                         pct_rows(cols, lambda c: c.data.rt_latency_us)))
     sections += [
         ("relay timer tick lateness, ms (non-RT waker: a softirq)" if rt else
-         "relay tick lateness, ms (the RT side)", pct_rows(cols, "relay_latency_us")),
-        ("loadgen send to reply, ms (the throttled side)", pct_rows(cols, "loadgen_latency_us")),
+         "relay tick lateness, ms (the RT side)", pct_rows(cols, lambda c: c.data.relay_latency_us)),
+        ("loadgen send to reply, ms (the throttled side)",
+         pct_rows(cols, lambda c: c.data.loadgen_latency_us)),
         ("stalls and throttling", [
             ("watchdog stalls", [_stall_cells(c) for c in cols]),
             *([(f"RT datagrams over {late:g} ms", [
-                "-" if c.data.get("rt_late") is None else
-                f"{c.data['rt_late']} of {c.data.get('rt_samples')}" for c in cols]),
+                "-" if c.data.rt_late is None else
+                f"{c.data.rt_late} of {c.data.rt_samples}" for c in cols]),
                ("... timed from send(), blind to missed slots", [
-                count(c.data.get("rt_late_uncorrected")) for c in cols])] +
+                count(c.data.rt_late_uncorrected) for c in cols])] +
               ([] if virtual else [("... more during guest freezes", [
-                   count(c.data.get("rt_late_in_guest_freeze")) for c in cols])]) +
+                   count(c.data.rt_late_in_guest_freeze) for c in cols])]) +
               [("guest freezes >= 5 ms (count, total ms)", [_freeze_cell(c) for c in cols])]
               if rt else []),
             (f"timer ticks over {late:g} ms late (100 ms windows)", [
-                count(c.data.get("timer_late_windows")) for c in cols]),
+                count(c.data.timer_late_windows) for c in cols]),
             ("worst stall, ms", [
-                "-" if c.data.get("worst_stall_ms") is None else f"{c.data['worst_stall_ms']:.0f}"
+                "-" if c.data.worst_stall_ms is None else f"{c.data.worst_stall_ms:.0f}"
                 for c in cols]),
             ("ended after lift, ms", [_lift_cells(c) for c in cols]),
             ("throttled periods", [_throttle_cells(c) for c in cols]),
         ]),
     ]
-    p = s.get("params") or {}
-    facts = [("run", f"{s.get('run_id', '?')} ({s.get('date', '?')})")]
-    built = s.get("kernels") or {}
+    p = s.params
+    facts = [("run", f"{s.run_id} ({s.date})")]
+    built = s.kernels or {}
     for c in cols:
-        facts.append((f"{c.key} kernel", c.data.get("kernel") or built.get(c.key) or "?"))
+        facts.append((f"{c.key} kernel", c.data.kernel or built.get(c.key) or "?"))
         if built.get(c.key):
             facts.append((f"{c.key} image", built[c.key]))
-        facts.append((f"{c.key} outcome", f"{c.data.get('outcome')}, {c.data.get('wall_s', '?')} s wall"))
-        facts.append((f"{c.key} problems", "; ".join(c.data.get("problems") or []) or "none"))
+        facts.append((f"{c.key} outcome", f"{c.data.outcome}, {c.data.wall_s} s wall"))
+        facts.append((f"{c.key} problems", "; ".join(c.data.problems) or "none"))
     if clock:
         facts.append(("guest clock", "virtual: guest time is the instruction count "
                       "(QEMU -icount, one instruction per ns); the host cannot make the guest "
                       "late" if virtual else
                       "host: guest time is host time; host hiccups become guest latency"))
-    facts.append(("initramfs sha256", s.get("initramfs_sha256") or "?"))
+    facts.append(("initramfs sha256", s.initramfs_sha256 or "?"))
     if "af_unix" in p:
         facts.append(("how loadgen wakes relay", WAKERS[bool(p["af_unix"])]))
     if p:
         facts.append(("parameters", ", ".join(f"{k}={v}" for k, v in p.items())))
-    if s.get("phases"):
+    if s.phases:
         facts.append(("time per phase", ", ".join(
-            f"{ph['name'].split(':')[0]} {ph['seconds']} s" for ph in s["phases"])))
-    honesty = s.get("honesty", {})
+            f"{ph.name.split(':')[0]} {ph.seconds} s" for ph in s.phases)))
+    honesty = formats.raw(s.honesty)
     facts.append(("same initramfs and parameters",
                   "yes" if honesty and all(honesty.values()) else f"NO: {honesty}"))
     if virtual:
@@ -202,31 +204,31 @@ def view_of(run_dir, s):
         "client waking the relay (--ticker-us 0) the patched kernel can stall too. Non-RT "
         "wakers keep waiting until the task-based CFS throttling of v6.18.",
     ]
-    rule = (s.get("rule") or {}).get("text")
+    rule = (s.rule or {}).get("text")
     if rule:
         caveats.insert(0, "Verdict rule: " + rule + ".")
-    if s.get("kind") == "host":
+    if s.kind == "host":
         title = "relay on this host: one run"
         caveats = [c for c in caveats if c.startswith(("A stall is", "loadgen is"))]
     elif virtual:
         title = "PREEMPT_RT epoll ready-list fix: stock vs patched kernel (virtual clock)"
     else:
         title = "PREEMPT_RT epoll ready-list fix: stock vs patched kernel"
-    kind = s.get("kind", "vm-demo")
-    why = [(c.key, c.data.get("why")) for c in cols] if any(c.data.get("why") for c in cols) else None
+    kind = s.kind
+    why = [(c.key, c.data.why) for c in cols] if any(c.data.why for c in cols) else None
     return View(kind, title, cols, sections,
-                s.get("verdict", "?"), s.get("headline", ""), facts, caveats,
+                s.verdict, s.headline, facts, caveats,
                 [("rt", "RT ticker datagram latency"), ("relay", "relay timer tick lateness"),
                  ("loadgen", "loadgen send to reply")],
-                signal_ms=late if s.get("kind") != "host" else None, clock=clock,
-                cost=s.get("cost"), why=why,
+                signal_ms=late if s.kind != "host" else None, clock=clock,
+                cost=s.cost, why=why,
                 explain=dict(EXPLAIN, distribution=DISTRIBUTION.get(kind, DISTRIBUTION["host"])),
                 note=next((c for c in caveats if c.startswith("The fix protects RT waiters only")), None),
                 trailer=["", "why, from each kernel's trace (lab/ktrace):"] + trace.lines(why) if why else [])
 
 
 def _caveat_counts(s):
-    c = s.get("non_rt_waker") or {}
+    c = s.non_rt_waker or {}
     parts = [f"{k} {c[k]}" for k in KERNEL_ORDER if c.get(k) is not None]
     return ", ".join(parts)
 

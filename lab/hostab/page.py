@@ -2,8 +2,7 @@
 patched systemd test host (lab/hostab/run), one column per kernel package."""
 import os
 
-from report import page, plots
-from report.files import DataError
+from report import formats, page, plots
 from report.formats import FIX as FIX_WHAT
 from report.view import Column, View, count, pct_rows
 
@@ -15,83 +14,80 @@ EXPLAIN = {"distribution": "Each curve is the RT client's latency through relay 
 
 
 def _late_cell(d):
-    if d.get("outcome") != "ok":
+    if d.outcome != "ok":
         return "-"
-    least, most = d.get("late_at_least", d["late"]), d["late"]
+    least, most = (d.late if d.late_at_least is None else d.late_at_least), d.late
     return str(most) if least == most else f"{least}-{most}"
 
 
 def _cpu_max_cell(d):
-    if d.get("outcome") != "ok":
+    if d.outcome != "ok":
         return "-"
-    q = d.get("slice_quota_pct")
-    return d["slice_cpu_max"] + ("" if q is None else f" ({q:.3g}%)")
+    q = d.slice_quota_pct
+    return d.slice_cpu_max + ("" if q is None else f" ({q:.3g}%)")
 
 
-def _of(d, part, whole):
-    if d.get(part) is None:
+def _of(part, whole):
+    if part is None:
         return "-"
-    return f"{d[part]}/{d[whole]}" if d.get(whole) is not None else str(d[part])
+    return f"{part}/{whole}" if whole is not None else str(part)
 
 
 def view_of(run_dir, s):
     """The scenario on systemd test hosts (lab/hostab/run): one column
     per kernel package, each with what relay-preflight said of the fix, the
-    RT client's latency through relay and the co-tenant's throttling."""
-    kernels = s.get("kernels")
-    if not isinstance(kernels, dict):
-        raise DataError(f"{run_dir}/summary.json: no kernels object")
-    late = float(s.get("late_ms", 5))
+    RT client's latency through relay and the co-tenant's throttling. S:
+    its summary, a formats.HostSummary."""
+    late = float(s.late_ms)
     cols = []
     for k in ("stock", "patched"):
-        d = kernels.get(k) or {"outcome": "no-results",
-                               "problems": [f"summary.json has no {k} kernel"]}
-        ok = d.get("outcome") == "ok"
-        cols.append(Column(k, k + (f" ({d['kernel']})" if d.get("kernel") else ""), d,
+        d = s.kernels.get(k) or formats.HostKernel(outcome="no-results",
+                                                   problems=[f"summary.json has no {k} kernel"])
+        ok = d.outcome == "ok"
+        cols.append(Column(k, k + (f" ({d.kernel})" if d.kernel else ""), d,
                            {"rt": os.path.join(run_dir, k, "scenario", "rt-client.hgrm")}
                            if ok else {}))
-    fix = [(c, c.data.get("preflight") or {}) for c in cols]
+    fix = [(c, c.data.preflight) for c in cols]
     sections = [
         ("kernel package", [
-            ("release", [c.data.get("kernel") or "-" for c in cols]),
-            ("relay-preflight: the fix", [f"{p['level']}: {p['text'].split(';')[0]}" if p else "-"
+            ("release", [c.data.kernel or "-" for c in cols]),
+            ("relay-preflight: the fix", [f"{p.level}: {p.text.split(';')[0]}" if p else "-"
                                           for c, p in fix])]),
         ("RT client through relay, ms (slot to echo)",
-         pct_rows(cols, "latency_us") + [
+         pct_rows(cols, lambda c: c.data.latency_us) + [
              (f"datagrams {late:g} ms late or more", [_late_cell(c.data) for c in cols]),
              ("measured / sent on schedule", [
-                 _of({"n": (c.data.get("latency_us") or {}).get("count"),
-                      "of": c.data.get("rt_expected")}, "n", "of") for c in cols]),
-             ("lost", [count(c.data.get("rt_lost")) for c in cols])]),
+                 _of(c.data.latency_us and c.data.latency_us.count, c.data.rt_expected) for c in cols]),
+             ("lost", [count(c.data.rt_lost) for c in cols])]),
         ("relay's own wake-ups, ms (a datagram's arrival to relay reading it)", [
-            (name, ["-" if not c.data.get("relay_wake_us") else
-                    f"{c.data['relay_wake_us'][key] / 1000:.2f}" for c in cols])
+            (name, ["-" if not c.data.relay_wake_us else
+                    f"{getattr(c.data.relay_wake_us, key) / 1000:.2f}" for c in cols])
             for name, key in (("p99.9", "p99_9"), ("max", "max"))] + [
-            ("datagrams read", [count((c.data.get("relay_wake_us") or {}).get("count"))
+            ("datagrams read", [count(c.data.relay_wake_us and c.data.relay_wake_us.count)
                                 for c in cols])]),
         ("co-tenant in loadgen.slice", [
             ("slice cpu.max (quota period, us)", [_cpu_max_cell(c.data) for c in cols]),
             ("throttled periods, whole run", [
-                _of(c.data, "cotenant_nr_throttled", "cotenant_nr_periods") for c in cols]),
+                _of(c.data.cotenant_nr_throttled, c.data.cotenant_nr_periods) for c in cols]),
             ("... while the RT client ran", [
-                _of(c.data, "throttled_during_rt", "periods_during_rt") for c in cols]),
+                _of(c.data.throttled_during_rt, c.data.periods_during_rt) for c in cols]),
             ("co-tenant rate achieved, pps", [
-                "-" if c.data.get("cotenant_rate_pps") is None else
-                f"{c.data['cotenant_rate_pps']:.0f}" for c in cols])]),
+                "-" if c.data.cotenant_rate_pps is None else
+                f"{c.data.cotenant_rate_pps:.0f}" for c in cols])]),
     ]
-    params = s.get("params") or {}
-    facts = [("run", s.get("run_id", "?"))]
+    params = s.params or {}
+    facts = [("run", s.run_id)]
     for c, p in fix:
-        facts.append((f"{c.key} kernel", c.data.get("kernel") or "no results"))
+        facts.append((f"{c.key} kernel", c.data.kernel or "no results"))
         if p:
-            facts.append((f"{c.key}: relay-preflight", f"{p['level']}  {FIX_WHAT}: {p['text']}"))
-        facts.append((f"{c.key} problems", "; ".join(c.data.get("problems") or []) or "none"))
+            facts.append((f"{c.key}: relay-preflight", f"{p.level}  {FIX_WHAT}: {p.text}"))
+        facts.append((f"{c.key} problems", "; ".join(c.data.problems) or "none"))
     if params:
         facts.append(("parameters", ", ".join(f"{k}={v}" for k, v in params.items())))
-    facts.append(("verdict rule", s.get("rule", "?")))
-    caveats = [f"The {c.key} kernel's data is missing: {c.data['problems'][0]}. Its column "
+    facts.append(("verdict rule", s.rule))
+    caveats = [f"The {c.key} kernel's data is missing: {c.data.problems[0]}. Its column "
                "shows nothing because nothing was measured, not because nothing happened."
-               for c in cols if c.data.get("outcome") != "ok"]
+               for c in cols if c.data.outcome != "ok"]
     caveats += [
         "Everything ran under systemd's own units on each test host: relay.service at "
         "SCHED_FIFO from its unit, the co-tenant loadgen@cotenant in loadgen.slice under "
@@ -113,9 +109,8 @@ def view_of(run_dir, s):
         caveats.append("The guests ran on the virtual clock (QEMU -icount): the host's "
                        "scheduling cannot make them late, so a datagram "
                        f"{late:g} ms late is the kernel's doing.")
-    verdict = s.get("verdict") or {}
     return View("testhost", "relay on a systemd test host: stock vs patched PREEMPT_RT kernel",
-                cols, sections, verdict.get("word", "?"), s.get("headline", ""), facts, caveats,
+                cols, sections, s.verdict.word, s.headline, facts, caveats,
                 [("rt", "RT client latency through relay")], signal_ms=late, clock=clock,
                 heading="Latency and throttling per kernel package", explain=EXPLAIN)
 

@@ -19,22 +19,23 @@ EXPLAIN = {
 
 
 def view_of(run_dir, s):
-    """The View of the model's summary S: a column per lock variant."""
+    """The View of the model's summary S (a formats.ModelSummary): a column
+    per lock variant."""
     cols = []
     for key, label in MODEL_VARIANTS:
-        if key not in s:
+        if getattr(s, key) is None:
             continue
         hgrm = os.path.join(run_dir, f"{key}.hgrm")
         ts = os.path.join(run_dir, f"{key}.timeseries.csv")
-        cols.append(Column(key, label, s[key],
+        cols.append(Column(key, label, getattr(s, key),
                            {"wait": hgrm} if os.path.exists(hgrm) else {},
                            ts if os.path.exists(ts) else None))
     sections = [
-        ("consumer wait for the lock, ms", pct_rows(cols, "wait_us")),
-        ("waits", [("waits", [count(c.data.get("waits")) for c in cols]),
-                   ("waits over 50 ms", [count(c.data.get("waits_over_50ms")) for c in cols])]),
+        ("consumer wait for the lock, ms", pct_rows(cols, lambda c: c.data.wait_us)),
+        ("waits", [("waits", [count(c.data.waits) for c in cols]),
+                   ("waits over 50 ms", [count(c.data.waits_over_50ms) for c in cols])]),
     ]
-    p = s.get("params") or {}
+    p = s.params
     facts = [("parameters", ", ".join(f"{k}={v}" for k, v in p.items()) or "?")]
     caveats = ["The model reproduces the locking protocol in user space on the running "
                "kernel: it shows why a reader-side rwlock without priority inheritance "
@@ -42,14 +43,14 @@ def view_of(run_dir, s):
     # The model's own verdict is a sentence; the badge says what it found,
     # by the model's limits (a stall is a wait over 50 ms; a PI lock should
     # never wait 20 ms).
-    rw, pi = s.get("rwlock"), s.get("pi_mutex")
+    rw, pi = s.rwlock, s.pi_mutex
     if rw and pi:
-        separated = rw.get("waits_over_50ms", 0) > 0 and pi.get("waits_over_20ms", 0) == 0
+        separated = rw.waits_over_50ms > 0 and (pi.waits_over_20ms or 0) == 0
         word = "separated" if separated else "no separation"
     else:
         word = "incomplete"
     return View("model", "Userspace model of the epoll ready-list locking", cols, sections,
-                word, str(s.get("verdict", "")), facts, caveats,
+                word, s.verdict, facts, caveats,
                 [("wait", "consumer lock wait")], explain=EXPLAIN)
 
 
