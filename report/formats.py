@@ -843,6 +843,39 @@ class Merged:
     tool: Optional[str] = optional("loadgen merge")
 
 
+# cost.json ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CostFigure:
+    name: str = _f("the benchmark")
+    unit: str = _f("its unit")
+    stock_median: float = _f("the stock kernel's median over every round")
+    patched_median: float = _f("the patched kernel's")
+    ratio: float = _f("patched over stock")
+    low: float = _f("the 95 % bootstrap interval of the ratio, from")
+    high: float = _f("to")
+    verdict: Optional[str] = optional("patched faster, patched slower, or inconclusive (the interval "
+                                      "holds 1)")
+    confidence: Optional[float] = optional("the interval's confidence")
+    samples: Optional[list[int]] = optional("the rounds of each kernel")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """cost.json: what the fix costs in epoll throughput, stock against
+    patched, as make kernel-selftests measured it (kernel/selftests/summarize.py);
+    the demo copies it into its run and its page shows it."""
+    kernels: dict[str, dict] = _f("each kernel's benchmarks: perf_bench_epoll_wait, epoll_stress, boots")
+    line: Optional[str] = optional("the kernel line")
+    package: Optional[str] = optional("Debian's source package")
+    version: Optional[str] = optional("its version")
+    preempt_rt: Optional[bool] = optional("PREEMPT_RT")
+    vcpus: Optional[int] = optional("the guests' vCPUs")
+    emulation: Optional[str] = optional("how the guests ran")
+    comparison: Optional[list[CostFigure]] = optional(
+        "each figure, stock against patched (absent before the intervals)")
+
+
 # falseneg.jsonl, unixwake.json --------------------------------------------------
 
 @dataclass(frozen=True)
@@ -899,6 +932,7 @@ FILES = (
     ("capacity.json", Capacity),
     ("matrix.json", Matrix),
     ("merged.json", Merged),
+    ("cost.json", Cost),
     ("falseneg.jsonl", FalsenegPass),
     ("unixwake.json", Unixwake),
 )

@@ -21,11 +21,11 @@ import re
 import shutil
 import sys
 
-from report import cli, png
+from report import cli, formats, png
 from report.check import CheckError, read_texts, shoot
 from report.check import plots as check_plots
 from report.escape import html_text
-from report.files import DataError, ToolError, read_json, write_json, write_text
+from report.files import DataError, ToolError, write_json, write_text
 from report.page import frame
 from report.plots import COLOURS
 from report.slo import objectives
@@ -244,15 +244,14 @@ def verify(run_dir, screenshot=None):
     exactly the SVGs in plots/; with a screenshot PNG, the headline badge
     and both kernels' curves are on it."""
     try:
-        cap = read_json(os.path.join(run_dir, "capacity.json"))
+        cap = formats.read(formats.Capacity, os.path.join(run_dir, "capacity.json"))
     except DataError as e:
         raise CheckError(str(e))
     text, page = read_texts(run_dir, ("table.txt", "capacity.html"))
-    for name in ("slo", "headline", "quota_for_rate", "kernels"):
-        if name not in cap:
-            raise CheckError(f"capacity.json has no {name}")
     for k in KERNELS:
-        for c in cap["kernels"][k]["by_quota"]:
+        if k not in cap.kernels:
+            raise CheckError(f"capacity.json: kernels.{k}: missing")
+        for c in cap.kernels[k].by_quota:
             need = {"cpu_quota_pct", "capacity_pps", "capacity", "searches", "rates", "steps"}
             if not need <= set(c):
                 raise CheckError(f"capacity.json: {k} by_quota lacks {', '.join(sorted(need - set(c)))}")
@@ -260,7 +259,7 @@ def verify(run_dir, screenshot=None):
         raise CheckError("table.txt does not end with the headline")
     check_plots(run_dir, page, "capacity.html", True)
     if screenshot:
-        colour = GOOD if cap["fix_buys"] else MIXED
+        colour = GOOD if cap.fix_buys else MIXED
         _, height, counts, ink = png.colour_counts(screenshot, [colour] + list(COLOURS[:2]))
         if counts[colour] < 10000:
             raise CheckError("no headline badge on the page")

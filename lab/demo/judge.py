@@ -9,7 +9,7 @@ wrote: scenario.json, relay.json, loadgen.json, cpu.stat, ...).
 import os
 from dataclasses import dataclass
 
-from report.files import DataError, number, read_json, read_timeseries
+from report.files import DataError, number, read_timeseries
 from report import formats
 
 # The verdict rule depends on the guests' clock (kernel/vm/boot --clock).
@@ -420,5 +420,5 @@ def build(run_dir):
                        headline=f"one run on the {only} kernel, nothing to compare",
                        ratio=None)
     cost = os.path.join(run_dir, "cost.json")
-    summary["cost"] = read_json(cost) if os.path.exists(cost) else None
+    summary["cost"] = formats.raw(formats.read(formats.Cost, cost)) if os.path.exists(cost) else None
     return summary

@@ -725,11 +725,14 @@ class CliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 65)
         self.assertIn("trace.txt.gz:1: not a trace line", p.stderr)
         d = self.copy("stock")
-        with open(os.path.join(d, "scenario.json"), "w", encoding="utf-8") as f:
-            f.write('{"stalls": []}')
-        p = self.run_explain(d)
-        self.assertEqual(p.returncode, 65)
-        self.assertIn("t0_mono_ns", p.stderr)
+        # a scenario from before the trace; one that is not a scenario at all
+        for text, said in (('{"stalls": [], "params": {}}', "scenario.json: no t0_mono_ns"),
+                           ('{"stalls": []}', "scenario.json: params: missing")):
+            with open(os.path.join(d, "scenario.json"), "w", encoding="utf-8") as f:
+                f.write(text)
+            p = self.run_explain(d)
+            self.assertEqual(p.returncode, 65)
+            self.assertIn(said, p.stderr)
 
 
 if __name__ == "__main__":
