@@ -13,7 +13,7 @@
 #   make capacity        stock vs patched: RT load meeting a latency objective
 #   make host-ab         the scenario under systemd on stock and patched test hosts
 #   make fleet INVENTORY=FILE   relay and load hosts over SSH with Ansible
-#   make soak            relay under load for SOAK_SECONDS, with reloads
+#   make soak            relay under load for ten minutes, with reloads (SOAK_ARGS)
 #   make kernel-falseneg does epoll_wait(..., 0) miss ready events? (lab/falseneg)
 #   make kernel-unixwake the demo's inversion with an AF_UNIX waker (lab/unixwake)
 #
@@ -41,6 +41,13 @@ demo-runs:
 
 include lab/capacity/capacity.mk lab/model/model.mk lab/hostab/hostab.mk \
 	lab/fleet/fleet.mk lab/soak/soak.mk lab/falseneg/falseneg.mk lab/unixwake/unixwake.mk
+
+# make names-table: lab/README.md's names table, made from the parameters'
+# tables (lab/lab names; tests/integration/lab_names.sh fails when the
+# committed one differs).
+.PHONY: names-table
+names-table: deps
+	@lab/lab names --write
 
 # labspec reads a run spec in a guest (lab/spec/main.c); ktrace-drain copies
 # the kernel trace's raw pages out of it (lab/ktrace/drain/main.c).

@@ -1,7 +1,7 @@
 """results: the commands on a result directory of any experiment.
 
   report/summarize RUN_DIR   summary.json of a demo run
-  report/summarize --testhost [--late-ms MS] [--param NAME=VALUE]... RUN_DIR
+  report/summarize --testhost RUN_DIR
                              the same of a run on systemd test hosts
   report/render DIR          the table, the plots and the page
   report/check DIR [--screenshot]
@@ -9,7 +9,6 @@
 
 Each command's own help says more (report/render --help).
 """
-import argparse
 import datetime
 import json
 import os
@@ -58,23 +57,10 @@ def _load(run_dir):
                     "nor a model (rwlock/pi_mutex/mutex) summary")
 
 
-def _param(text):
-    """NAME=VALUE, the value a number when it reads as one."""
-    name, eq, value = text.partition("=")
-    if not eq or not name:
-        raise argparse.ArgumentTypeError(f"'{text}': expected NAME=VALUE")
-    for kind in (int, float):
-        try:
-            return name, kind(value)
-        except ValueError:
-            pass
-    return name, value
-
-
 def summarize(argv):
     """summarize RUN_DIR: write RUN_DIR/summary.json from a demo run.
-    summarize --testhost [--late-ms MS] [--param NAME=VALUE]... RUN_DIR: the
-    same from a run of the scenario on systemd test hosts (lab/hostab/run).
+    summarize --testhost RUN_DIR: the same from a run of the scenario on
+    systemd test hosts (lab/hostab/run).
 
     A demo's RUN_DIR holds spec.json (the run spec: the clock and every
     scenario parameter), run.json (the driver's record: run id, date,
@@ -83,9 +69,9 @@ def summarize(argv):
     names are the interface scripts and the README rely on: per kernel
     stalls, worst_stall_ms, relay_latency_us, loadgen_latency_us,
     throttled_periods; initramfs_sha256, params, verdict. A test host
-    run's RUN_DIR holds stock/ and patched/ as the guests left them
-    (lab/hostab/judge.py); its summary has verdict.holds, and the --param
-    pairs as params.
+    run's RUN_DIR holds stock/ and patched/ as the guests left them, and
+    its spec.json (lab/hostab/judge.py); its summary has verdict.holds, and
+    the spec's scenario parameters as params.
 
     Exit status: 0 written; 64 bad command line; 65 a result file is
     missing or malformed, or summary.json is there as something other
@@ -94,16 +80,10 @@ def summarize(argv):
     ap.add_argument("dir", help="the run directory")
     ap.add_argument("--testhost", action="store_true",
                     help="a run on systemd test hosts (lab/hostab/run)")
-    ap.add_argument("--late-ms", type=float, default=5.0,
-                    help="with --testhost: an RT datagram this late shows the effect (5)")
-    ap.add_argument("--param", action="append", default=[], type=_param, metavar="NAME=VALUE",
-                    help="with --testhost: a parameter of the run, for the record")
     args = ap.parse_args(argv)
-    if args.late_ms <= 0:
-        ap.error(f"--late-ms {args.late_ms:g}: expected a positive number of milliseconds")
     try:
         if args.testhost:
-            s = hostab_judge.build(args.dir, args.late_ms, dict(args.param))
+            s = hostab_judge.build(args.dir)
         else:
             s = demo_judge.build(args.dir)
         write_json(os.path.join(args.dir, "summary.json"), s, indent=2)

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -799,6 +800,26 @@ int cg_read_stat(const struct cg *cg, struct cg_stat *st)
 	    number(&p, &v) && at_end(p))
 		st->usage_us = v / 1000;
 	return 0;
+}
+
+struct cg_stat cg_stat_delta(const struct cg_stat *before,
+			     const struct cg_stat *after)
+{
+	return (struct cg_stat){
+		.nr_periods = after->nr_periods - before->nr_periods,
+		.nr_throttled = after->nr_throttled - before->nr_throttled,
+		.throttled_us = after->throttled_us - before->throttled_us,
+		.usage_us = after->usage_us - before->usage_us,
+	};
+}
+
+int64_t cg_quota_us(double pct, int64_t period_us)
+{
+	/* !(pct >= 0): a NaN is no quota either. pct x period_us is exact
+	 * for whole percentages; one division rounds. */
+	if (!(pct >= 0))
+		return -1;
+	return llround(pct * (double)period_us / 100.0);
 }
 
 /* Move every task still in dir (its list file) back home. */

@@ -67,6 +67,16 @@ int cg_add_thread(struct cg *cg, pid_t tid, char *err, size_t errlen);
 /* Read cpu.stat. Returns 0, or -1 when it cannot be read. */
 int cg_read_stat(const struct cg *cg, struct cg_stat *st);
 
+/* What the counters grew by from the reading before to the one after. */
+struct cg_stat cg_stat_delta(const struct cg_stat *before,
+			     const struct cg_stat *after);
+
+/* The quota_us of cg_set_quota for pct percent of one CPU every period_us
+ * (200: two CPUs): pct x period_us / 100 to the nearest microsecond, a
+ * half away from zero (33 % of 1050 us is 347 us); -1 (no limit) for a
+ * pct below 0. Every program here converts its percentage with it. */
+int64_t cg_quota_us(double pct, int64_t period_us);
+
 /* The cgroup directory (on the cpu hierarchy) that task tid is in now, read
  * from /proc/<tid>/cgroup; tid 0 is the calling thread. Returns 0 or -1. */
 int cg_task_path(pid_t tid, char *path, size_t len);

@@ -22,8 +22,9 @@
  * would round to zero and divide by it. */
 #define MIN_RATE	0.001
 /* A quota of a thousand CPUs; more would overflow the microseconds per
- * period the kernel is given, and no host here has as many. */
-#define MAX_QUOTA_PCT	100000.0
+ * period the kernel is given, and no host here has as many. A whole
+ * number: --cpu-quota's refusal spells it out. */
+#define MAX_QUOTA_PCT	100000
 /* The reply bitmap holds a bit per packet: 1e11 packets is 12.5 GB. */
 #define MAX_PACKETS	1e11
 /* Timeouts, windows and pauses end up in poll(2)'s int milliseconds. */
@@ -154,130 +155,374 @@ static int percent(const char *s, double *v)
 	return *v > 0 ? 0 : -1;
 }
 
-/* A rate parsed, but one loadgen cannot send at? */
-static int rate_range(const char *flag, const char *v, double rate,
-		      char *err, size_t errlen)
+/*
+ * A flag's kind is the function that sets its value; what it needs past
+ * lib/opt's row is in its struct flag: the flag as given, the field (at
+ * off, size bytes), the range lo..hi in the kind's unit and, for the
+ * kinds whose refusal is a phrase of the flag's own, the phrase (what).
+ */
+struct flag;
+typedef int flag_set(struct opts *o, const struct flag *f, const char *v,
+		     char *err, size_t errlen);
+struct flag {
+	flag_set *set;
+	const char *flag;
+	size_t off, size;
+	double lo, hi;
+	const char *what;
+};
+
+static void *field(struct opts *o, const struct flag *f)
 {
-	if (rate >= MIN_RATE && rate <= MAX_RATE)
-		return 0;
-	return why_set(err, errlen, "%s '%s' is outside %g to %.0f packets per "
-		   "second (%.0f pps per thread, %d threads)", flag, v,
-		   MIN_RATE, MAX_RATE, MAX_PPS_PER_THREAD, OPTS_MAX_THREADS);
+	return (char *)o + f->off;
 }
 
+/* The refusal of the kinds that say the flag's phrase: -1. */
+static int not_what(const struct flag *f, const char *v, char *err,
+		    size_t errlen)
+{
+	return why_set(err, errlen, "%s '%s' is not %s", f->flag, v, f->what);
+}
+
+/* A whole number lo..hi into an int. */
+static int set_int(struct opts *o, const struct flag *f, const char *v,
+		   char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (end == v || *end || errno || x < f->lo || x > f->hi)
+		return why_set(err, errlen, "%s '%s' is not a number from %.0f "
+			       "to %.0f", f->flag, v, f->lo, f->hi);
+	*(int *)field(o, f) = (int)x;
+	return 0;
+}
+
+/* Milliseconds lo..hi (a bare number, or one with a unit) into an
+ * int64_t. */
+static int set_ms(struct opts *o, const struct flag *f, const char *v,
+		  char *err, size_t errlen)
+{
+	int64_t ms;
+	if (millis(v, &ms) < 0 || ms < f->lo || ms > f->hi)
+		return why_set(err, errlen, "%s '%s' is not a time in ms from "
+			       "%.0f to %.0f (or with a unit: 2s, 500ms)",
+			       f->flag, v, f->lo, f->hi);
+	*(int64_t *)field(o, f) = ms;
+	return 0;
+}
+
+/* The text itself, into a const char *. */
+static int set_text(struct opts *o, const struct flag *f, const char *v,
+		    char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	*(const char **)field(o, f) = v;
+	return 0;
+}
+
+/* A rate (20000, 20k, 1.5M) lo..hi into a double. */
+static int set_rate(struct opts *o, const struct flag *f, const char *v,
+		    char *err, size_t errlen)
+{
+	double x;
+	if (opts_parse_rate(v, &x) < 0)
+		return not_what(f, v, err, errlen);
+	if (x < f->lo || x > f->hi)
+		return why_set(err, errlen, "%s '%s' is outside %g to %.0f "
+			       "packets per second (%.0f pps per thread, %d "
+			       "threads)", f->flag, v, f->lo, f->hi,
+			       MAX_PPS_PER_THREAD, OPTS_MAX_THREADS);
+	*(double *)field(o, f) = x;
+	return 0;
+}
+
+/* A number lo..hi, as parse reads it, into a double. */
+static int set_double_by(int (*parse)(const char *, double *),
+			 struct opts *o, const struct flag *f, const char *v,
+			 char *err, size_t errlen)
+{
+	double x;
+	if (parse(v, &x) < 0 || x < f->lo || x > f->hi)
+		return not_what(f, v, err, errlen);
+	*(double *)field(o, f) = x;
+	return 0;
+}
+
+static int rate_or_percent(const char *s, double *v)
+{
+	return opts_parse_rate(s, v) == 0 || percent(s, v) == 0 ? 0 : -1;
+}
+
+/* The same, a percentage above 0 (20, 20%); a rate or a percentage (a
+ * sweep's ends). */
+static int set_pct(struct opts *o, const struct flag *f, const char *v,
+		   char *err, size_t errlen)
+{
+	return set_double_by(percent, o, f, v, err, errlen);
+}
+
+static int set_rate_pct(struct opts *o, const struct flag *f, const char *v,
+			char *err, size_t errlen)
+{
+	return set_double_by(rate_or_percent, o, f, v, err, errlen);
+}
+
+/* A time of at least lo us (a bare number: seconds) into a double of
+ * seconds. */
+static int set_seconds(struct opts *o, const struct flag *f, const char *v,
+		       char *err, size_t errlen)
+{
+	int64_t us;
+	if (opts_parse_time_us(v, &us) < 0 || us < f->lo)
+		return not_what(f, v, err, errlen);
+	*(double *)field(o, f) = (double)us / 1e6;
+	return 0;
+}
+
+/* A time lo..hi us, as parse reads it, into an int64_t of microseconds. */
+static int set_time_by(int (*parse)(const char *, int64_t *), struct opts *o,
+		       const struct flag *f, const char *v, char *err,
+		       size_t errlen)
+{
+	int64_t us;
+	if (parse(v, &us) < 0 || us < f->lo || us > f->hi)
+		return not_what(f, v, err, errlen);
+	*(int64_t *)field(o, f) = us;
+	return 0;
+}
+
+/* The same, a bare number microseconds; a bare number seconds. */
+static int set_us(struct opts *o, const struct flag *f, const char *v,
+		  char *err, size_t errlen)
+{
+	return set_time_by(latency_us, o, f, v, err, errlen);
+}
+
+static int set_time(struct opts *o, const struct flag *f, const char *v,
+		    char *err, size_t errlen)
+{
+	return set_time_by(opts_parse_time_us, o, f, v, err, errlen);
+}
+
+/* One of the two words of what ("process or threads"): the second sets
+ * the bool, the first clears it. */
+static int set_either(struct opts *o, const struct flag *f, const char *v,
+		      char *err, size_t errlen)
+{
+	const char *or = strstr(f->what, " or ");
+	size_t n = (size_t)(or - f->what);
+	bool second = strcmp(v, or + 4) == 0;
+	if (!second && (strlen(v) != n || strncmp(v, f->what, n) != 0))
+		return why_set(err, errlen, "%s '%s': say %s", f->flag, v,
+			       f->what);
+	*(bool *)field(o, f) = second;
+	return 0;
+}
+
+/* A flag without a value: lo into its bool, int or enum. */
+_Static_assert(sizeof(enum opts_mode) == sizeof(int) &&
+	       sizeof(enum opts_sweep) == sizeof(int),
+	       "set_set writes an enum as an int");
+static int set_set(struct opts *o, const struct flag *f, const char *v,
+		   char *err, size_t errlen)
+{
+	(void)v, (void)err, (void)errlen;
+	if (f->size == sizeof(bool))
+		*(bool *)field(o, f) = f->lo != 0;
+	else
+		*(int *)field(o, f) = (int)f->lo;
+	return 0;
+}
+
+/* An address of one of the kinds in the mask hi; what says which. */
+#define KIND(k) (1 << ADDR_##k)
+static int set_addr(struct opts *o, const struct flag *f, const char *v,
+		    char *err, size_t errlen)
+{
+	char why[256];
+	struct addr a;
+	if (addr_parse(&a, v, o->addr_flags, why, sizeof(why)) < 0)
+		return why_set(err, errlen, "%s: %s", f->flag, why);
+	if (!((unsigned)f->hi & (1u << a.kind)))
+		return why_set(err, errlen, "%s '%s': %s", f->flag, v, f->what);
+	*(struct addr *)field(o, f) = a;
+	return 0;
+}
+
+/* The same, and the text as given, for what loadgen prints. */
+static int set_target(struct opts *o, const struct flag *f, const char *v,
+		      char *err, size_t errlen)
+{
+	if (set_addr(o, f, v, err, errlen) < 0)
+		return -1;
+	snprintf(o->target_text, sizeof(o->target_text), "%s", v);
+	return 0;
+}
+
+static int set_cpus(struct opts *o, const struct flag *f, const char *v,
+		    char *err, size_t errlen)
+{
+	char why[256];
+	int n = rt_parse_cpus(v, o->cpus, OPTS_MAX_CPUS, why, sizeof(why));
+	if (n < 0)
+		return why_set(err, errlen, "%s: %s", f->flag, why);
+	o->ncpus = n;
+	return 0;
+}
+
+/* Objectives, added to those of an --slo before (--slo p99.9=1ms --slo
+ * p99=500us), none twice. */
+static int set_slo(struct opts *o, const struct flag *f, const char *v,
+		   char *err, size_t errlen)
+{
+	int n = opts_parse_slo(v, o->slo + o->nslo, OPTS_MAX_SLO - o->nslo);
+	if (n < 0)
+		return why_set(err, errlen, "%s '%s' is not a list of "
+			       "PERCENTILE=LATENCY (p99=1ms,max=20ms; "
+			       "percentiles p50 p90 p99 p99.9 p99.99 max; "
+			       "at most %d in all)", f->flag, v, OPTS_MAX_SLO);
+	for (int i = o->nslo; i < o->nslo + n; i++)
+		for (int k = 0; k < i; k++)
+			if (strcmp(o->slo[i].name, o->slo[k].name) == 0)
+				return why_set(err, errlen, "%s '%s': %s is "
+					       "given twice", f->flag, v,
+					       o->slo[i].name);
+	o->nslo += n;
+	return 0;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /*
- * Every flag, once: X(ID, NAME, ARG, KIND, FIELD, LO, HI, DEFAULT, HELP),
- * made into lib/opt's descriptors (opts_table).
+ * Every flag, once: X(ID, NAME, ARG, KIND, FIELD, LO, HI, DEFAULT, WHAT,
+ * HELP), made into lib/opt's descriptors (opts_table) and the flags' kinds
+ * (flags).
  *   ARG      the value's name in --help and loadgen(1); NULL: no value
- *   KIND     OPTS_INT: a whole number LO..HI into the int FIELD;
- *            OPTS_MS: milliseconds LO..MAX_MS (or with a unit) into the
- *            int64_t FIELD; OPTS_TEXT: the string into FIELD;
- *            OPTS_OWN: its own parsing, in apply_own
+ *   KIND     set_KIND above sets FIELD from the value: int, ms, text,
+ *            rate, pct, rate_pct, seconds, us, time, either, set, addr,
+ *            target, cpus, slo
+ *   LO, HI   its range in the kind's unit (set: LO is the value; addr
+ *            and target: HI the mask of the address kinds taken)
  *   DEFAULT  the value opts_defaults applies, as it is given on the command
  *            line; NULL: none (the flag is off, or its field's zero
  *            means "not given")
+ *   WHAT     the refusal's phrase, for the kinds that say one
  *   HELP     --help's text, '\n' between its lines
  * test_loadgen_flags checks the rows against loadgen(1).
  */
 #define LOADGEN_FLAGS(X) \
-X(TARGET, "target", "URL", OWN, target, 0, 0, NULL, "where to send " \
-  "(udp://1.2.3.4:5, udp://[::1]:5,\nunix:///PATH or unix://@NAME: AF_UNIX " \
-  "datagrams, or\ntcp://...: fixed-size messages on " \
+X(TARGET, "target", "URL", target, target, 0, \
+  KIND(UDP) | KIND(TCP) | KIND(UNIX), NULL, "say udp://, tcp:// or unix://", \
+  "where to send (udp://1.2.3.4:5, udp://[::1]:5,\nunix:///PATH or " \
+  "unix://@NAME: AF_UNIX datagrams, or\ntcp://...: fixed-size messages on " \
   "connections);\nthe target must echo what it gets back") \
-X(RATE, "rate", "PPS", OWN, rate, 0, 0, NULL, "packets per second, all " \
-  "threads (20000, 20k, 1.5M;\n0.001 to 512M)") \
-X(DURATION, "duration", "SECONDS", OWN, duration_s, 0, 0, "10", \
+X(RATE, "rate", "PPS", rate, rate, MIN_RATE, MAX_RATE, NULL, \
+  "a rate (packets per second: 20000, 20k, 1.5M)", "packets per second, " \
+  "all threads (20000, 20k, 1.5M;\n0.001 to 512M)") \
+X(DURATION, "duration", "SECONDS", seconds, duration_s, 1000, INFINITY, \
+  "10", "a duration of at least 1 ms (30, 30s, 500ms)", \
   "how long to send (30, 30s, 500ms, 2m)") \
-X(THREADS, "threads", "N", INT, threads, 1, OPTS_MAX_THREADS, "1", \
+X(THREADS, "threads", "N", int, threads, 1, OPTS_MAX_THREADS, "1", NULL, \
   "sender threads, one event loop each, 1 to 256") \
-X(FLOWS, "flows", "N", INT, flows, 1, 4096, NULL, "UDP sockets or TCP " \
-  "connections, spread over the\nthreads; one per thread if not given") \
-X(SIZE, "size", "BYTES", INT, size, WIRE_HDR_LEN, WIRE_MAX_LEN, "64", \
+X(FLOWS, "flows", "N", int, flows, 1, 4096, NULL, NULL, "UDP sockets or " \
+  "TCP connections, spread over the\nthreads; one per thread if not given") \
+X(SIZE, "size", "BYTES", int, size, WIRE_HDR_LEN, WIRE_MAX_LEN, "64", NULL, \
   "datagram payload, 40 to 65507") \
-X(CPUS, "cpus", "LIST", OWN, cpus, 0, 0, NULL, "pin the threads to these " \
-  "CPUs (0, 0-3, 0,2)") \
-X(QUOTA, "cpu-quota", "PERCENT", OWN, quota_pct, 0, 0, NULL, "run under " \
-  "a CPU bandwidth quota (20% of one CPU;\n200% = two CPUs) in a cgroup " \
-  "made for the run") \
-X(PERIOD_US, "quota-period-us", "N", OWN, period_us, 0, 0, "100000", \
+X(CPUS, "cpus", "LIST", cpus, cpus, 0, 0, NULL, NULL, "pin the threads to " \
+  "these CPUs (0, 0-3, 0,2)") \
+X(QUOTA, "cpu-quota", "PERCENT", pct, quota_pct, 0, MAX_QUOTA_PCT, NULL, \
+  "a percentage of one CPU above 0 and at most " STR(MAX_QUOTA_PCT) \
+  "% (20%, 150%)", "run under a CPU bandwidth quota (20% of one CPU;\n" \
+  "200% = two CPUs) in a cgroup made for the run") \
+X(PERIOD_US, "quota-period-us", "N", us, period_us, 1000, 1000000, \
+  "100000", "a period from 1000 us to 1 s", \
   "the quota's period in us, 1000 to 1000000") \
-X(PERIOD, "quota-period", "TIME", OWN, period_us, 0, 0, NULL, "the same " \
-  "as a time (100ms)") \
-X(CGROUP, "cgroup", "PATH|SLICE", TEXT, cgroup, 0, 0, NULL, "use this " \
-  "existing cgroup (or a new child of this\nsystemd slice) instead of " \
-  "making one") \
-X(SCOPE, "quota-scope", "SCOPE", OWN, quota_threads, 0, 0, "process", \
-  "process or threads: only the sender threads\ngo under the quota") \
-X(TIMEOUT, "timeout", "MS", MS, timeout_ms, 1, 0, "2000", "a reply later " \
-  "than this is late; after the last\nsend, wait this long for replies") \
-X(NO_PROBE, "no-probe", NULL, OWN, probe, 0, 0, NULL, "do not check the " \
-  "target answers before the run") \
-X(TIMER, "timer", "MODE", OWN, epoll_timer, 0, 0, "timerfd", "timerfd " \
-  "(microsecond pacing) or epoll (1 ms\nepoll_wait timeouts; no timerfd " \
-  "in loadgen's own\nepoll set, see loadgen(1) on RT kernels)") \
-X(SPIN, "spin-us", "N", INT, spin_us, 0, OPTS_MAX_SPIN_US, "0", "wake N " \
-  "us before each send and busy-wait the rest\nof the way: a more precise " \
-  "schedule for CPU time\n(0: off, at most 10000; see loadgen(1) before " \
-  "using\nit with --cpu-quota)") \
-X(RT_PRIO, "rt-priority", "N", INT, rt_prio, 1, 98, NULL, "run the " \
+X(PERIOD, "quota-period", "TIME", time, period_us, 1000, 1000000, NULL, \
+  "a period from 1000 us to 1 s", "the same as a time (100ms)") \
+X(CGROUP, "cgroup", "PATH|SLICE", text, cgroup, 0, 0, NULL, NULL, "use " \
+  "this existing cgroup (or a new child of this\nsystemd slice) instead " \
+  "of making one") \
+X(SCOPE, "quota-scope", "SCOPE", either, quota_threads, 0, 0, "process", \
+  "process or threads", "process or threads: only the sender threads\n" \
+  "go under the quota") \
+X(TIMEOUT, "timeout", "MS", ms, timeout_ms, 1, MAX_MS, "2000", NULL, \
+  "a reply later than this is late; after the last\nsend, wait this long " \
+  "for replies") \
+X(NO_PROBE, "no-probe", NULL, set, probe, false, 0, NULL, NULL, "do not " \
+  "check the target answers before the run") \
+X(TIMER, "timer", "MODE", either, epoll_timer, 0, 0, "timerfd", \
+  "timerfd or epoll", "timerfd (microsecond pacing) or epoll (1 ms\n" \
+  "epoll_wait timeouts; no timerfd in loadgen's own\nepoll set, see " \
+  "loadgen(1) on RT kernels)") \
+X(SPIN, "spin-us", "N", int, spin_us, 0, OPTS_MAX_SPIN_US, "0", NULL, \
+  "wake N us before each send and busy-wait the rest\nof the way: a more " \
+  "precise schedule for CPU time\n(0: off, at most 10000; see loadgen(1) " \
+  "before using\nit with --cpu-quota)") \
+X(RT_PRIO, "rt-priority", "N", int, rt_prio, 1, 98, NULL, NULL, "run the " \
   "sender threads SCHED_FIFO at N (1-98): RT\nclients of the target") \
-X(WATCH_CG, "watch-cgroup", "PATH", TEXT, watch_cgroup, 0, 0, NULL, \
+X(WATCH_CG, "watch-cgroup", "PATH", text, watch_cgroup, 0, 0, NULL, NULL, \
   "also report the CPU throttling this other cgroup\n(a co-tenant's) got " \
   "during the run") \
-X(JSON, "json", "FILE", TEXT, json, 0, 0, NULL, "write every counter and " \
-  "percentile as JSON") \
-X(HGRM, "hgrm", "FILE", TEXT, hgrm, 0, 0, NULL, "write the corrected " \
+X(JSON, "json", "FILE", text, json, 0, 0, NULL, NULL, "write every counter " \
+  "and percentile as JSON") \
+X(HGRM, "hgrm", "FILE", text, hgrm, 0, 0, NULL, NULL, "write the corrected " \
   "latency distribution\n(HdrHistogram percentile format, ms) and\n" \
   "FILE.uncorrected.hgrm") \
-X(HLOG, "hlog", "FILE", TEXT, hlog, 0, 0, NULL, "write both histograms " \
-  "as an HdrHistogram interval\nlog (corrected untagged, Tag=uncorrected): " \
-  "the\ninput of loadgen merge and HdrHistogram's tools") \
-X(TIMESERIES, "timeseries", "FILE", TEXT, timeseries, 0, 0, NULL, "write " \
-  "count, p50, p99, max per window as CSV") \
-X(WINDOW, "window", "MS", MS, window_ms, 1, 0, "100", "the time series " \
-  "window") \
-X(NO_PROGRESS, "no-progress", NULL, OWN, progress, 0, 0, NULL, "no live " \
-  "progress line (shown only on a terminal)") \
-X(FROM, "from", "R1|Q1%", OWN, from, 0, 0, NULL, "sweep: the first " \
-  "step's rate, or quota with --quota;\nwith --search the rate it starts " \
-  "from") \
-X(TO, "to", "R2|Q2%", OWN, to, 0, 0, NULL, "sweep: the last step's; with " \
-  "--search the\nhighest rate it may try") \
-X(STEPS, "steps", "N", INT, steps, 1, 1000, NULL, "sweep: steps from " \
+X(HLOG, "hlog", "FILE", text, hlog, 0, 0, NULL, NULL, "write both " \
+  "histograms as an HdrHistogram interval\nlog (corrected untagged, " \
+  "Tag=uncorrected): the\ninput of loadgen merge and HdrHistogram's tools") \
+X(TIMESERIES, "timeseries", "FILE", text, timeseries, 0, 0, NULL, NULL, \
+  "write count, p50, p99, max per window as CSV") \
+X(WINDOW, "window", "MS", ms, window_ms, 1, MAX_MS, "100", NULL, \
+  "the time series window") \
+X(NO_PROGRESS, "no-progress", NULL, set, progress, 0, 0, NULL, NULL, "no " \
+  "live progress line (shown only on a terminal)") \
+X(FROM, "from", "R1|Q1%", rate_pct, from, 0, INFINITY, NULL, \
+  "a rate or a quota percentage", "sweep: the first step's rate, or quota " \
+  "with --quota;\nwith --search the rate it starts from") \
+X(TO, "to", "R2|Q2%", rate_pct, to, 0, INFINITY, NULL, \
+  "a rate or a quota percentage", "sweep: the last step's; with --search " \
+  "the\nhighest rate it may try") \
+X(STEPS, "steps", "N", int, steps, 1, 1000, NULL, NULL, "sweep: steps from " \
   "--from to --to, 1 to 1000") \
-X(SLO, "slo", "LIST", OWN, slo, 0, 0, NULL, "sweep: what every step must " \
-  "meet: p50 p90 p99\np99.9 p99.99 max = VALUE[us|ms|s], comma separated\n" \
-  "(p99=1ms,max=20ms); the flag may be given more\nthan once") \
-X(QUOTA_SWEEP, "quota", NULL, OWN, sweep, 0, 0, NULL, "sweep quota " \
-  "percentages at a fixed --rate") \
-X(SEARCH, "search", NULL, OWN, search, 0, 0, NULL, "sweep: find the " \
-  "capacity: double the rate from\n--from until a step misses, then " \
+X(SLO, "slo", "LIST", slo, slo, 0, 0, NULL, NULL, "sweep: what every step " \
+  "must meet: p50 p90 p99\np99.9 p99.99 max = VALUE[us|ms|s], comma " \
+  "separated\n(p99=1ms,max=20ms); the flag may be given more\nthan once") \
+X(QUOTA_SWEEP, "quota", NULL, set, sweep, OPTS_SWEEP_QUOTA, 0, NULL, NULL, \
+  "sweep quota percentages at a fixed --rate") \
+X(SEARCH, "search", NULL, set, search, true, 0, NULL, NULL, "sweep: find " \
+  "the capacity: double the rate from\n--from until a step misses, then " \
   "bisect") \
-X(RESOLUTION, "resolution", "PCT", OWN, resolution_pct, 0, 0, "5", \
-  "search: bisect until the rate that met and the\none that missed are " \
-  "this close, 0.1 to 100") \
-X(SEARCHES, "searches", "N", INT, searches, 1, SEARCH_MAX, "1", "search: " \
-  "the whole search N times (1 to 100): the\ncapacity's median and range; " \
-  "each after the first\nstarts warm at the median found so far") \
-X(START, "start", "RATE", OWN, start, 0, 0, NULL, "search: start the first " \
-  "search warm at RATE, a\ncapacity found before (between --from and --to)") \
-X(STEP_SAMPLES, "step-samples", "N", INT, step_samples, 0, 100000000, "0", \
-  "sweep: a step that sends N datagrams in less\nthan --duration ends " \
-  "there (at least 1 s;\n0: every step lasts --duration)") \
-X(CSV, "csv", "FILE", TEXT, csv, 0, 0, NULL, "sweep: write a row per run " \
-  "as CSV") \
-X(PAUSE, "pause", "MS", MS, pause_ms, 0, 0, "500", "sweep: idle time " \
-  "between steps") \
-X(REPEAT, "repeat", "N", INT, repeat, 0, 10, "2", "sweep: runs again, N " \
-  "times (0 to 10), the steps of\na sweep that is not monotonic (a step " \
-  "failed below\none that met) to measure the noise (0: no repeats;\n" \
-  "not with --search, see --searches)") \
-X(LISTEN, "listen", "URL", OWN, listen, 0, 0, NULL, "echo: where to " \
-  "serve (udp://ADDR:PORT)") \
-X(SERVICE, "service-us", "N", INT, service_us, 0, 1000000, "0", "echo: " \
-  "spend N us per datagram (0 to 1000000),\none at a time: a target " \
+X(RESOLUTION, "resolution", "PCT", pct, resolution_pct, 0.1, 100, "5", \
+  "a percentage from 0.1 to 100 (5, 2.5%)", "search: bisect until the " \
+  "rate that met and the\none that missed are this close, 0.1 to 100") \
+X(SEARCHES, "searches", "N", int, searches, 1, SEARCH_MAX, "1", NULL, \
+  "search: the whole search N times (1 to 100): the\ncapacity's median " \
+  "and range; each after the first\nstarts warm at the median found so " \
+  "far") \
+X(START, "start", "RATE", rate, start, 0, INFINITY, NULL, "a rate", \
+  "search: start the first search warm at RATE, a\ncapacity found before " \
+  "(between --from and --to)") \
+X(STEP_SAMPLES, "step-samples", "N", int, step_samples, 0, 100000000, "0", \
+  NULL, "sweep: a step that sends N datagrams in less\nthan --duration " \
+  "ends there (at least 1 s;\n0: every step lasts --duration)") \
+X(CSV, "csv", "FILE", text, csv, 0, 0, NULL, NULL, "sweep: write a row per " \
+  "run as CSV") \
+X(PAUSE, "pause", "MS", ms, pause_ms, 0, MAX_MS, "500", NULL, "sweep: idle " \
+  "time between steps") \
+X(REPEAT, "repeat", "N", int, repeat, 0, 10, "2", NULL, "sweep: runs " \
+  "again, N times (0 to 10), the steps of\na sweep that is not monotonic " \
+  "(a step failed below\none that met) to measure the noise (0: no " \
+  "repeats;\nnot with --search, see --searches)") \
+X(LISTEN, "listen", "URL", addr, listen, 0, KIND(UDP), NULL, \
+  "echo serves udp:// only", "echo: where to serve (udp://ADDR:PORT)") \
+X(SERVICE, "service-us", "N", int, service_us, 0, 1000000, "0", NULL, \
+  "echo: spend N us per datagram (0 to 1000000),\none at a time: a target " \
   "whose capacity is 1e6/N\ndatagrams per second") \
-X(HELP, "help", NULL, OWN, mode, 0, 0, NULL, "this text (also -h)")
+X(HELP, "help", NULL, set, mode, OPTS_HELP, 0, NULL, NULL, "this text " \
+  "(also -h)")
 
 enum {
 #define X(id, ...) O_##id,
@@ -286,193 +531,35 @@ enum {
 	O_COUNT
 };
 
-static int apply(struct opts *o, int c, const char *v, char *err,
-		 size_t errlen);
+static const struct flag flags[] = {
+#define X(id, key, value, kind, fld, low, high, dflt, phrase, text) \
+	{ .set = set_##kind, .flag = "--" key, \
+	  .off = offsetof(struct opts, fld), \
+	  .size = sizeof(((struct opts *)0)->fld), .lo = low, .hi = high, \
+	  .what = phrase },
+	LOADGEN_FLAGS(X)
+#undef X
+};
 
-/* lib/opt hands a value to its row's parse(): one per row, each naming
- * its row for apply. */
+/* lib/opt hands a value to its row's parse(): one per row, each handing
+ * it to its flag's kind. */
 #define X(id, ...) \
 static int parse_##id(void *o, const char *v, char *err, size_t errlen) \
 { \
-	return apply(o, O_##id, v, err, errlen); \
+	return flags[O_##id].set(o, &flags[O_##id], v, err, errlen); \
 }
 LOADGEN_FLAGS(X)
 #undef X
 
 const struct opt opts_table[] = {
-#define X(id, key, value, kind, field, lo, hi, dflt, text) \
-	{ .name = key, .type = OPT_FUNC, .off = offsetof(struct opts, field), \
-	  .min = lo, .max = hi, .def = dflt, .arg = value, \
-	  .bare = value ? NULL : "", .help = text, .parse = parse_##id, \
-	  .tag = OPTS_##kind },
+#define X(id, key, value, kind, fld, low, high, dflt, phrase, text) \
+	{ .name = key, .type = OPT_FUNC, .off = offsetof(struct opts, fld), \
+	  .def = dflt, .arg = value, .bare = value ? NULL : "", .help = text, \
+	  .parse = parse_##id },
 	LOADGEN_FLAGS(X)
 #undef X
 };
 const int opts_ntable = O_COUNT;
-
-/* A flag of OPTS_OWN: its value v into o. Returns 0 or -1 with err filled. */
-static int apply_own(struct opts *o, int c, const char *v, const char *flag,
-		     char *err, size_t errlen)
-{
-	int64_t us;
-	char why[256];
-	switch (c) {
-	case O_TARGET:
-		if (addr_parse(&o->target, v, o->addr_flags, why,
-			       sizeof(why)) < 0)
-			return why_set(err, errlen, "--target: %s", why);
-		if (o->target.kind != ADDR_UDP && o->target.kind != ADDR_TCP &&
-		    o->target.kind != ADDR_UNIX)
-			return why_set(err, errlen, "--target '%s': say udp://, "
-				   "tcp:// or unix://", v);
-		snprintf(o->target_text, sizeof(o->target_text), "%s", v);
-		return 0;
-	case O_LISTEN:
-		if (addr_parse(&o->listen, v, o->addr_flags, why,
-			       sizeof(why)) < 0)
-			return why_set(err, errlen, "--listen: %s", why);
-		if (o->listen.kind != ADDR_UDP)
-			return why_set(err, errlen, "--listen '%s': echo serves "
-				   "udp:// only", v);
-		return 0;
-	case O_RATE:
-		if (opts_parse_rate(v, &o->rate) < 0)
-			return why_set(err, errlen, "--rate '%s' is not a rate "
-				   "(packets per second: 20000, 20k, 1.5M)", v);
-		return rate_range(flag, v, o->rate, err, errlen);
-	case O_DURATION:
-		if (opts_parse_time_us(v, &us) < 0 || us < 1000)
-			return why_set(err, errlen, "--duration '%s' is not a "
-				   "duration of at least 1 ms (30, 30s, 500ms)", v);
-		o->duration_s = (double)us / 1e6;
-		return 0;
-	case O_CPUS:
-		o->ncpus = rt_parse_cpus(v, o->cpus, OPTS_MAX_CPUS, why,
-					 sizeof(why));
-		if (o->ncpus < 0)
-			return why_set(err, errlen, "--cpus: %s", why);
-		return 0;
-	case O_QUOTA:
-		if (percent(v, &o->quota_pct) < 0 ||
-		    o->quota_pct > MAX_QUOTA_PCT)
-			return why_set(err, errlen, "--cpu-quota '%s' is not a "
-				   "percentage of one CPU above 0 and at most "
-				   "%.0f%% (20%%, 150%%)", v, MAX_QUOTA_PCT);
-		return 0;
-	case O_PERIOD_US:
-	case O_PERIOD:
-		if ((c == O_PERIOD ? opts_parse_time_us(v, &us)
-				   : latency_us(v, &us)) < 0 ||
-		    us < 1000 || us > 1000000)
-			return why_set(err, errlen, "%s '%s' is not a period from "
-				   "1000 us to 1 s", flag, v);
-		o->period_us = us;
-		return 0;
-	case O_SCOPE:
-		if (strcmp(v, "process") && strcmp(v, "threads"))
-			return why_set(err, errlen, "--quota-scope '%s': say "
-				   "process or threads", v);
-		o->quota_threads = strcmp(v, "threads") == 0;
-		return 0;
-	case O_TIMER:
-		if (strcmp(v, "timerfd") && strcmp(v, "epoll"))
-			return why_set(err, errlen, "--timer '%s': say timerfd or "
-				   "epoll", v);
-		o->epoll_timer = strcmp(v, "epoll") == 0;
-		return 0;
-	case O_NO_PROBE:
-		o->probe = false;
-		return 0;
-	case O_NO_PROGRESS:
-		o->progress = 0;
-		return 0;
-	case O_QUOTA_SWEEP:
-		o->sweep = OPTS_SWEEP_QUOTA;
-		return 0;
-	case O_SEARCH:
-		o->search = true;
-		return 0;
-	case O_RESOLUTION:
-		if (percent(v, &o->resolution_pct) < 0 ||
-		    o->resolution_pct < 0.1 || o->resolution_pct > 100)
-			return why_set(err, errlen, "--resolution '%s' is not a "
-				   "percentage from 0.1 to 100 (5, 2.5%%)", v);
-		return 0;
-	case O_HELP:
-		o->mode = OPTS_HELP;
-		return 0;
-	case O_START:
-		if (opts_parse_rate(v, &o->start) < 0)
-			return why_set(err, errlen, "--start '%s' is not a rate", v);
-		return 0;
-	case O_FROM:
-	case O_TO: {
-		double *dst = c == O_FROM ? &o->from : &o->to;
-		if (opts_parse_rate(v, dst) < 0 && percent(v, dst) < 0)
-			return why_set(err, errlen, "%s '%s' is not a rate or a "
-				   "quota percentage", flag, v);
-		return 0;
-	}
-	case O_SLO: {
-		/* several --slo add up: --slo p99.9=1ms --slo p99=500us */
-		int n = opts_parse_slo(v, o->slo + o->nslo,
-				       OPTS_MAX_SLO - o->nslo);
-		if (n < 0)
-			return why_set(err, errlen, "--slo '%s' is not a list of "
-				   "PERCENTILE=LATENCY (p99=1ms,max=20ms; "
-				   "percentiles p50 p90 p99 p99.9 p99.99 max; "
-				   "at most %d in all)", v, OPTS_MAX_SLO);
-		for (int i = o->nslo; i < o->nslo + n; i++)
-			for (int k = 0; k < i; k++)
-				if (strcmp(o->slo[i].name, o->slo[k].name) == 0)
-					return why_set(err, errlen, "--slo '%s': %s "
-						   "is given twice", v,
-						   o->slo[i].name);
-		o->nslo += n;
-		return 0;
-	}
-	default:
-		return why_set(err, errlen, "unknown option %s", flag);
-	}
-}
-
-/* Flag c's value v into o, by its row. Returns 0 or -1 with err filled,
- * naming the flag. */
-static int apply(struct opts *o, int c, const char *v, char *err,
-		 size_t errlen)
-{
-	const struct opt *f = &opts_table[c];
-	void *field = (char *)o + f->off;
-	char flag[64];
-	snprintf(flag, sizeof(flag), "--%s", f->name);
-	switch ((enum opts_kind)f->tag) {
-	case OPTS_INT: {
-		char *end;
-		errno = 0;
-		long x = strtol(v, &end, 10);
-		if (end == v || *end || errno || x < f->min || x > f->max)
-			return why_set(err, errlen, "%s '%s' is not a number "
-				       "from %ld to %ld", flag, v, f->min, f->max);
-		*(int *)field = (int)x;
-		return 0;
-	}
-	case OPTS_MS: {
-		int64_t ms;
-		if (millis(v, &ms) < 0 || ms < f->min)
-			return why_set(err, errlen, "%s '%s' is not a time in ms "
-				   "from %ld to %d (or with a unit: 2s, 500ms)",
-				   flag, v, f->min, MAX_MS);
-		*(int64_t *)field = ms;
-		return 0;
-	}
-	case OPTS_TEXT:
-		*(const char **)field = v;
-		return 0;
-	case OPTS_OWN:
-		break;
-	}
-	return apply_own(o, c, v, flag, err, errlen);
-}
 
 void opts_defaults(struct opts *o)
 {
@@ -540,7 +627,7 @@ static int check(struct opts *o, char *err, size_t errlen)
 		if (o->sweep == OPTS_SWEEP_QUOTA &&
 		    fmax(o->from, o->to) > MAX_QUOTA_PCT)
 			return why_set(err, errlen, "--from/--to: a quota of %g%% "
-				   "is above %.0f%%", fmax(o->from, o->to),
+				   "is above %d%%", fmax(o->from, o->to),
 				   MAX_QUOTA_PCT);
 		if (o->sweep == OPTS_SWEEP_RATE) {
 			lo = fmin(o->from, o->to);

@@ -73,8 +73,7 @@ struct opts {
 };
 
 /* Every flag as lib/opt's descriptors (opts.c's table), for --help, the
- * defaults and the check of loadgen(1); the tag is the kind of value. */
-enum opts_kind { OPTS_INT, OPTS_MS, OPTS_TEXT, OPTS_OWN };
+ * defaults and the check of loadgen(1). */
 extern const struct opt opts_table[];
 extern const int opts_ntable;
 

@@ -217,7 +217,7 @@ static int setup_cgroup(const struct opts *o, double quota_pct, struct cg *cg,
 		return say(err, errlen, quota_status(), "cgroup: %s (or run "
 			   "without --cpu-quota)", why);
 	if (quota_pct >= 0 &&
-	    cg_set_quota(cg, llround(quota_pct / 100.0 * (double)o->period_us),
+	    cg_set_quota(cg, cg_quota_us(quota_pct, o->period_us),
 			 o->period_us, why, sizeof(why)) < 0)
 		return say(err, errlen, quota_status(), "cgroup: %s", why);
 	if (!o->quota_threads && cg_add_process(cg, 0, why, sizeof(why)) < 0)
@@ -311,16 +311,6 @@ static void collect(struct sender *senders, int n, int64_t start, double rate,
 	r->send_span_s = (double)(last - start) / 1e9 + 1.0 / rate;
 	r->achieved_rate = r->sent ? (double)r->sent / r->send_span_s : 0;
 	r->rate_ok = r->achieved_rate >= 0.99 * rate;
-}
-
-/* What a cgroup's counters grew by from a to b. */
-static void stat_delta(const struct cg_stat *a, const struct cg_stat *b,
-		       struct cg_stat *d)
-{
-	d->nr_periods = b->nr_periods - a->nr_periods;
-	d->nr_throttled = b->nr_throttled - a->nr_throttled;
-	d->throttled_us = b->throttled_us - a->throttled_us;
-	d->usage_us = b->usage_us - a->usage_us;
 }
 
 static double tv_s(struct timeval tv)
@@ -454,14 +444,14 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 		r->cgroup.threads_only = o->quota_threads;
 		cg_get_quota(&cg, &r->cgroup.quota_us, &r->cgroup.period_us);
 		if (cg_read_stat(&cg, &st1) == 0)
-			stat_delta(&st0, &st1, &r->cgroup.stat);
+			r->cgroup.stat = cg_stat_delta(&st0, &st1);
 	}
 	if (watch.path[0]) {
 		struct cg_stat st1;
 		snprintf(r->watched.path, sizeof(r->watched.path), "%s",
 			 watch.path);
 		if (cg_read_stat(&watch, &st1) == 0)
-			stat_delta(&wst0, &st1, &r->watched.stat);
+			r->watched.stat = cg_stat_delta(&wst0, &st1);
 	}
 	getrusage(RUSAGE_SELF, &ru1);
 	r->cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);

@@ -299,7 +299,7 @@ static json_t *value_json(const struct sweep *w, int pos)
 	int i = sweep_step_at(w->o, pos);
 	double v = sweep_value(w->o, i);
 	double rate = w->by_quota ? w->o->rate : v;
-	return json_pack("{s:f, s:o}", "target_rate", rate, "quota_pct",
+	return json_pack("{s:f, s:o}", "target_rate", rate, "cpu_quota_pct",
 			 w->by_quota ? json_real(v) : w->o->quota_pct >= 0
 			 ? json_real(w->o->quota_pct) : json_null());
 }
@@ -788,7 +788,7 @@ int sweep_run(const struct opts *o, char *err, size_t errlen)
 			json_decref(j);
 			return EX_CANTCREAT;
 		}
-		fprintf(w.csv, "target_rate,quota_pct,achieved_rate,p50_us,"
+		fprintf(w.csv, "target_rate,cpu_quota_pct,achieved_rate,p50_us,"
 			"p90_us,p99_us,p99_9_us,p99_99_us,max_us,sent,lost,"
 			"nr_throttled,throttled_us,meets_slo,%s\n",
 			o->search ? "search" : "pass");

@@ -740,7 +740,8 @@ class HostKernel:
     throttled_during_rt: Optional[int] = optional("throttled periods while the RT client ran")
     periods_during_rt: Optional[int] = optional("periods while it ran")
     slice_cpu_max: Optional[str] = optional("loadgen.slice's cpu.max")
-    slice_quota_pct: Optional[float] = optional("its quota, % of one CPU")
+    cpu_quota_pct: Optional[float] = optional("its quota, % of one CPU")
+    slice_quota_pct: Optional[float] = optional("the same, as summaries before the lab's name wrote it")
 
 
 @dataclass(frozen=True)

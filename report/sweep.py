@@ -46,6 +46,12 @@ def check(j, path):
     if not isinstance(j, dict) or j.get("mode") not in ("rate", "quota") or \
             not isinstance(j.get("steps"), list) or not isinstance(j.get("slo"), dict):
         raise DataError(f"{path}: not a loadgen sweep (mode, slo, steps)")
+    # Before loadgen took the lab's name for the quota (lab/README.md) it
+    # wrote quota_pct: a sweep recorded then reads the same.
+    noise = j.get("noise") if isinstance(j.get("noise"), list) else []
+    for point in [j.get("capacity"), j.get("knee")] + j["steps"] + noise:
+        if isinstance(point, dict) and "quota_pct" in point:
+            point.setdefault("cpu_quota_pct", point.pop("quota_pct"))
     for name, us in j["slo"].items():
         number(us, f"{path}: slo.{name}")
     for name in ("capacity", "knee"):
@@ -55,7 +61,7 @@ def check(j, path):
         if not isinstance(point, dict):
             raise DataError(f"{path}: {name}: expected an object or null")
         number(point.get("target_rate"), f"{path}: {name}.target_rate", optional=j["mode"] == "quota")
-        number(point.get("quota_pct"), f"{path}: {name}.quota_pct", optional=j["mode"] == "rate")
+        number(point.get("cpu_quota_pct"), f"{path}: {name}.cpu_quota_pct", optional=j["mode"] == "rate")
     for n, s in enumerate(j["steps"]):
         try:
             r = s["result"]
@@ -66,7 +72,7 @@ def check(j, path):
             raise DataError(f"{path}: step {n} lacks result.latency_us.corrected")
         where = f"{path}: step {n}"
         number(s["target_rate"], f"{where}: target_rate", optional=j["mode"] == "quota")
-        number(s.get("quota_pct"), f"{where}: quota_pct", optional=j["mode"] == "rate")
+        number(s.get("cpu_quota_pct"), f"{where}: cpu_quota_pct", optional=j["mode"] == "rate")
         for k, v in lat.items():
             number(v, f"{where}: latency_us.corrected.{k}", optional=True)
         for k in ("lost", "sent", "achieved_rate"):
@@ -75,7 +81,7 @@ def check(j, path):
 
 
 def x_of(sweep, step):
-    return step["quota_pct"] if sweep["mode"] == "quota" else step["target_rate"]
+    return step["cpu_quota_pct"] if sweep["mode"] == "quota" else step["target_rate"]
 
 
 def points(sweep):
@@ -114,7 +120,7 @@ def capacity_text(sweep):
     if not cap:
         return "none"
     if sweep["mode"] == "quota":
-        return f"quota {cap['quota_pct']:g}%"
+        return f"quota {cap['cpu_quota_pct']:g}%"
     return f"{cap['target_rate']:.0f} pps"
 
 
@@ -143,11 +149,11 @@ def table(sweep, title=None):
     for n in sweep.get("noise") or []:
         spread = ", ".join(f"{slo_label(k)} {fmt_us(a)} to {fmt_us(b)}"
                            for k, (a, b) in sorted(n["spread_us"].items()))
-        x = f"quota {n['quota_pct']:g}%" if quota else f"{n['target_rate']:.0f} pps"
+        x = f"quota {n['cpu_quota_pct']:g}%" if quota else f"{n['target_rate']:.0f} pps"
         lines.append(f"noise: {x}: {n['met']} of {n['runs']} runs met, {spread}")
     knee = sweep.get("knee")
     if knee:
-        x = f"quota {knee['quota_pct']:g}%" if quota else f"{knee['target_rate']:.0f} pps"
+        x = f"quota {knee['cpu_quota_pct']:g}%" if quota else f"{knee['target_rate']:.0f} pps"
         lines.append(f"knee: {x} ({knee.get('why') or 'saturated'})")
     if not sweep.get("monotonic", True):
         lines.append("not monotonic: the capacity is where every run of every "
@@ -213,7 +219,7 @@ def draw(sweep, out, title=None):
     """The latency-vs-rate (or -quota) plot of one sweep."""
     quota = sweep["mode"] == "quota"
     knee = sweep.get("knee")
-    x = None if not knee else knee["quota_pct"] if quota else knee["target_rate"]
+    x = None if not knee else knee["cpu_quota_pct"] if quota else knee["target_rate"]
     what = "latency vs quota" if quota else "latency vs offered rate"
     return latency_plot([("", None, points(sweep))], sweep["slo"], out,
                         title or f"{sweep.get('target', '')}: {what}", quota, x)

@@ -6,7 +6,7 @@ report/capacity, the command that writes them.
 RUN_DIR is what lab/capacity/run leaves: run.json and, per kernel
 (stock, patched), boot.json and results/grid/q<QUOTA>-c<RATE>/sweep.json.
 Writes RUN_DIR/capacity.json (the interface: slo, headline,
-kernels.<k>.by_quota[].{quota_pct, capacity_pps, steps}), table.txt,
+kernels.<k>.by_quota[].{cpu_quota_pct, capacity_pps, steps}), table.txt,
 plots/*.svg and capacity.html, and prints the table with the headline last.
 --check instead checks those files and, unless told not to (or without
 chromium), a headless Chromium screenshot of the page (capacity.png).

@@ -140,7 +140,7 @@ def draw_all(cap, plot_dir):
 
 def _as_sweep_step(s):
     """A capacity.json step in the shape sweep.points reads."""
-    return {"target_rate": s["target_rate"], "quota_pct": None, "meets_slo": s["meets_slo"],
+    return {"target_rate": s["target_rate"], "cpu_quota_pct": None, "meets_slo": s["meets_slo"],
             "why": s["why"], "saturated": s["saturated"],
             "result": {"latency_us": {"corrected": s["latency_us"]}, "lost": s["lost"] or 0,
                        "sent": s["sent"] or 0, "achieved_rate": s["achieved_rate"],

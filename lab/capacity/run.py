@@ -27,7 +27,7 @@ import time
 
 from ..labkit import TOP, guest, kernels
 from ..labkit.run import EX_REPORT, LabError, Run, last_line, main, write_json
-from ..labkit.spec import Param, Parser, SpecError, flags, resolve
+from ..labkit.spec import Param, Parser, SpecError, flags, like, refusal, resolve
 
 PROG = "lab/capacity/run"
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -37,7 +37,9 @@ TRACED_MEMORY_MB = 2048
 
 # The default grid; lab/capacity/README.md says why these values. The
 # lowest RT load is light on purpose: on the stock kernel a light RT load
-# is what the stall catches.
+# is what the stall catches. The co-tenant's parameters are demo-scenario's
+# (the grid runs it for each cell): their names, ranges and units come
+# from its table, the defaults of the period and the senders too.
 PARAMS = [
     Param("clock", "str", "virtual", "the guests' clock (kernel/vm/boot)", choices=("virtual", "host")),
     Param("guest_timeout_s", "int", 0, "a guest not done by then counts as hung; "
@@ -54,15 +56,16 @@ PARAMS = [
           "step_s ends there (at least 1 s): a high rate's p99.9 needs no more, and the steps "
           "near the patched kernel's capacity cost a third; 0: every step lasts step_s",
           lo=0, hi=100000000),
-    Param("cpu_quota_pct", "ints", [10, 25, 50],
-          "the co-tenant's cpu.max quotas, % of one CPU per period", lo=1, hi=99),
-    Param("cotenant_rate_pps", "ints", [30000], "the co-tenant's rates", lo=1, hi=1000000),
+    like("demo-scenario", "cpu_quota_pct", kind="ints", default=[10, 25, 50],
+         help="the co-tenant's cpu.max quotas, % of one CPU per period"),
+    like("demo-scenario", "rate_pps", name="cotenant_rate_pps", kind="ints", default=[30000],
+         help="the co-tenant's rates"),
     Param("cotenant_demand_pct", "int", 150, "the co-tenant's CPU demand, % of its quota: each "
           "sender busy-waits before each send for its share of it, so that every quota is "
           "filled and throttled; 0: no busy-wait (30000 pps alone fills only a 10 % quota)",
           lo=0, hi=1000),
-    Param("period_us", "int", 10000, "the cpu.max period", lo=1000, hi=1000000),
-    Param("senders", "int", 2, "the co-tenant's sender threads", lo=1, hi=64),
+    like("demo-scenario", "period_us", help="the cpu.max period"),
+    like("demo-scenario", "senders", help="the co-tenant's sender threads"),
     Param("planned_rate_pps", "int", 117, "the RT load whose tightest co-tenant quota each "
           "kernel's quota search finds", lo=1, hi=1000000),
     Param("quota_search", "str", "on", "after the cells, search each kernel's tightest co-tenant "
@@ -71,8 +74,8 @@ PARAMS = [
           "share of one CPU on top of its sends (0: none; its sends alone stalled the stock kernel "
           "below a 46 % quota), so "
           "that a quota below its demand throttles it and one above does not", lo=0, hi=99),
-    Param("threshold_quota_pct", "ints", [10, 95], "the lowest and the highest quota the quota "
-          "search tries", lo=1, hi=99),
+    like("demo-scenario", "cpu_quota_pct", name="threshold_quota_pct", kind="ints", default=[10, 95],
+         help="the lowest and the highest quota the quota search tries"),
     Param("threshold_resolution_pct", "int", 5, "the quota search bisects until the quota that met "
           "is within this many points of the one that missed", lo=1, hi=50),
     Param("rt_priority", "int", 40, "the RT client's SCHED_FIFO priority", lo=1, hi=98),
@@ -127,13 +130,12 @@ def parse(argv):
     q = spec["threshold_quota_pct"]
     if len(q) != 2 or q[0] >= q[1]:
         ap.error(f"--threshold-quota-pct {','.join(map(str, q))}: two quotas, the lowest first")
-    # cpu.max takes no quota under 1000 us (demo-scenario says so too, but
-    # only in the guest, after the build and the boot)
+    # cpu.max takes no quota under 1000 us: demo-scenario, which sets the
+    # quota in the guest, says so here, before the build and the boot
     for name in ("cpu_quota_pct", "threshold_quota_pct"):
-        low = min(spec[name]) * spec["period_us"] // 100
-        if low < 1000:
-            ap.error(f"--{name.replace('_', '-')} {min(spec[name])}: {low} us of the "
-                     f"{spec['period_us']} us period, below the 1000 us cpu.max takes")
+        why = refusal("demo-scenario", cpu_quota_pct=min(spec[name]), period_us=spec["period_us"])
+        if why:
+            ap.error(f"--{name.replace('_', '-')} {min(spec[name])}: {why}")
     spec["slo"] = args.slo or DEFAULT_SLO
     return args, spec
 

@@ -46,23 +46,6 @@ PARAMS = [
           "0: (duration_s + grace_s) x 20 + 120 on the virtual clock, + 120 on the host's, "
           "three times that with the trace on", lo=0),
 ]
-# demo-scenario's defaults suit the host clock's emulated CPU. The virtual
-# CPU runs an instruction per nanosecond, several times what TCG gets
-# through on the host clock: the senders need a higher rate to exhaust
-# their quota, and the patched kernel's RT tail (well under a millisecond)
-# justifies a lower late limit (lab/demo/README.md has the runs). A 20 ms
-# quota period (5 % of a CPU, cpu.max's 1 ms minimum quota) halves the
-# work a guest second holds, and with it the host time a run takes, at
-# about half the stock stalls, still far above the margin the verdict
-# needs. The co-tenant wakes the relay over AF_UNIX (af_unix 1): over
-# loopback UDP its wake-up runs in its softirq section and shares the
-# relay socket's wait-queue lock with the RT ticker's, and a task blocked
-# on either lends the throttled holder its priority; 6.1's ktimers/N ends
-# every wait that way, and on 6.12 the scenario's own RT threads once
-# did through a whole run (lab/demo/README.md, "The waker"). Flags given
-# on the command line win.
-VIRTUAL_SCENARIO = {"rate_pps": 30000, "late_ms": 5, "period_us": 20000, "cpu_quota_pct": 5,
-                    "af_unix": 1}
 
 
 def parse(argv):
@@ -98,11 +81,11 @@ def parse(argv):
 
 def resolve_scenario(run, bin_dir, given, clock):
     """The scenario's parameters, every one, as demo-scenario resolves
-    them from the defaults, the clock's and the command line's: checked
-    here, before any guest boots."""
-    draft = dict(VIRTUAL_SCENARIO if clock == "virtual" else {}, **given)
+    them from the clock's defaults (demo-scenario --help shows both,
+    lab/demo/scenario/params.h says why they differ) and the command
+    line's: checked here, before any guest boots."""
     path = run.path("spec.json")
-    write_json(path, {"scenario": draft})
+    write_json(path, {"clock": clock, "scenario": given})
     p = subprocess.run([os.path.join(bin_dir, "demo-scenario"), "--spec", path, "--resolve"],
                        capture_output=True, text=True)
     if p.returncode != 0:

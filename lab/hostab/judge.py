@@ -2,7 +2,9 @@
 scenario on systemd test hosts (lab/hostab/run; report/summarize
 --testhost).
 
-A run directory holds stock/ and patched/, each what its guest left:
+A run directory holds spec.json (the run spec: its scenario object has
+every parameter, late_ms the limit the verdict judges by), and stock/ and
+patched/, each what its guest left:
 kernel.txt (uname -a), preflight.txt (relay-preflight), results.txt and
 scenario/ with the RT client's rt-client.json and rt-client.hgrm (loadgen
 --json --hgrm --watch-cgroup), the co-tenant's cotenant.json and
@@ -16,7 +18,7 @@ alone.
 import os
 
 from report import formats
-from report.files import DataError, hgrm_counts
+from report.files import DataError, hgrm_counts, number
 from report.formats import cpu_max, cpu_stat, preflight, release, text_lines
 
 from ..demo.judge import MIN_RT_SHARE
@@ -96,7 +98,7 @@ def kernel_summary(run_dir, k, late_ms):
            "cotenant_throttled_us": stat.get("throttled_usec"),
            "throttled_during_rt": watched.nr_throttled,
            "periods_during_rt": watched.nr_periods,
-           "slice_cpu_max": cmax, "slice_quota_pct": quota}
+           "slice_cpu_max": cmax, "cpu_quota_pct": quota}
     if not lat["count"] or lat["count"] < MIN_RT_SHARE * (rt.expected or 0):
         out["problems"].append(f"the RT client measured {lat['count']} of the "
                                f"{rt.expected} datagrams it sent on schedule")
@@ -140,10 +142,21 @@ def verdict(stock, patched, late_ms):
     return "fixed", line
 
 
-def build(run_dir, late_ms, params):
-    """The summary dict of a test host run directory."""
+def build(run_dir):
+    """The summary dict of a test host run directory: the parameters from
+    its run spec (spec.json, as lab/hostab/run writes it: the clock and
+    the scenario's as params, the scenario's late_ms for the verdict)."""
     if not any(os.path.isdir(os.path.join(run_dir, k)) for k in KERNELS):
         raise DataError(f"{run_dir}: neither stock/ nor patched/ (not a test host run)")
+    where = os.path.join(run_dir, "spec.json")
+    spec = formats.read(formats.Spec, where)
+    scenario = spec.scenario
+    if scenario is None:
+        raise DataError(f"{where}: no scenario object")
+    late_ms = number(scenario.get("late_ms"), f"{where}: scenario.late_ms")
+    if late_ms <= 0:
+        raise DataError(f"{where}: scenario.late_ms {late_ms:g}: expected a positive number of ms")
+    params = {"clock": spec.clock, **scenario}
     kernels = {k: kernel_summary(run_dir, k, late_ms) for k in KERNELS}
     word, headline = verdict(kernels["stock"], kernels["patched"], late_ms)
     s, p = kernels["stock"], kernels["patched"]

@@ -23,7 +23,8 @@ def _late_cell(d):
 def _cpu_max_cell(d):
     if d.outcome != "ok":
         return "-"
-    q = d.slice_quota_pct
+    # slice_quota_pct: a summary written before the quota had the lab's name
+    q = d.cpu_quota_pct if d.cpu_quota_pct is not None else d.slice_quota_pct
     return d.slice_cpu_max + ("" if q is None else f" ({q:.3g}%)")
 
 

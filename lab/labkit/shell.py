@@ -4,21 +4,45 @@
   lab/lab new-run RESULTS [KIND]        make RESULTS/<id>[-KIND]/, print its path
   lab/lab latest RUN_DIR [KIND]         point RUN_DIR's parent's latest[-KIND] at it
   lab/lab spec RUN_DIR NAME=VALUE...    write RUN_DIR/spec.json: a NAME a.b nests,
-                                        a VALUE that reads as a number is one
+                                        a VALUE that reads as a number is one,
+                                        one that reads as a JSON object is one
+  lab/lab flags TABLE [FLAG]...         a shell driver's flags by its parameter
+                                        table (the module TABLE, lab.hostab.params:
+                                        driver_flags()), resolved, as shell code to eval
+  lab/lab names [--check [README]|--write]
+                                        lab/README.md's names table, made from the
+                                        parameters' tables (labkit.names); --check:
+                                        exit 1 saying where the README (or that
+                                        copy of it) or two tables disagree;
+                                        --write: put it in lab/README.md
 
-Exit status: 0 done; 2 bad arguments; 73 the directory cannot be made.
+Exit status: 0 done; 1 names --check found a disagreement; 2 bad
+arguments; 73 the directory cannot be made.
 """
+import argparse
+import contextlib
+import importlib
+import json
 import os
+import shlex
 import sys
 
+from . import names
+from . import spec as labspec
 from .run import LabError, Run, new_id, point_latest, write_json
 
 
 def value(text):
-    """A number when TEXT reads as one, else the text."""
+    """A number when TEXT reads as one, an object when it reads as a JSON
+    object (a program's --resolve), else the text."""
     for kind in (int, float):
         try:
             return kind(text)
+        except ValueError:
+            pass
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
         except ValueError:
             pass
     return text
@@ -43,6 +67,48 @@ def spec(run, pairs):
     write_json(os.path.join(run, "spec.json"), out)
 
 
+def driver_flags(table, argv):
+    """ARGV of the shell driver whose parameter table is the module TABLE
+    (lab.hostab.params: PROG, its docstring, and the lists PARAMS for the
+    spec's top level, SCENARIO for its "scenario" object and OWN for
+    flags the spec does not hold, each optional), resolved, as shell code
+    for its eval: NAME=VALUE per parameter, spec the array of lab/lab
+    spec's NAME=VALUE pairs (the scenario's as scenario.NAME), guest_env
+    the guest's environment file (a line per parameter with an env name).
+    --help prints the usage on stderr and gives "exit 0"; a bad command
+    line exits 2 (Parser)."""
+    m = importlib.import_module(table)
+    groups = {"": getattr(m, "PARAMS", []), "scenario.": getattr(m, "SCENARIO", []),
+              None: getattr(m, "OWN", [])}
+    params = [p for ps in groups.values() for p in ps]
+    ap = labspec.Parser(prog=m.PROG, add_help=False, description=(m.__doc__ or "").strip(),
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-h", "--help", action="store_true", help="this text")
+    labspec.flags(ap, params)
+    # the driver evals what goes to stdout: the usage goes to stderr
+    with contextlib.redirect_stdout(sys.stderr):
+        args = ap.parse_args(argv)
+        if args.help:
+            ap.print_help()
+            return "exit 0\n"
+        try:
+            values = labspec.resolve(args, params)
+            for p in params:
+                if p.env and values[p.name] % p.env_per:
+                    raise labspec.SpecError(
+                        f"{p.flag} {values[p.name]}: not a whole number of {p.env_per} "
+                        f"(the guest's {p.env} is {p.name} / {p.env_per})")
+        except labspec.SpecError as e:
+            ap.error(str(e))
+    out = [f"{name}={shlex.quote(str(v))}" for name, v in values.items()]
+    pairs = [f"{prefix}{p.name}={values[p.name]}" for prefix, ps in groups.items()
+             if prefix is not None for p in ps]
+    out.append("spec=(" + " ".join(shlex.quote(x) for x in pairs) + ")")
+    env = [f"{p.env}={values[p.name] // p.env_per}" for p in params if p.env]
+    out.append(f"guest_env={shlex.quote(chr(10).join(env))}")
+    return "\n".join(out) + "\n"
+
+
 def lab(argv):
     if argv[:1] == ["new-id"] and len(argv) == 1:
         print(new_id())
@@ -59,6 +125,24 @@ def lab(argv):
             return 2
         point_latest(os.path.dirname(run), os.path.basename(run),
                      "latest" + (f"-{argv[2]}" if len(argv) == 3 else ""))
+    elif argv[:1] == ["flags"] and len(argv) >= 2:
+        try:
+            code = driver_flags(argv[1], argv[2:])
+        except ImportError as e:
+            print(f"lab: flags {argv[1]}: no such table ({e})", file=sys.stderr)
+            return 2
+        sys.stdout.write(code)
+    elif argv[:1] == ["names"] and (argv[1:] in ([], ["--write"]) or argv[1:2] == ["--check"]
+                                    and len(argv) <= 3):
+        if argv[1:] == ["--write"]:
+            names.write()
+        elif argv[1:2] == ["--check"]:
+            problems = names.check(*argv[2:])
+            for p in problems:
+                print(f"lab names: {p}", file=sys.stderr)
+            return 1 if problems else 0
+        else:
+            sys.stdout.write(names.table(names.tables()))
     elif argv[:1] == ["spec"] and len(argv) >= 3 and os.path.isdir(argv[1]):
         try:
             spec(argv[1], argv[2:])

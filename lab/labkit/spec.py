@@ -6,24 +6,155 @@ line from them (the flag is the name with dashes), resolve() checks the
 values and gives the spec's object. Nothing downstream derives a
 parameter again: the guest reads spec.json from its initramfs, the report
 from the results directory.
+
+A parameter that a program of the tree defines (demo-scenario's and
+epmodel's tables, which `--describe` prints) is taken from there with
+like(): its name, unit, range and help are the program's, the driver
+gives only what is its own (a default, a list of values). The program is
+asked when the parameter is first used, not when the table is made, so
+that a module of parameters imports without a build. describe() prints a
+driver's table in the same shape, for lab/README.md's names table
+(labkit.names).
 """
 import argparse
-from dataclasses import dataclass
+import functools
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+
+from . import TOP
+
+# A name's unit is its last word (lab/README.md).
+UNITS = ("pct", "us", "ms", "s", "pps")
 
 
 @dataclass(frozen=True)
 class Param:
     name: str           # the spec's key, snake_case, the unit last (_pct, _us, _pps, _s)
-    kind: str           # "int", "ints" (comma-separated), "str"
+    kind: str           # "int", "ints" (comma-separated), "float", "str"
     default: object
     help: str
     lo: int = None      # the range of every number
     hi: int = None
     choices: tuple = None
+    # spec: the lab's parameter this one is, under a name of its own
+    # (capacity's cotenant_rate_pps is demo-scenario's rate_pps); env: its
+    # name in a guest's environment file (the host A/B's QUOTA_PCT), whose
+    # value is this one's divided by env_per (PERIOD_MS: 1000)
+    spec: str = None
+    env: str = None
+    env_per: int = 1
+    source: str = None  # the program whose table it is taken from (like())
 
     @property
     def flag(self):
         return "--" + self.name.replace("_", "-")
+
+    @property
+    def unit(self):
+        u = self.name.rpartition("_")[2]
+        return u if "_" in self.name and u in UNITS else None
+
+    @property
+    def resolved(self):
+        """The Param itself (like()'s stand-in gives the one it stands for)."""
+        return self
+
+
+def described(program):
+    """The rows of PROGRAM's parameter table by name (a program of this
+    tree whose --describe prints it: demo-scenario, epmodel), from the
+    release build, which make brings up to date first. Exits 3 (the build
+    failed) when it cannot."""
+    return _described(program)
+
+
+@functools.lru_cache(maxsize=None)
+def _described(program):
+    binary = os.path.join(TOP, "build", "release", "bin", program)
+    p = subprocess.run(["make", "-s", "-C", TOP, "--no-print-directory",
+                        os.path.relpath(binary, TOP)], capture_output=True, text=True)
+    if p.returncode == 0:
+        p = subprocess.run([binary, "--describe"], capture_output=True, text=True)
+    try:
+        if p.returncode != 0:
+            raise ValueError((p.stderr.strip().splitlines() or ["no output"])[-1])
+        return {r["name"]: r for r in json.loads(p.stdout)["params"]}
+    except (ValueError, KeyError, TypeError) as e:
+        print(f"labkit: cannot read {program}'s parameters ({binary} --describe): {e}",
+              file=sys.stderr)
+        sys.exit(3)
+
+
+def like(program, param, /, **given):
+    """The parameter PARAM of PROGRAM's table (described()): its name,
+    kind, range, help and the host clock's default, GIVEN overriding any
+    of them (a driver's own default, kind "ints" for a list of values; a
+    name of its own, which then stands for PARAM: spec). The table is read
+    when the parameter is first used."""
+    return _Like(program, param, given)
+
+
+class _Like:
+    """like()'s parameter: a Param once its program's table is read."""
+
+    def __init__(self, program, param, given):
+        self._of = (program, param, given)
+        self._param = None
+
+    @property
+    def resolved(self):
+        if self._param is None:
+            program, param, given = self._of
+            row = described(program)[param]
+            d = row["default"]
+            fields = {"name": row["name"], "kind": row["type"], "help": row["help"],
+                      "source": program, "lo": row.get("min"), "hi": row.get("max"),
+                      "default": d.get("host") if isinstance(d, dict) else d}
+            fields.update(given)
+            if fields["name"] != param:
+                fields.setdefault("spec", param)
+            self._param = Param(**fields)
+        return self._param
+
+    def __getattr__(self, attr):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self.resolved, attr)
+
+
+def refusal(program, **values):
+    """What PROGRAM (as described()) says of these values of its
+    parameters (its --resolve refusing them: "cpu_quota_pct 1 of
+    period_us 10000 is 100 us, below ..."), or None when it takes them."""
+    described(program)
+    argv = [os.path.join(TOP, "build", "release", "bin", program), "--resolve"]
+    for name, v in values.items():
+        argv += ["--" + name.replace("_", "-"), str(v)]
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode == 0:
+        return None
+    return p.stderr.strip().splitlines()[0].removeprefix(program + ": ")
+
+
+def describe(params, program):
+    """A driver's table as demo-scenario --describe prints its own: a row
+    per parameter (name, flag, type, unit, min, max, default, help, and
+    choices, spec, env and source where given)."""
+    rows = []
+    for p in (q.resolved for q in params):
+        r = {"name": p.name, "flag": p.flag, "type": p.kind, "unit": p.unit,
+             "default": p.default, "help": p.help}
+        if p.lo is not None or p.hi is not None:
+            r.update(min=p.lo, max=p.hi)
+        r.update({k: v for k, v in asdict(p).items()
+                  if k in ("choices", "spec", "env", "source") and v})
+        if p.env and p.env_per != 1:
+            r["env_per"] = p.env_per
+        rows.append(r)
+    return {"program": program, "params": rows}
 
 
 class SpecError(Exception):
@@ -39,10 +170,11 @@ def _parse(p, text):
     out = []
     for w in words:
         try:
-            v = int(w.strip())
+            v = float(w.strip()) if p.kind == "float" else int(w.strip())
         except ValueError:
-            raise SpecError(f"{p.flag} '{text}': expected "
-                            f"{'whole numbers, comma-separated' if p.kind == 'ints' else 'a whole number'}")
+            raise SpecError(f"{p.flag} '{text}': expected " + {
+                "ints": "whole numbers, comma-separated", "float": "a number"}.get(
+                    p.kind, "a whole number"))
         if (p.lo is not None and v < p.lo) or (p.hi is not None and v > p.hi):
             raise SpecError(f"{p.flag} '{text}': {v} is outside {p.lo}..{p.hi}")
         out.append(v)
@@ -58,8 +190,9 @@ def flags(parser, params):
     the default."""
     for p in params:
         d = ",".join(map(str, p.default)) if isinstance(p.default, list) else p.default
+        said = p.help if d in ("", None) else f"{p.help} (default {d})"
         parser.add_argument(p.flag, dest=p.name, default=None, metavar=p.name.upper(),
-                            help=f"{p.help} (default {d})".replace("%", "%%"))
+                            help=said.replace("%", "%%"))
 
 
 def resolve(args, params, overrides=None):

@@ -40,6 +40,16 @@ int main(int argc, char **argv)
 		mflags_usage(stdout);
 		return 0;
 	}
+	if (f.describe || f.resolve) {
+		json_t *j = f.describe ? mflags_describe() : mflags_json(&f.p);
+		int rc = j ? json_dumpf(j, stdout, JSON_SORT_KEYS) : -1;
+		json_decref(j);
+		if (rc < 0 || putchar('\n') == EOF) {
+			fprintf(stderr, "epmodel: cannot print the JSON\n");
+			return EX_SOFTWARE;
+		}
+		return 0;
+	}
 	struct model_params p = f.p;
 	if (p.cpu < 0)
 		p.cpu = last_allowed_cpu();
@@ -71,7 +81,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "epmodel: %s\n", err);
 		return EX_OSERR;
 	}
-	if (cg_set_quota(&cg, model_quota_us(&p), p.period_us, err, sizeof(err)) != 0) {
+	if (cg_set_quota(&cg, cg_quota_us(p.cpu_quota_pct, p.period_us),
+			 p.period_us, err, sizeof(err)) != 0) {
 		fprintf(stderr, "epmodel: %s\n", err);
 		cg_close(&cg);
 		return EX_OSERR;

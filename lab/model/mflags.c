@@ -1,7 +1,7 @@
 /*
  * mflags: every flag of epmodel is a row of one table: the parameters'
- * rows come from MODEL_PARAMS, so the flag, the usage, the default and
- * summary.json's key cannot disagree.
+ * rows come from MODEL_PARAMS, so the flag, the usage, the default, the
+ * spec's key and summary.json's cannot disagree.
  */
 #include "mflags.h"
 
@@ -12,6 +12,11 @@
 #include "why.h"
 
 #define MFLAGS_STR(x) #x
+#define MFLAGS_ONE(...) + 1
+/* The parameters: the table's first rows. */
+#define NPARAMS (0 MODEL_PARAMS(MFLAGS_ONE))
+
+static int parse_spec(void *base, const char *path, char *why, size_t whylen);
 
 static int parse_variants(void *base, const char *value, char *why,
 			  size_t whylen)
@@ -40,10 +45,11 @@ static int parse_variants(void *base, const char *value, char *why,
 }
 
 static const struct opt table[] = {
-#define MFLAGS_ROW(n, lo, hi, d, a, h) \
+#define MFLAGS_ROW(n, lo, hi, d, a, sp, h) \
 	{ .name = #n, .type = OPT_INT, \
 	  .off = offsetof(struct mflags, p) + offsetof(struct model_params, n), \
-	  .min = lo, .max = hi, .def = MFLAGS_STR(d), .arg = a, .help = h },
+	  .min = lo, .max = hi, .def = MFLAGS_STR(d), .arg = a, .spec = sp, \
+	  .help = h },
 	MODEL_PARAMS(MFLAGS_ROW)
 #undef MFLAGS_ROW
 	{ .name = "variant", .type = OPT_FUNC, .def = "rwlock,pi_mutex,mutex",
@@ -52,10 +58,64 @@ static const struct opt table[] = {
 	{ .name = "out", .type = OPT_STR, .off = offsetof(struct mflags, out),
 	  .size = sizeof(((struct mflags *)0)->out), .def = ".", .arg = "DIR",
 	  .help = "where the result files go (created)" },
+	{ .name = "spec", .type = OPT_FUNC, .arg = "FILE", .parse = parse_spec,
+	  .help = "a run spec: its \"model\" object names parameters\n"
+		  "by the names of summary.json's params" },
+	{ .name = "resolve", .type = OPT_BOOL,
+	  .off = offsetof(struct mflags, resolve), .bare = "true",
+	  .help = "print the resolved parameters as JSON and exit" },
+	{ .name = "describe", .type = OPT_BOOL,
+	  .off = offsetof(struct mflags, describe), .bare = "true",
+	  .help = "print the parameters' table as JSON and exit" },
 	{ .name = "help", .type = OPT_BOOL, .off = offsetof(struct mflags, help),
 	  .bare = "true", .help = "this text" },
 };
 #define NTABLE ((int)(sizeof(table) / sizeof(table[0])))
+
+/* A spec's "model" object through the parameters' rows; several refusals
+ * on one line, since a why is one. */
+static int parse_spec(void *base, const char *path, char *why, size_t whylen)
+{
+	json_error_t e;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+	if (!root)
+		return why_set(why, whylen, "%s:%d: %s", path, e.line, e.text);
+	json_t *m = json_object_get(root, "model");
+	char bad[2048], line[2048 * 2];
+	int rc = 0;
+	if (!json_is_object(m)) {
+		rc = why_set(why, whylen, "%s: no \"model\" object", path);
+	} else if (opt_json(table, NPARAMS, base, m, "model", bad,
+			    sizeof(bad)) < 0) {
+		size_t k = 0;
+		for (const char *c = bad; *c; c++)
+			if (*c == '\n')
+				line[k++] = ';', line[k++] = ' ';
+			else
+				line[k++] = *c;
+		line[k] = 0;
+		rc = why_set(why, whylen, "%s: %s", path, line);
+	}
+	json_decref(root);
+	return rc;
+}
+
+json_t *mflags_json(const struct model_params *p)
+{
+	json_t *o = json_object();
+#define MFLAGS_KEY(n, ...) json_object_set_new(o, #n, json_integer(p->n));
+	MODEL_PARAMS(MFLAGS_KEY)
+#undef MFLAGS_KEY
+	return o;
+}
+
+json_t *mflags_describe(void)
+{
+	static const char *const clocks[2] = { "host", NULL };
+	return json_pack("{s:s, s:[s], s:o}", "program", "epmodel", "clocks",
+			 clocks[0], "params", opt_describe(table, NPARAMS,
+							  clocks));
+}
 
 void mflags_usage(FILE *out)
 {
@@ -108,7 +168,7 @@ int mflags_parse(struct mflags *f, int argc, char **argv, char *why,
 	if (optind < argc)
 		return why_set(why, whylen, "unexpected argument '%s'",
 			       argv[optind]);
-	int64_t quota = model_quota_us(&f->p);
+	int64_t quota = cg_quota_us(f->p.cpu_quota_pct, f->p.period_us);
 	if (quota < 1000)
 		return why_set(why, whylen, "--cpu-quota-pct %d of --period-us "
 			       "%d is %lld us: below the 1000 us cpu.max allows",

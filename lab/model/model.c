@@ -191,24 +191,10 @@ static int wait_end(const struct run *run, const sigset_t *sigs)
 void model_defaults(struct model_params *p)
 {
 	*p = (struct model_params){
-#define MODEL_PARAM_DEFAULT(name, min, max, def, arg, help) .name = def,
+#define MODEL_PARAM_DEFAULT(name, min, max, def, arg, spec, help) .name = def,
 		MODEL_PARAMS(MODEL_PARAM_DEFAULT)
 #undef MODEL_PARAM_DEFAULT
 	};
-}
-
-int64_t model_quota_us(const struct model_params *p)
-{
-	return (int64_t)p->cpu_quota_pct * p->period_us / 100;
-}
-
-static void stat_delta(struct cg_stat *d, const struct cg_stat *a,
-		       const struct cg_stat *b)
-{
-	d->nr_periods = b->nr_periods - a->nr_periods;
-	d->nr_throttled = b->nr_throttled - a->nr_throttled;
-	d->throttled_us = b->throttled_us - a->throttled_us;
-	d->usage_us = b->usage_us - a->usage_us;
 }
 
 int model_run(const struct model_params *p, enum rlock_kind kind,
@@ -268,7 +254,7 @@ int model_run(const struct model_params *p, enum rlock_kind kind,
 
 	struct cg_stat after;
 	if (r->cg_stat_ok && cg_read_stat(cg, &after) == 0)
-		stat_delta(&r->cg, &before, &after);
+		r->cg = cg_stat_delta(&before, &after);
 	else
 		r->cg_stat_ok = false;
 	r->sections += atomic_load(&run.ready);

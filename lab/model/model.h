@@ -28,28 +28,31 @@
 
 /*
  * The model's parameters, each written once: epmodel's flags
- * (--name-with-dashes), its usage and defaults (mflags.c) and the "params"
- * of summary.json come from this table. The quota is a percentage of one
- * CPU per period, like the demo's cpu_quota_pct (lab/README.md).
+ * (--name-with-dashes), its usage and defaults (mflags.c), the keys of a
+ * run spec's "model" object, --describe and the "params" of summary.json
+ * come from this table. The quota is a percentage of one CPU per period,
+ * like the demo's cpu_quota_pct (lab/README.md).
  *
- * X(name, min, max, default, arg, help)
+ * X(name, min, max, default, arg, spec, help); spec: the lab's name for
+ * the parameter where the model's differs (lab/README.md), else NULL.
  */
 #define MODEL_PARAMS(X) \
-	X(duration_s, 1, 3600, 3, "S", "seconds per lock kind") \
-	X(cpu_quota_pct, 1, 99, 5, "PCT", \
-	  "the producers' cpu.max quota, % of one CPU per period") \
-	X(period_us, 1000, 1000000, 100000, "US", "the cpu.max period") \
-	X(producers, 1, 64, 2, "N", "producer threads") \
-	X(cpu, -1, 1023, -1, "N", \
+	X(duration_s, 1, 3600, 3, "S", NULL, "seconds per lock kind") \
+	X(cpu_quota_pct, 1, 100, 5, "PCT", NULL, \
+	  "the producers' cpu.max quota, % of one CPU per\nperiod") \
+	X(period_us, 1000, 1000000, 100000, "US", NULL, "the cpu.max period") \
+	X(producers, 1, 64, 2, "N", "senders", "producer threads") \
+	X(cpu, -1, 1023, -1, "N", NULL, \
 	  "the CPU everything runs on; -1: the last one allowed") \
-	X(consumer_prio, 1, 99, 50, "N", "the consumer's SCHED_FIFO priority") \
-	X(tick_us, 50, 1000000, 1000, "US", "the consumer takes the lock this often") \
-	X(hold_us, 0, 100000, 20, "US", "a producer's critical section") \
-	X(gap_us, 0, 100000, 2, "US", "a producer's work between sections") \
-	X(window_us, 1000, 10000000, 100000, "US", "the time series' window")
+	X(consumer_prio, 1, 99, 50, "N", NULL, "the consumer's SCHED_FIFO priority") \
+	X(tick_us, 50, 1000000, 1000, "US", NULL, \
+	  "the consumer takes the lock this often") \
+	X(hold_us, 0, 100000, 20, "US", NULL, "a producer's critical section") \
+	X(gap_us, 0, 100000, 2, "US", NULL, "a producer's work between sections") \
+	X(window_us, 1000, 10000000, 100000, "US", NULL, "the time series' window")
 
 struct model_params {
-#define MODEL_PARAM_FIELD(name, min, max, def, arg, help) int name;
+#define MODEL_PARAM_FIELD(name, min, max, def, arg, spec, help) int name;
 	MODEL_PARAMS(MODEL_PARAM_FIELD)
 #undef MODEL_PARAM_FIELD
 };
@@ -67,9 +70,6 @@ struct model_result {
 
 /* The table's defaults. */
 void model_defaults(struct model_params *p);
-
-/* The producers' cpu.max quota per period, us. */
-int64_t model_quota_us(const struct model_params *p);
 
 /* Run kind for p->duration_s with the producers in cg (whose quota the
  * caller has set). Returns when the time is up or one of sigs (blocked in

@@ -54,7 +54,8 @@ int msum_write_variant(const char *dir, const struct model_params *p,
 		 "epmodel %s: RT consumer's wait for the lock, every %lld us\n"
 		 "cpu.max %lld %lld, %d producers holding it %lld us, CPU %d; "
 		 "a wait counts in the window it began in",
-		 name, (long long)p->tick_us, (long long)model_quota_us(p),
+		 name, (long long)p->tick_us,
+		 (long long)cg_quota_us(p->cpu_quota_pct, p->period_us),
 		 (long long)p->period_us, p->producers, (long long)p->hold_us,
 		 p->cpu);
 	if (close_out(f, mseries_write_csv(&r->series, f, comment), path, err,
@@ -145,11 +146,13 @@ json_t *msum_json(const struct model_params *p, int cgroup_version,
 	}
 	json_t *params = json_pack("{s:s, s:s}", "tool", "epmodel",
 				   "kernel", u.release);
-#define MSUM_PARAM(name, min, max, def, arg, help) \
+#define MSUM_PARAM(name, min, max, def, arg, spec, help) \
 	json_object_set_new(params, #name, json_integer(p->name));
 	MODEL_PARAMS(MSUM_PARAM)
 #undef MSUM_PARAM
-	json_object_set_new(params, "quota_us", json_integer(model_quota_us(p)));
+	json_object_set_new(params, "quota_us",
+			    json_integer(cg_quota_us(p->cpu_quota_pct,
+						     p->period_us)));
 	json_object_set_new(params, "cgroup_version", json_integer(cgroup_version));
 	json_object_set_new(root, "params", params);
 	json_object_set_new(root, "verdict", json_string(verdict));

@@ -121,7 +121,7 @@ def verdict(run, a):
         raise SoakError(f"{run}: a loadgen result lacks {e}")
     held = all(c["ok"] for c in cs)
     keep = ("sent", "received", "lost", "late", "achieved_rate", "latency_us")
-    out = {"tool": "lab/soak/run", "seconds": a["secs"], "slo": a["slo"],
+    out = {"tool": "lab/soak/run", "duration_s": a["secs"], "slo": a["slo"],
            "sustainable": {"udp_pps": a["cap_u"], "tcp_mps": a["cap_t"]},
            "load": {"fraction": LOAD_FRACTION, "udp_share": a["share"], "udp_pps": a["rate_u"],
                     "tcp_mps": a["rate_t"]},

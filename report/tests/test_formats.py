@@ -86,7 +86,7 @@ class WrittenTest(unittest.TestCase):
             self.assertEqual((got.verdict, got.stock.outcome), (s["verdict"], s["stock"]["outcome"]))
 
     def test_host_ab_and_capacity(self):
-        s = hostab_judge.build(os.path.join(REPORT, "testhost"), 20.0, {"duration_s": 3})
+        s = hostab_judge.build(os.path.join(REPORT, "testhost"))
         self.assertTrue(self.round_trip(formats.HostSummary, s).verdict.holds)
         run = os.path.join(self.d, "capacity")
         shutil.copytree(os.path.join(REPORT, "capacity"), run)

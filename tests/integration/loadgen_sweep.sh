@@ -34,7 +34,7 @@ json_ok "$TEST_TMP/s.json" 'all(.steps[]; .result.sent == 2 * .target_rate)' \
 	"a step did not send its rate for 2 s"
 [ "$(grep -c '^[0-9]' "$TEST_TMP/s.csv")" = "$(jq '.steps | length' "$TEST_TMP/s.json")" ] ||
 	fail "csv rows"
-head -n 1 "$TEST_TMP/s.csv" | grep -q '^target_rate,quota_pct,achieved_rate,p50_us' \
+head -n 1 "$TEST_TMP/s.csv" | grep -q '^target_rate,cpu_quota_pct,achieved_rate,p50_us' \
 	|| fail "csv header"
 
 "$LOADGEN" sweep --target "udp://127.0.0.1:$ECHO_PORT" --from 500 --to 1000 \
@@ -54,11 +54,11 @@ if [ "$(id -u)" = 0 ]; then
 	cat "$TEST_TMP/q.txt"
 	json_ok "$TEST_TMP/q.json" '.capacity != null' \
 		"quota 100% did not meet a 2 s max at 2000 pps"
-	json_ok "$TEST_TMP/q.json" '.steps as $s | .capacity.quota_pct == ([50, 100
-		| . as $q | select(all($s[] | select(.quota_pct >= $q); .meets_slo))]
+	json_ok "$TEST_TMP/q.json" '.steps as $s | .capacity.cpu_quota_pct == ([50, 100
+		| . as $q | select(all($s[] | select(.cpu_quota_pct >= $q); .meets_slo))]
 		| select(length > 0) | min)' \
 		"capacity is not the lowest quota down to which every run met"
-	q=$(printf '%.1f' "$(jq .capacity.quota_pct "$TEST_TMP/q.json")")
+	q=$(printf '%.1f' "$(jq .capacity.cpu_quota_pct "$TEST_TMP/q.json")")
 	grep -q "^capacity: quota $q%" "$TEST_TMP/q.txt" || fail "quota verdict line"
 	json_ok "$TEST_TMP/q.json" '.mode == "quota" and
 		[.steps[] | select(.pass == 0) | .result.cgroup.quota_us] ==

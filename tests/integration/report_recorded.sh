@@ -2,8 +2,8 @@
 # The summary, table, page and plots of every recorded run under
 # tests/fixtures/report are what they were when they were recorded in
 # tests/fixtures/report/expected/ (made by the code before the experiments
-# moved into lab/, commit 52931a7): report/summarize (a demo; a test host
-# run with --testhost), report/render and report/capacity on a copy of
+# moved into lab/; tests/fixtures/report/README.md says which): report/summarize
+# (a demo; a test host run with --testhost), report/render and report/capacity on a copy of
 # each, compared byte for byte, but for the page's "Generated <date>"
 # line. A difference is a change of what a run says: the verdict rule,
 # a figure, a line of the page.
@@ -40,16 +40,12 @@ for run in demo demo-ticker demo-virtual demo-hung; do
 	"$top/report/render" "$d" >/dev/null || fail "$run: render exited $?"
 	same "$run" "$d" summary.json table.txt report.html
 done
-d=$(fresh testhost)
-"$top/report/summarize" --testhost --late-ms 20 --param duration_s=3 --param rt_rate_pps=500 "$d" ||
-	fail "testhost: summarize exited $?"
-"$top/report/render" "$d" >/dev/null || fail "testhost: render exited $?"
-same testhost "$d" summary.json table.txt report.html
-d=$(fresh testhost-vm)
-"$top/report/summarize" --testhost --late-ms 5 --param clock=virtual --param cpu_quota_pct=10 "$d" ||
-	fail "testhost-vm: summarize exited $?"
-"$top/report/render" "$d" >/dev/null || fail "testhost-vm: render exited $?"
-same testhost-vm "$d" summary.json table.txt report.html
+for run in testhost testhost-vm; do
+	d=$(fresh "$run")
+	"$top/report/summarize" --testhost "$d" || fail "$run: summarize exited $?"
+	"$top/report/render" "$d" >/dev/null || fail "$run: render exited $?"
+	same "$run" "$d" summary.json table.txt report.html
+done
 for run in model fleet; do
 	d=$(fresh "$run")
 	"$top/report/render" "$d" >/dev/null || fail "$run: render exited $?"

@@ -15,14 +15,16 @@
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
 report=$top/report
 fresh() { rm -rf "${TEST_TMP:?}/$1"; cp -r "$FIXTURES/report/testhost" "$TEST_TMP/$1"; echo "$TEST_TMP/$1"; }
-summarize() { "$report/summarize" --testhost --param duration_s=3 --param rt_rate_pps=500 "$@"; }
+summarize() { "$report/summarize" --testhost "$@"; }
+# judged MS DIR: summary.json of DIR, its spec's late_ms MS.
+judged() { json_edit "$2/spec.json" ".scenario.late_ms = $1" && summarize "$2"; }
 # verdict DIR: the word and holds of DIR/summary.json.
 verdict() { jq -r '.verdict | "\(.word) \(.holds)"' "$1/summary.json"; }
 
-# 1. Judged at 20 ms (this loopback's own noise reached ~13 ms on the
-# patched side): stock late, patched not.
+# 1. Judged at the spec's 20 ms (this loopback's own noise reached ~13 ms
+# on the patched side): stock late, patched not.
 dir=$(fresh ok)
-summarize --late-ms 20 "$dir" || fail "summarize exited $?"
+summarize "$dir" || fail "summarize exited $?"
 [ "$(verdict "$dir")" = "fixed true" ] || fail "verdict is '$(verdict "$dir")', not 'fixed true'"
 s=$dir/summary.json
 disagrees="summary.json disagrees with the fixture's files"
@@ -37,7 +39,8 @@ done
 json_ok "$s" '.kernels.stock.late_at_least >= 1 and .kernels.patched.late == 0' "$disagrees: stock not late, or patched late"
 json_ok "$s" '.verdict.stock_shows_effect == true and .verdict.patched_free == true' \
 	"$disagrees: verdict $(jq -c .verdict "$s")"
-json_ok "$s" '.params == {"duration_s": 3, "rt_rate_pps": 500} and .late_ms == 20' "$disagrees: params or late_ms"
+json_ok "$s" '.params == ($spec[0].scenario + {clock: null}) and .late_ms == 20' \
+	"$disagrees: params or late_ms are not spec.json's" --slurpfile spec "$dir/spec.json"
 out=$("$report/render" "$dir") || fail "render exited $?"
 echo "$out"
 grep -q '^relay on a systemd test host' <<<"$out" || fail "the title does not say 'on a systemd test host'"
@@ -67,12 +70,12 @@ fi
 # 2. The rule fails where it must: at 5 ms the patched side's loopback
 # noise is late (not fixed); with stock's effect taken out, no effect.
 dir=$(fresh strict)
-summarize --late-ms 5 "$dir" || fail "summarize (5 ms) exited $?"
+judged 5 "$dir" || fail "summarize (5 ms) exited $?"
 [ "$(verdict "$dir")" = "not fixed false" ] || fail "at 5 ms the verdict is '$(verdict "$dir")'"
 "$report/render" "$dir" --no-html | grep -q '^verdict: NOT FIXED: ' || fail "no NOT FIXED verdict line"
 dir=$(fresh noeffect)
 rm -r "$dir/stock/scenario" && cp -r "$dir/patched/scenario" "$dir/stock/"
-summarize --late-ms 20 "$dir" || fail "summarize (no effect) exited $?"
+summarize "$dir" || fail "summarize (no effect) exited $?"
 [ "$(verdict "$dir")" = "no effect false" ] || fail "without the stall the verdict is '$(verdict "$dir")'"
 
 # 2b. A real run on the test hosts (tests/fixtures/report/testhost-vm):
@@ -80,18 +83,18 @@ summarize --late-ms 20 "$dir" || fail "summarize (no effect) exited $?"
 # rule counts them; without relay's stats the same run shows no effect.
 vm() { rm -rf "${TEST_TMP:?}/$1"; cp -r "$FIXTURES/report/testhost-vm" "$TEST_TMP/$1"; echo "$TEST_TMP/$1"; }
 dir=$(vm real)
-"$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null || fail "summarize of the real run exited $?"
+"$report/summarize" --testhost "$dir" >/dev/null || fail "summarize of the real run exited $?"
 [ "$(verdict "$dir")" = "fixed true" ] || fail "real run: verdict '$(verdict "$dir")', not 'fixed true'"
 out=$("$report/render" "$dir") || fail "render of the real run exited $?"
 grep -Eq '^  max +70\.97 +1\.51$' <<<"$out" || fail "no row of relay's own wake-up max (70.97, 1.51)"
 grep -q "relay's own wake-up max 71.0 ms); patched 0 of 5000" "$dir/table.txt" || fail "the verdict does not name relay's own wake-ups"
 "$report/check" "$dir" || fail "the real run's report is not whole"
 rm "$dir/stock/scenario/relay-stats.json"
-"$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null || fail "summarize without relay's stats exited $?"
+"$report/summarize" --testhost "$dir" >/dev/null || fail "summarize without relay's stats exited $?"
 [ "$(verdict "$dir")" = "no effect false" ] || fail "without relay's stats: verdict '$(verdict "$dir")', not 'no effect false'"
 echo '{"wake_latency_us": {"p50": 1}}' >"$dir/patched/scenario/relay-stats.json"
 rc=0
-"$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null 2>"$TEST_TMP/bad-stats.err" || rc=$?
+"$report/summarize" --testhost "$dir" >/dev/null 2>"$TEST_TMP/bad-stats.err" || rc=$?
 { [ $rc = 65 ] && grep -q 'patched/scenario/relay-stats.json: wake_latency_us.p99: missing' "$TEST_TMP/bad-stats.err"; } ||
 	fail "a relay-stats.json without percentiles: exit $rc, $(cat "$TEST_TMP/bad-stats.err")"
 pass "a real test-host run: fixed by relay's own wake-ups (71 ms stock, 1.5 ms patched)"
@@ -100,7 +103,7 @@ pass "a real test-host run: fixed by relay's own wake-ups (71 ms stock, 1.5 ms p
 dir=$(fresh missing)
 rm -r "$dir/patched/scenario"
 echo "FAIL the scenario under systemd units: the RT client failed" >>"$dir/patched/results.txt"
-summarize --late-ms 20 "$dir" || fail "summarize (patched missing) exited $?"
+summarize "$dir" || fail "summarize (patched missing) exited $?"
 [ "$(verdict "$dir")" = "incomplete false" ] || fail "without patched results the verdict is '$(verdict "$dir")'"
 out=$("$report/render" "$dir") || fail "render (patched missing) exited $?"
 grep -Eq '^  max +46\.9 +no-results$' <<<"$out" || fail "the patched column does not say no-results"
@@ -138,10 +141,18 @@ dir=$(fresh bad)
 summarize "$dir" || fail "summarize exited $?"
 rm "$dir/stock/scenario/rt-client.hgrm"
 refused "render without the hgrm" "stock/scenario/rt-client.hgrm" "$report/render" "$dir"
-for bad in "--late-ms 0" "--param novalue" "--late-ms soon"; do
-	# shellcheck disable=SC2086
-	"$report/summarize" --testhost $bad "$dir" >/dev/null 2>&1; st=$?
-	[ $st = 64 ] || fail "summarize --testhost $bad exited $st, not 64"
+# The limit is the spec's: a spec without a usable one is bad data.
+for bad in 0 '"soon"' null; do
+	dir=$(fresh bad)
+	json_edit "$dir/spec.json" ".scenario.late_ms = $bad"
+	refused "late_ms $bad" "spec.json: scenario.late_ms" summarize "$dir"
 done
+dir=$(fresh bad)
+json_edit "$dir/spec.json" 'del(.scenario)'
+refused "a spec without a scenario" "spec.json: no scenario object" summarize "$dir"
+rm "$dir/spec.json"
+refused "no spec" "spec.json: no such file" summarize "$dir"
+"$report/summarize" --testhost --late-ms 20 "$dir" >/dev/null 2>&1; st=$?
+[ $st = 64 ] || fail "summarize --testhost --late-ms (the spec's now) exited $st, not 64"
 [ $shot = yes ] || skip "chromium not installed (mk/deps report): everything but the page in a browser passed"
 pass "test host report: table, verdict, page, missing and malformed files"

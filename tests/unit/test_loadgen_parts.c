@@ -1,6 +1,7 @@
 /* Unit tests for loadgen's small parts: the command line (values, units,
- * defaults and the error for each kind of bad input), the datagram header
- * and reply accounting (lost, duplicated, reordered, late, foreign). */
+ * defaults, what each kind of flag sets and its refusal word for word),
+ * the datagram header and reply accounting (lost, duplicated, reordered,
+ * late, foreign). */
 #include "check.h"
 #include "../../loadgen/opts.h"
 #include "../../loadgen/track.h"
@@ -142,6 +143,100 @@ static void test_errors(void)
 	      && says("--cpus"));
 }
 
+/* loadgen RUN FLAGS is refused with exactly the words want. */
+#define RUN "--target udp://127.0.0.1:9 --rate 1k "
+static void refused(const char *line, const char *want)
+{
+	struct opts o;
+	CHECK(parse(&o, line) == -1);
+	if (strcmp(err, want) != 0)
+		fprintf(stderr, "loadgen %s:\n  said   %s\n  wanted %s\n", line,
+			err, want);
+	CHECK(strcmp(err, want) == 0);
+}
+
+/* Each kind sets its field from the value, as loadgen(1) says. */
+static void test_kinds(void)
+{
+	struct opts o;
+	CHECK(parse(&o, RUN "--duration 1.5 --cpu-quota 12.5% --quota-period "
+		    "20ms --quota-scope threads --timer epoll --no-probe "
+		    "--no-progress --cpus 0,1") == 0);
+	CHECK(o.rate == 1000 && o.duration_s == 1.5 && o.quota_pct == 12.5);
+	CHECK(o.period_us == 20000 && o.quota_threads && o.epoll_timer);
+	CHECK(!o.probe && o.progress == 0 && o.ncpus == 2 && o.cpus[1] == 1);
+	CHECK(strcmp(o.target_text, "udp://127.0.0.1:9") == 0);
+	CHECK(o.target.kind == ADDR_UDP);
+	CHECK(parse(&o, RUN "--quota-scope process --timer timerfd "
+		    "--quota-period-us 5000 --duration 500ms") == 0);
+	CHECK(!o.quota_threads && !o.epoll_timer && o.period_us == 5000);
+	CHECK(o.duration_s == 0.5);
+	CHECK(parse(&o, RUN "--quota-period-us 2ms --cpu-quota 150") == 0);
+	CHECK(o.period_us == 2000 && o.quota_pct == 150);
+	CHECK(parse(&o, "sweep --search --target udp://127.0.0.1:9 --from 1k "
+		    "--to 0.5M --slo p99=1ms --slo max=5ms --resolution 2.5% "
+		    "--start 3k") == 0);
+	CHECK(o.mode == OPTS_SWEEP && o.search && o.from == 1000 &&
+	      o.to == 500000 && o.nslo == 2 && o.resolution_pct == 2.5 &&
+	      o.start == 3000);
+	CHECK(parse(&o, "sweep --quota --target udp://127.0.0.1:9 --rate 1k "
+		    "--from 10% --to 50 --steps 3 --slo p99=1ms") == 0);
+	CHECK(o.sweep == OPTS_SWEEP_QUOTA && o.from == 10 && o.to == 50);
+	CHECK(parse(&o, "echo --listen udp://127.0.0.1:7") == 0);
+	CHECK(o.listen.kind == ADDR_UDP);
+	CHECK(parse(&o, RUN "--help") == 0 && o.mode == OPTS_HELP);
+}
+
+/* Each kind's refusal, word for word as before they were table rows. */
+static void test_refusals(void)
+{
+	refused("--target http://a:1 --rate 1k",
+		"--target: 'http://a:1': unknown scheme 'http' (expected "
+		"udp://, tcp://, tls://, unix://)");
+	refused("--target tls://127.0.0.1:9 --rate 1k",
+		"--target 'tls://127.0.0.1:9': say udp://, tcp:// or unix://");
+	refused("echo --listen tcp://127.0.0.1:5",
+		"--listen 'tcp://127.0.0.1:5': echo serves udp:// only");
+	refused("--target udp://127.0.0.1:9 --rate x",
+		"--rate 'x' is not a rate (packets per second: 20000, 20k, 1.5M)");
+	refused("--target udp://127.0.0.1:9 --rate 1e12",
+		"--rate '1e12' is outside 0.001 to 512000000 packets per second "
+		"(2000000 pps per thread, 256 threads)");
+	refused(RUN "--duration 0.0001",
+		"--duration '0.0001' is not a duration of at least 1 ms "
+		"(30, 30s, 500ms)");
+	refused(RUN "--cpu-quota 0", "--cpu-quota '0' is not a percentage of "
+		"one CPU above 0 and at most 100000% (20%, 150%)");
+	refused(RUN "--cpu-quota 200000%", "--cpu-quota '200000%' is not a "
+		"percentage of one CPU above 0 and at most 100000% (20%, 150%)");
+	refused(RUN "--quota-period-us 2s",
+		"--quota-period-us '2s' is not a period from 1000 us to 1 s");
+	refused(RUN "--quota-period 10",
+		"--quota-period '10' is not a period from 1000 us to 1 s");
+	refused(RUN "--quota-scope x", "--quota-scope 'x': say process or "
+		"threads");
+	refused(RUN "--quota-scope threadsx", "--quota-scope 'threadsx': say "
+		"process or threads");
+	refused(RUN "--timer epol", "--timer 'epol': say timerfd or epoll");
+	refused(RUN "--cpus x", "--cpus: bad CPU list 'x' at 'x': expected a "
+		"CPU number 0..1023");
+	refused(RUN "--from x", "--from 'x' is not a rate or a quota percentage");
+	refused(RUN "--to 0", "--to '0' is not a rate or a quota percentage");
+	refused(RUN "--resolution 0.01",
+		"--resolution '0.01' is not a percentage from 0.1 to 100 (5, 2.5%)");
+	refused(RUN "--start x", "--start 'x' is not a rate");
+	refused(RUN "--slo p99=1ms --slo p99=2ms",
+		"--slo 'p99=2ms': p99 is given twice");
+	refused(RUN "--slo x", "--slo 'x' is not a list of PERCENTILE=LATENCY "
+		"(p99=1ms,max=20ms; percentiles p50 p90 p99 p99.9 p99.99 max; "
+		"at most 8 in all)");
+	refused(RUN "--threads 0", "--threads '0' is not a number from 1 to 256");
+	refused(RUN "--timeout x", "--timeout 'x' is not a time in ms from 1 to "
+		"86400000 (or with a unit: 2s, 500ms)");
+	refused(RUN "--no-probe=1", "unknown option '--no-probe=1' (see loadgen "
+		"--help)");
+}
+
 static void test_wire(void)
 {
 	uint8_t buf[64] = { 0 };
@@ -182,6 +277,8 @@ int main(void)
 	test_values();
 	test_command_lines();
 	test_errors();
+	test_kinds();
+	test_refusals();
 	test_wire();
 	test_track();
 	return check_done();

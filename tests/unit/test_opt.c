@@ -1,4 +1,5 @@
-/* Unit tests of lib/opt.c: a table's values, defaults, flags and usage. */
+/* Unit tests of lib/opt.c: a table's values, defaults (in either profile),
+ * flags, usage, a JSON object of settings and the table as JSON. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -155,25 +156,195 @@ static void test_longopts(void)
 	CHECK_EQ_INT(s.hi, 5);
 }
 
-static void test_usage(void)
+/* t's usage (with profiles' defaults where profiles is not NULL) is want. */
+static void check_usage(const struct opt *t, int n,
+			const char *const profiles[2], const char *want)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	opt_usage(f, table, N);
+	if (profiles)
+		opt_usage_profiles(f, t, n, profiles);
+	else
+		opt_usage(f, t, n);
 	fclose(f);
-	const char *want =
+	CHECK(strcmp(text, want) == 0);
+	if (strcmp(text, want) != 0)
+		fprintf(stderr, "usage:\n%s", text);
+	free(text);
+}
+
+static void test_usage(void)
+{
+	check_usage(table, N, NULL,
 		"  --idle-ms N          idle for this long (30)\n"
 		"  --stamps yes|no      time stamps (yes)\n"
 		"  --loud               say more\n"
 		"  --path FILE          where\n"
 		"  --a-rather-long-setting-name LO-HI\n"
 		"                       a span\n"
-		"                       of two (1-2)\n";
-	CHECK(strcmp(text, want) == 0);
-	if (strcmp(text, want) != 0)
-		fprintf(stderr, "usage:\n%s", text);
+		"                       of two (1-2)\n");
+}
+
+/* A table with a second profile: rate_pps and cpu_quota_pct differ
+ * there, threads has the lab's name senders. */
+struct scene {
+	int rate_pps, cpu_quota_pct, threads;
+	bool on;
+	char name[8];
+};
+#define S(field) offsetof(struct scene, field)
+static const struct opt scene[] = {
+	{ .name = "rate_pps", .type = OPT_INT, .off = S(rate_pps), .min = 1,
+	  .max = 100000, .def = "2000", .alt = "30000", .arg = "N",
+	  .help = "datagrams\nper second" },
+	{ .name = "cpu_quota_pct", .type = OPT_INT, .off = S(cpu_quota_pct),
+	  .min = 1, .max = 100, .def = "10", .alt = "5", .arg = "PCT",
+	  .help = "quota" },
+	{ .name = "threads", .type = OPT_INT, .off = S(threads), .min = 1,
+	  .max = 64, .def = "2", .alt = "2", .spec = "senders", .arg = "N",
+	  .help = "threads" },
+	{ .name = "on", .type = OPT_BOOL, .off = S(on), .def = "no",
+	  .help = "on" },
+	{ .name = "name", .type = OPT_STR, .off = S(name), .size = 8,
+	  .help = "a name" },
+};
+#define NSCENE ((int)(sizeof(scene) / sizeof(scene[0])))
+static const char *const clocks[2] = { "host", "virtual" };
+
+static void test_profiles(void)
+{
+	struct scene s = { 0 };
+	CHECK_EQ_INT(opt_defaults_for(scene, NSCENE, true, &s, why,
+				      sizeof(why)), 0);
+	CHECK(s.rate_pps == 30000 && s.cpu_quota_pct == 5 && s.threads == 2);
+	CHECK_EQ_INT(opt_defaults_for(scene, NSCENE, false, &s, why,
+				      sizeof(why)), 0);
+	CHECK(s.rate_pps == 2000 && s.cpu_quota_pct == 10 && s.threads == 2);
+	/* no alt: the default in both */
+	CHECK(strcmp(opt_default(&scene[3], true), "no") == 0);
+	CHECK(opt_default(&scene[4], true) == NULL);
+	CHECK(opt_default(&table[0], true) == table[0].def);
+
+	struct opt bad = scene[0];
+	bad.alt = "0";
+	CHECK_EQ_INT(opt_defaults_for(&bad, 1, true, &s, why, sizeof(why)), -1);
+	CHECK(strcmp(why, "rate_pps: default: 0 out of range 1..100000") == 0);
+	CHECK_EQ_INT(opt_defaults_for(&bad, 1, false, &s, why, sizeof(why)), 0);
+}
+
+static json_t *parsed(const char *text)
+{
+	json_t *j = json_loads(text, 0, NULL);
+	CHECK(j != NULL);
+	return j;
+}
+
+static void test_json(void)
+{
+	struct scene s = { .rate_pps = 1, .cpu_quota_pct = 1, .threads = 1 };
+	json_t *j = parsed("{\"rate_pps\": 3000, \"on\": true, "
+			   "\"name\": \"ab\"}");
+	CHECK_EQ_INT(opt_json(scene, NSCENE, &s, j, "scenario", why,
+			      sizeof(why)), 0);
+	CHECK(s.rate_pps == 3000 && s.on && strcmp(s.name, "ab") == 0);
+	CHECK(s.cpu_quota_pct == 1 && s.threads == 1);	/* not named */
+	json_decref(j);
+
+	/* every key is tried, and each refusal named on a line of its own;
+	 * the keys that were right are set */
+	j = parsed("{\"nope\": 1, \"rate_pps\": \"5\", \"cpu_quota_pct\": 0, "
+		   "\"threads\": 7, \"on\": 1, \"name\": 5}");
+	CHECK_EQ_INT(opt_json(scene, NSCENE, &s, j, "scenario", why,
+			      sizeof(why)), -1);
+	const char *want =
+		"scenario.nope: no such parameter\n"
+		"scenario.rate_pps: expected an integer\n"
+		"scenario.cpu_quota_pct: 0 out of range 1..100\n"
+		"scenario.on: expected true or false\n"
+		"scenario.name: expected a string";
+	CHECK(strcmp(why, want) == 0);
+	if (strcmp(why, want) != 0)
+		fprintf(stderr, "why:\n%s\n", why);
+	CHECK(s.threads == 7 && s.rate_pps == 3000 && s.cpu_quota_pct == 1);
+	/* a short buffer: cut, still a failure */
+	char small[20];
+	CHECK_EQ_INT(opt_json(scene, NSCENE, &s, j, "scenario", small,
+			      sizeof(small)), -1);
+	CHECK(strncmp(small, "scenario.nope: no ", 18) == 0);
+	CHECK_EQ_INT(opt_json(scene, NSCENE, &s, j, "scenario", NULL, 0), -1);
+	json_decref(j);
+
+	j = parsed("[1]");
+	CHECK_EQ_INT(opt_json(scene, NSCENE, &s, j, "scenario", why,
+			      sizeof(why)), -1);
+	CHECK(strcmp(why, "scenario: expected an object") == 0);
+	json_decref(j);
+
+	/* OPT_FUNC takes strings and numbers, as text */
+	struct settings t = { 0 };
+	j = parsed("{\"a_rather_long_setting_name\": \"4-8\"}");
+	CHECK_EQ_INT(opt_json(table, N, &t, j, "x", why, sizeof(why)), 0);
+	CHECK(t.lo == 4 && t.hi == 8);
+	json_decref(j);
+	j = parsed("{\"a_rather_long_setting_name\": 2.5}");
+	CHECK_EQ_INT(opt_json(table, N, &t, j, "x", why, sizeof(why)), -1);
+	CHECK(strcmp(why, "x.a_rather_long_setting_name: '2.5' is not LO-HI")
+	      == 0);
+	json_decref(j);
+}
+
+static void test_describe(void)
+{
+	json_t *d = opt_describe(scene, NSCENE, clocks);
+	CHECK(json_is_array(d) && json_array_size(d) == NSCENE);
+	char *text = json_dumps(json_array_get(d, 0), JSON_SORT_KEYS);
+	const char *want = "{\"default\": {\"host\": 2000, \"virtual\": 30000}, "
+		"\"flag\": \"--rate-pps\", \"help\": \"datagrams per second\", "
+		"\"max\": 100000, \"min\": 1, \"name\": \"rate_pps\", "
+		"\"type\": \"int\", \"unit\": \"pps\"}";
+	CHECK(text && strcmp(text, want) == 0);
+	if (text && strcmp(text, want) != 0)
+		fprintf(stderr, "described: %s\n", text);
 	free(text);
+	json_t *r = json_array_get(d, 2);
+	CHECK(json_is_null(json_object_get(r, "unit")));
+	CHECK(strcmp(json_string_value(json_object_get(r, "spec")),
+		     "senders") == 0);
+	r = json_array_get(d, 3);
+	CHECK(json_is_false(json_object_get(json_object_get(r, "default"),
+					    "virtual")));
+	CHECK(strcmp(json_string_value(json_object_get(r, "type")), "bool")
+	      == 0);
+	CHECK(json_object_get(r, "min") == NULL);
+	r = json_array_get(d, 4);
+	CHECK(json_is_null(json_object_get(json_object_get(r, "default"),
+					   "host")));
+	json_decref(d);
+
+	/* one profile; an OPT_FUNC row is a string */
+	const char *const one[2] = { "host", NULL };
+	d = opt_describe(table, N, one);
+	r = json_array_get(d, 4);
+	CHECK(json_object_size(json_object_get(r, "default")) == 1);
+	CHECK(strcmp(json_string_value(json_object_get(json_object_get(r,
+		"default"), "host")), "1-2") == 0);
+	CHECK(strcmp(json_string_value(json_object_get(r, "type")), "str")
+	      == 0);
+	CHECK(strcmp(json_string_value(json_object_get(r, "help")),
+		     "a span of two") == 0);
+	CHECK(strcmp(json_string_value(json_object_get(json_array_get(d, 0),
+		"unit")), "ms") == 0);
+	json_decref(d);
+}
+
+static void test_usage_profiles(void)
+{
+	check_usage(scene, 3, clocks,
+		"  --rate-pps N         datagrams\n"
+		"                       per second (host 2000, virtual 30000)\n"
+		"  --cpu-quota-pct PCT  quota (host 10, virtual 5)\n"
+		"  --threads N          threads (2)\n");
 }
 
 int main(void)
@@ -183,5 +354,9 @@ int main(void)
 	test_defaults();
 	test_longopts();
 	test_usage();
+	test_profiles();
+	test_json();
+	test_describe();
+	test_usage_profiles();
 	return check_done();
 }

@@ -468,7 +468,8 @@ int main(int argc, char **argv)
 	snprintf(r.cg_path, sizeof(r.cg_path), "%s", r.cg.path);
 	struct wd_config cfg = { .poll_ms = p->poll_ms, .stall_ms = p->stall_ms,
 		.lift_ms = p->lift_ms, .poll_cpu = p->watchdog_cpu, .writer_cpu = p->cpu,
-		.prio = p->watchdog_prio, .quota_us = params_quota_us(p), .period_us = p->period_us };
+		.prio = p->watchdog_prio, .quota_us = cg_quota_us(p->cpu_quota_pct, p->period_us),
+		.period_us = p->period_us };
 	static struct watchdog w;	/* large: the stall records */
 	r.t0_ns = clock_ns(CLOCK_MONOTONIC);
 	r.deadline_ns = r.t0_ns + (int64_t)(p->duration_s + p->grace_s) * 1000000000;

@@ -1,152 +1,246 @@
+/*
+ * params: demo-scenario's command line and run spec through one lib/opt
+ * table, and the options that are no parameters of the scenario (where
+ * the programs are, where the results go, the spec, the clock).
+ */
 #include "params.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct row {
-	const char *name, *flag, *help;
-	int min, max, def;
-	size_t off;
-};
+#include "cgroup.h"
+#include "opt.h"
 
-static const struct row rows[] = {
-#define PARAMS_ROW(n, f, lo, hi, d, h) \
-	{ .name = #n, .flag = f, .help = h, .min = lo, .max = hi, .def = d, \
-	  .off = offsetof(struct params, n) },
+#define PARAMS_STR(x) #x
+
+static const struct opt table[] = {
+#define PARAMS_ROW(n, lo, hi, host, virt, a, h) \
+	{ .name = #n, .type = OPT_INT, .off = offsetof(struct params, n), \
+	  .min = lo, .max = hi, .def = PARAMS_STR(host), \
+	  .alt = PARAMS_STR(virt), .arg = a, .help = h },
 	SCENARIO_PARAMS(PARAMS_ROW)
 #undef PARAMS_ROW
 };
-#define NROWS (sizeof(rows) / sizeof(rows[0]))
+#define NTABLE ((int)(sizeof(table) / sizeof(table[0])))
 
-/* The options past the table's: the programs, the results, the spec. */
-enum { OPT_RELAY = 1000, OPT_LOADGEN, OPT_OUT, OPT_RUN_DIR, OPT_SPEC, OPT_RESOLVE, OPT_HELP };
+/* The table's two profiles of defaults: the host clock's, the virtual's. */
+static const char *const clocks[2] = { "host", "virtual" };
 
-static int *field(struct params *p, const struct row *r)
-{
-	return (int *)((char *)p + r->off);
-}
+/* The options past the table's (whose rows all return O_PARAM). */
+enum { O_PARAM = 256, O_RELAY, O_LOADGEN, O_OUT, O_RUN_DIR, O_SPEC, O_CLOCK,
+       O_RESOLVE, O_DESCRIBE, O_HELP };
+static const struct option fixed[] = {
+	{ "relay", required_argument, NULL, O_RELAY },
+	{ "loadgen", required_argument, NULL, O_LOADGEN },
+	{ "out", required_argument, NULL, O_OUT },
+	{ "run-dir", required_argument, NULL, O_RUN_DIR },
+	{ "spec", required_argument, NULL, O_SPEC },
+	{ "clock", required_argument, NULL, O_CLOCK },
+	{ "resolve", no_argument, NULL, O_RESOLVE },
+	{ "describe", no_argument, NULL, O_DESCRIBE },
+	{ "help", no_argument, NULL, O_HELP },
+};
+#define NFIXED ((int)(sizeof(fixed) / sizeof(fixed[0])))
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: demo-scenario --relay PATH --loadgen PATH --out DIR [--spec FILE] [options]\n"
-		   "       demo-scenario [--spec FILE] [options] --resolve\n");
-	for (size_t i = 0; i < NROWS; i++)
-		fprintf(f, "  --%-16s %s (%d)\n", rows[i].flag, rows[i].help, rows[i].def);
-	fprintf(f, "  --run-dir DIR      where the relay's heartbeat file goes (/tmp)\n"
-		   "  --spec FILE        a run spec: its \"scenario\" object names parameters\n"
-		   "                     by the names of scenario.json's params\n"
-		   "  --resolve          print the resolved parameters as JSON and exit\n");
+	fputs("usage: demo-scenario --relay PATH --loadgen PATH --out DIR [--spec FILE]\n"
+	      "                     [--clock host|virtual] [PARAMETER]...\n"
+	      "       demo-scenario [--spec FILE] [--clock host|virtual] [PARAMETER]... --resolve\n"
+	      "       demo-scenario --describe\n"
+	      "\n"
+	      "The scenario's parameters, each with its default on the host clock and, where\n"
+	      "it differs, on the virtual one (kernel/vm/boot):\n", f);
+	opt_usage_profiles(f, table, NTABLE, clocks);
+	fputs("\n"
+	      "  --relay PATH, --loadgen PATH  the programs to run\n"
+	      "  --out DIR          where the results go (created)\n"
+	      "  --run-dir DIR      where the relay's heartbeat file goes (/tmp)\n"
+	      "  --spec FILE        a run spec: its \"scenario\" object names parameters by\n"
+	      "                     the names of scenario.json's params, its \"clock\" the\n"
+	      "                     clock whose defaults apply; flags after it win\n"
+	      "  --clock CLOCK      host or virtual: whose defaults apply (above a spec's)\n"
+	      "  --resolve          print the resolved parameters as JSON and exit\n"
+	      "  --describe         print the parameters' table as JSON and exit\n", f);
 }
 
-static int set(struct params *p, const struct row *r, long long v, const char *where,
-	       const char *what)
+static int clock_named(const char *name, bool *virt)
 {
-	if (v < r->min || v > r->max) {
-		fprintf(stderr, "demo-scenario: %s%s '%s': expected a whole number in %d..%d\n",
-			where, r->flag, what, r->min, r->max);
-		return -1;
-	}
-	*field(p, r) = (int)v;
-	return 0;
+	for (int k = 0; k < 2; k++)
+		if (strcmp(name, clocks[k]) == 0)
+			return *virt = k == 1, 0;
+	return -1;
 }
 
-static int apply_spec(struct params *p, const char *path)
+/* The spec at path, or NULL after saying why. */
+static json_t *load_spec(const char *path)
 {
 	json_error_t e;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
-	if (!root) {
+	if (!root)
 		fprintf(stderr, "demo-scenario: %s:%d: %s\n", path, e.line, e.text);
+	return root;
+}
+
+/* The clock a spec names, if it names one, into virt: 0, or -1 after
+ * saying why. */
+static int spec_clock(const char *path, bool *virt)
+{
+	json_t *root = load_spec(path);
+	if (!root)
 		return -1;
-	}
-	json_t *s = json_object_get(root, "scenario");
+	json_t *c = json_object_get(root, "clock");
 	int rc = 0;
-	if (!json_is_object(s)) {
-		fprintf(stderr, "demo-scenario: %s: no \"scenario\" object\n", path);
+	if (c && (!json_is_string(c) || clock_named(json_string_value(c), virt) < 0)) {
+		fprintf(stderr, "demo-scenario: %s: clock: expected \"host\" or \"virtual\"\n",
+			path);
 		rc = -1;
-	}
-	const char *key;
-	json_t *v;
-	json_object_foreach(s, key, v) {
-		const struct row *r = NULL;
-		for (size_t i = 0; i < NROWS && !r; i++)
-			if (strcmp(rows[i].name, key) == 0)
-				r = &rows[i];
-		char where[512];
-		snprintf(where, sizeof(where), "%s: scenario.%s: ", path, key);
-		if (!r) {
-			fprintf(stderr, "demo-scenario: %sno such parameter\n", where);
-			rc = -1;
-		} else if (!json_is_integer(v)) {
-			fprintf(stderr, "demo-scenario: %sexpected a whole number in %d..%d\n",
-				where, r->min, r->max);
-			rc = -1;
-		} else {
-			char text[32];
-			snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
-			if (set(p, r, json_integer_value(v), where, text) < 0)
-				rc = -1;
-		}
 	}
 	json_decref(root);
 	return rc;
 }
 
-int params_parse(int argc, char **argv, struct params *p)
+/* A spec's "scenario" object into p: 0, or -1 after saying each key that
+ * was wrong. */
+static int apply_spec(struct params *p, const char *path)
 {
-	struct option opts[NROWS + 8];
-	for (size_t i = 0; i < NROWS; i++) {
-		opts[i] = (struct option){ rows[i].flag, required_argument, NULL, (int)i };
-		*field(p, &rows[i]) = rows[i].def;
+	json_t *root = load_spec(path);
+	if (!root)
+		return -1;
+	json_t *s = json_object_get(root, "scenario");
+	char why[4096];
+	int rc = 0;
+	if (!json_is_object(s)) {
+		fprintf(stderr, "demo-scenario: %s: no \"scenario\" object\n", path);
+		rc = -1;
+	} else if (opt_json(table, NTABLE, p, s, "scenario", why, sizeof(why)) < 0) {
+		for (char *save, *line = strtok_r(why, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			fprintf(stderr, "demo-scenario: %s: %s\n", path, line);
+		rc = -1;
 	}
-	const struct option more[] = {
-		{ "relay", required_argument, NULL, OPT_RELAY },
-		{ "loadgen", required_argument, NULL, OPT_LOADGEN },
-		{ "out", required_argument, NULL, OPT_OUT },
-		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
-		{ "spec", required_argument, NULL, OPT_SPEC },
-		{ "resolve", no_argument, NULL, OPT_RESOLVE },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ 0 } };
-	memcpy(opts + NROWS, more, sizeof(more));
-	p->relay = p->loadgen = p->out = NULL;
-	p->run_dir = "/tmp";
-	bool resolve = false;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		char *end;
-		long long v;
-		switch (ch) {
-		case OPT_RELAY: p->relay = optarg; continue;
-		case OPT_LOADGEN: p->loadgen = optarg; continue;
-		case OPT_OUT: p->out = optarg; continue;
-		case OPT_RUN_DIR: p->run_dir = optarg; continue;
-		case OPT_RESOLVE: resolve = true; continue;
-		case OPT_HELP: usage(stdout); exit(0);
-		case OPT_SPEC:
-			if (apply_spec(p, optarg) < 0)
+	json_decref(root);
+	return rc;
+}
+
+static void print_json(json_t *o)
+{
+	if (!o) {
+		fprintf(stderr, "demo-scenario: out of memory\n");
+		exit(70);
+	}
+	json_dumpf(o, stdout, JSON_SORT_KEYS);
+	putchar('\n');
+	json_decref(o);
+}
+
+static void describe(void)
+{
+	print_json(json_pack("{s:s, s:[s,s], s:o}", "program", "demo-scenario",
+			     "clocks", clocks[0], clocks[1],
+			     "params", opt_describe(table, NTABLE, clocks)));
+}
+
+/* The clock: --clock, else the last spec's that names one. The first pass
+ * over argv, which also says what is wrong with the command line itself;
+ * --help and --describe end it. 0, or -1 after saying why. */
+static int find_clock(int argc, char **argv, const struct option *opts, bool *virt)
+{
+	bool flag = false;
+	int c, li;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, &li)) != -1) {
+		switch (c) {
+		case O_HELP:
+			usage(stdout);
+			exit(0);
+		case O_DESCRIBE:
+			describe();
+			exit(0);
+		case O_CLOCK:
+			if (clock_named(optarg, virt) < 0) {
+				fprintf(stderr, "demo-scenario: --clock '%s': expected host or "
+					"virtual\n", optarg);
 				return -1;
-			continue;
-		case '?': usage(stderr); return -1;
+			}
+			flag = true;
+			break;
+		case O_SPEC: {
+			bool v = *virt;
+			if (spec_clock(optarg, &v) < 0)
+				return -1;
+			if (!flag)
+				*virt = v;
+			break;
 		}
-		errno = 0;
-		v = strtoll(optarg, &end, 10);
-		if (errno || *end || end == optarg)
-			v = (long long)rows[ch].min - 1;	/* out of range: said below */
-		if (set(p, &rows[ch], v, "--", optarg) < 0)
+		case ':':
+			fprintf(stderr, "demo-scenario: %s needs a value\n", argv[optind - 1]);
+			usage(stderr);
 			return -1;
+		case '?':
+			fprintf(stderr, "demo-scenario: unknown option '%s'\n", argv[optind - 1]);
+			usage(stderr);
+			return -1;
+		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "demo-scenario: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	if (params_quota_us(p) < 1000) {
+	return 0;
+}
+
+int params_parse(int argc, char **argv, struct params *p)
+{
+	struct option opts[NTABLE + NFIXED + 1];
+	char names[1024], why[256];
+	if (opt_longopts(table, NTABLE, opts, names, sizeof(names), O_PARAM) < 0) {
+		fprintf(stderr, "demo-scenario: the table outgrew its names\n");
+		return -1;
+	}
+	memcpy(opts + NTABLE, fixed, sizeof(fixed));
+	opts[NTABLE + NFIXED] = (struct option){ 0 };
+	opterr = 0;
+	bool virt = false;
+	if (find_clock(argc, argv, opts, &virt) < 0)
+		return -1;
+
+	memset(p, 0, sizeof(*p));
+	if (opt_defaults_for(table, NTABLE, virt, p, why, sizeof(why)) < 0) {
+		fprintf(stderr, "demo-scenario: %s\n", why);	/* the table is wrong */
+		return -1;
+	}
+	p->run_dir = "/tmp";
+	bool resolve = false;
+	int c, li;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, &li)) != -1) {
+		switch (c) {
+		case O_RELAY: p->relay = optarg; break;
+		case O_LOADGEN: p->loadgen = optarg; break;
+		case O_OUT: p->out = optarg; break;
+		case O_RUN_DIR: p->run_dir = optarg; break;
+		case O_RESOLVE: resolve = true; break;
+		case O_SPEC:
+			if (apply_spec(p, optarg) < 0)
+				return -1;
+			break;
+		case O_PARAM:
+			if (opt_parse(&table[li], p, optarg, why, sizeof(why)) < 0) {
+				fprintf(stderr, "demo-scenario: --%s: %s\n", opts[li].name, why);
+				return -1;
+			}
+			break;
+		}
+	}
+	int64_t quota = cg_quota_us(p->cpu_quota_pct, p->period_us);
+	if (quota < 1000) {
 		fprintf(stderr, "demo-scenario: cpu_quota_pct %d of period_us %d is %lld us, below "
 			"the 1000 us cpu.max allows\n", p->cpu_quota_pct, p->period_us,
-			params_quota_us(p));
+			(long long)quota);
 		return -1;
 	}
 	if (p->watchdog_prio <= p->relay_prio || p->cpu == p->watchdog_cpu) {
@@ -155,10 +249,7 @@ int params_parse(int argc, char **argv, struct params *p)
 		return -1;
 	}
 	if (resolve) {
-		json_t *o = params_json(p);
-		json_dumpf(o, stdout, JSON_SORT_KEYS);
-		putchar('\n');
-		json_decref(o);
+		print_json(params_json(p));
 		exit(0);
 	}
 	if (!p->relay || !p->loadgen || !p->out) {
@@ -171,16 +262,11 @@ int params_parse(int argc, char **argv, struct params *p)
 	return 0;
 }
 
-long long params_quota_us(const struct params *p)
-{
-	return (long long)p->cpu_quota_pct * p->period_us / 100;
-}
-
 json_t *params_json(const struct params *p)
 {
 	json_t *o = json_object();
-	for (size_t i = 0; i < NROWS; i++)
-		json_object_set_new(o, rows[i].name,
-				    json_integer(*field((struct params *)p, &rows[i])));
+	for (int i = 0; i < NTABLE; i++)
+		json_object_set_new(o, table[i].name,
+				    json_integer(*(const int *)((const char *)p + table[i].off)));
 	return o;
 }
