@@ -12,6 +12,9 @@ import math
 import os
 import sys
 
+from report import formats
+from report.files import DataError
+
 
 def upper_95(k, n):
     """The one-sided 95 % upper bound of a rate after k events in n trials:
@@ -39,17 +42,11 @@ def row(directory, name):
     try:
         with open(os.path.join(res, "kernel-release"), encoding="utf-8") as f:
             out["release"] = f.read().strip()
-        with open(os.path.join(res, "falseneg.jsonl"), encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                try:
-                    p = json.loads(line)
-                    calls, misses = int(p["calls"]), int(p["false_negatives"])
-                except (ValueError, KeyError, TypeError) as e:
-                    raise ValueError(f"{f.name}:{n}: not a pass: {e}") from e
-                out["passes"].append(p)
-                out["calls"] += calls
-                out["false_negatives"] += misses
-    except (OSError, ValueError) as e:
+        for p in formats.read_lines(formats.FalsenegPass, os.path.join(res, "falseneg.jsonl")):
+            out["passes"].append(formats.raw(p))
+            out["calls"] += p.calls
+            out["false_negatives"] += p.false_negatives
+    except (OSError, DataError) as e:
         out["error"] = str(e)
         return out
     if not out["passes"]:

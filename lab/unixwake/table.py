@@ -14,6 +14,9 @@ import os
 import re
 import sys
 
+from report import formats
+from report.files import DataError
+
 # The report's header, then its "Call Trace:" and the frames up to the
 # entry from user space.
 REPORT = re.compile(r"rcu: INFO: rcu_preempt detected stalls|INFO: task .* blocked for more than")
@@ -45,17 +48,14 @@ def blocked(console):
 
 def row(out, name):
     d = os.path.join(out, name)
-    try:
-        with open(os.path.join(d, "results", "unixwake.json"), encoding="utf-8") as f:
-            r = json.load(f)
-        if not isinstance(r, dict) or "pings" not in r:
-            raise ValueError("not epoll-unixwake's object")
-        r["outcome"] = "stalled" if r.get("stalls") else "late" if r.get("late") else "ok"
-        return dict(r, name=name)
-    except FileNotFoundError:
-        pass
-    except ValueError as e:
-        return {"name": name, "outcome": "bad result", "error": f"{d}/results/unixwake.json: {e}"}
+    path = os.path.join(d, "results", "unixwake.json")
+    if os.path.exists(path):
+        try:
+            r = formats.read(formats.Unixwake, path)
+        except DataError as e:
+            return {"name": name, "outcome": "bad result", "error": str(e)}
+        outcome = "stalled" if r.stalls else "late" if r.late else "ok"
+        return dict(formats.raw(r), outcome=outcome, name=name)
     try:
         with open(os.path.join(d, "outcome"), encoding="utf-8") as f:
             outcome = f.read().strip() or "?"
