@@ -6,7 +6,7 @@
 # (mk/py: from the top of the tree).
 # variants: release
 # lane: side
-# timeout: 120
+# timeout: 300
 . "$(dirname "$0")/../lib.sh"
 out=$TEST_TMP/unittest.out
 # No __pycache__ left in the tree.
