@@ -29,6 +29,7 @@ struct service {
 	int64_t start_ns;
 	struct event_base *base;
 	struct admin_view view;
+	struct kstate kernel;
 	struct stats_snapshot snap;
 	uint64_t last_in, last_out, last_drops;
 	int64_t last_status_ns, last_watchdog_ns;
@@ -207,6 +208,25 @@ static int write_stats_file(struct service *s)
 	return 0;
 }
 
+/* What the running kernel carries, said once in the log too. */
+static int read_kernel(struct service *s, const struct conf *c)
+{
+	char err[512];
+	if (kstate_read(&s->kernel, kstate_markers, c->kernel_btf,
+			"/sys/kernel/realtime", err, sizeof(err)) < 0) {
+		fprintf(stderr, "relay: %s\n", err);	/* the build is wrong */
+		return EX_SOFTWARE;
+	}
+	if (s->kernel.why[0])
+		fprintf(stderr, "relay: kernel: %s; relay_kernel_info says "
+			"what it cannot tell is unknown\n", s->kernel.why);
+	fprintf(stderr, "relay: kernel:");
+	for (int i = 0; i < s->kernel.n; i++)
+		fprintf(stderr, " %s %s%s", s->kernel.item[i].name,
+			s->kernel.item[i].value, i + 1 < s->kernel.n ? "," : "\n");
+	return 0;
+}
+
 static int serve(struct control *ctl)
 {
 	static struct service s;
@@ -255,6 +275,8 @@ static int serve(struct control *ctl)
 		fprintf(stderr, "relay: %s\n", err);
 		return EX_OSERR;
 	}
+	if ((rc = read_kernel(&s, c)))
+		return rc;
 	if (stats_snapshot_init(&s.snap) < 0) {
 		fprintf(stderr, "relay: out of memory\n");
 		return EX_OSERR;
@@ -267,7 +289,8 @@ static int serve(struct control *ctl)
 		.udp_upstreams = ctl->udp_up, .nudp_upstreams = &ctl->nudp_up,
 		.tcp = ctl->tcp, .tcp_labels = ctl->tcp_labels,
 		.ntcp_labels = &ctl->ntcp_labels,
-		.tcp_upstream = ctl->tcp_upstream, .reloads = &ctl->reloads };
+		.tcp_upstream = ctl->tcp_upstream, .reloads = &ctl->reloads,
+		.kernel = &s.kernel, .watch = &ctl->watch };
 	s.base = event_base_new();
 	if (!s.base) {
 		fprintf(stderr, "relay: event_base_new failed\n");

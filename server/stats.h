@@ -56,7 +56,8 @@
 	X(ticks_demoted,    "Timer ticks handled while dropped to SCHED_OTHER for that") \
 	X(wakeups,          "epoll_wait calls that returned events") \
 	X(batches,          "recvmmsg batches") \
-	X(gro_runs,         "Coalesced runs received (udp_gro); their datagrams count one by one")
+	X(gro_runs,         "Coalesced runs received (udp_gro); their datagrams count one by one") \
+	X(late_wakeups,     "Wake-ups later than late_us: an epoll_wait wake-up for data, or a timer tick")
 
 #define STATS_DROPS(X) \
 	X(oversize,         "larger than max_datagram (truncated on receive)") \
@@ -123,6 +124,16 @@ struct stats_label {
 	char text[ADDR_TEXT_MAX];
 };
 
+/* A late wake-up (stats_record_wake, stats_record_tick): when the loop
+ * woke (CLOCK_MONOTONIC) and how late. The loop keeps the last
+ * STATS_LATE_RING in a ring for the main thread (watch.h), which reads
+ * them with stats_late_read; a reader that falls further behind loses the
+ * oldest. */
+#define STATS_LATE_RING	256
+struct stats_late {
+	int64_t end_ns, late_ns;
+};
+
 /* One row of the per-window time series (windows of STATS_WINDOW_NS). */
 #define STATS_WINDOW_NS	100000000LL
 #define STATS_ROWS	36000		/* one hour; older rows are overwritten */
@@ -145,6 +156,9 @@ struct stats {
 	struct stats_part listener[STATS_MAX_LISTEN];
 	struct stats_part upstream[STATS_MAX_UPSTREAM];
 	int cur_listener, cur_upstream;	/* loop only: whom to charge */
+	int64_t late_us;		/* set before the loop runs */
+	uint64_t nlate;			/* late wake-ups ever noted */
+	struct stats_late late[STATS_LATE_RING];
 };
 
 /* A merged copy, for readers. */
@@ -211,7 +225,11 @@ static inline void stats_flows(struct stats *s, int l, int delta)
 /* Zero slot p and give it to id (the loop, when a reload reuses it). */
 void stats_part_reset(struct stats_part *p, int id);
 void stats_record_rx(struct stats *s, int64_t us);
+/* A wake-up us late (a tick's lateness; data's wait for an epoll_wait
+ * wake-up): into its histogram, and noted as late when it is at least
+ * s->late_us (0: never). */
 void stats_record_tick(struct stats *s, int64_t us);
+void stats_record_wake(struct stats *s, int64_t us);
 
 /* Close the time-series window if now_ns (CLOCK_MONOTONIC) passed its end,
  * or anyway when final (the loop is stopping). */
@@ -222,6 +240,12 @@ int stats_snapshot_init(struct stats_snapshot *snap);
 void stats_snapshot_free(struct stats_snapshot *snap);
 void stats_snapshot_take(struct stats_snapshot *snap, struct stats *const *s,
 			 int n);
+
+/* The late wake-ups loop s noted since *cursor (which moves past them),
+ * at most max into out, oldest first. Returns how many; *lost, those it
+ * had already overwritten. */
+int stats_late_read(const struct stats *s, uint64_t *cursor,
+		    struct stats_late *out, int max, uint64_t *lost);
 
 /* Sum the share of listener id (upstream: false) or upstream id (true)
  * over n loops into out. */

@@ -146,7 +146,7 @@ static void record_tcp(void *arg, enum tcp_latency what, int64_t us)
 {
 	struct worker *w = arg;
 	if (what == TCP_LAT_WAKE)
-		hist_record(&w->stats.wake, us);
+		stats_record_wake(&w->stats, us);
 	else
 		stats_record_rx(&w->stats, us);
 }
@@ -193,6 +193,7 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 		snprintf(err, errlen, "loop %d: out of memory", index);
 		goto fail;
 	}
+	w->stats.late_us = c->late_us;
 	udp_loop_configure(&w->udp, &c->upstream, 0, c->flow_idle_ms,
 			   c->flow_wait_ms, &c->unix_allow);
 	w->tick_h.fn = on_tick;
