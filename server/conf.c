@@ -106,8 +106,8 @@ const struct opt conf_opts[] = {
 	     "unix:// listeners: take datagrams only from these\n"
 	     "senders: uid:ID,gid:ID,... (none: anyone)"),
 	PATH(stats_file, RESTART, "FILE",
-	     "on exit write FILE (JSON), FILE-derived .hgrm files\n"
-	     "and .timeseries.csv"),
+	     "on exit write FILE (JSON), FILE-derived .hgrm files,\n"
+	     ".timeseries.csv and .metrics.prom (/metrics)"),
 	PATH(heartbeat, RESTART, "FILE",
 	     "publish loop progress in FILE (server/heartbeat.h)"),
 	PATH(cert, RELOAD, "FILE", "tls:// listeners: PEM certificate chain"),

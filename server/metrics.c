@@ -508,6 +508,8 @@ static bool shown(const struct view *m, enum section s)
 		return m->ntl > 0 || m->tup;
 	case TCP_UPSTREAM:
 		return m->tup;
+	case ADMIN:
+		return m->a;
 	default:
 		return true;
 	}

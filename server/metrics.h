@@ -25,7 +25,7 @@
 #include "stats.h"
 
 /* Write what v shows, with its totals already summed into snap, and the
- * admin endpoint's own counts a. */
+ * admin endpoint's own counts a (NULL: no endpoint, none shown). */
 void metrics_write(FILE *out, const struct admin_view *v,
 		   const struct stats_snapshot *snap,
 		   const struct admin_counts *a);

@@ -18,6 +18,8 @@
 
 #include "admin.h"
 #include "clock.h"
+#include "metrics.h"
+#include "newfile.h"
 #include "notify.h"
 #include "rt.h"
 
@@ -193,6 +195,13 @@ static void say_admin(const struct conf *c, struct admin *ad)
 		addr_format_sa((struct sockaddr *)&bound.sa, text, sizeof(text)));
 }
 
+static int put_metrics(FILE *f, const void *arg)
+{
+	const struct service *s = arg;
+	metrics_write(f, &s->view, &s->snap, NULL);
+	return ferror(f) ? -1 : 0;
+}
+
 static int write_stats_file(struct service *s)
 {
 	struct control *ctl = s->ctl;
@@ -202,6 +211,15 @@ static int write_stats_file(struct service *s)
 	if (stats_write_files(ctl->conf.stats_file, &s->snap, &s->sched, dur,
 			      admin_json_parts(&s->view), ctl->stats, ctl->nw,
 			      err, sizeof(err)) < 0) {
+		fprintf(stderr, "relay: stats file: %s\n", err);
+		return EX_OSERR;
+	}
+	/* /metrics as a scrape at exit would have read it: a run without
+	 * an admin endpoint (a VM guest) leaves it for the same tools. */
+	char file[4096];
+	stats_derived(file, sizeof(file), ctl->conf.stats_file, "metrics",
+		      ".prom");
+	if (newfile_write(file, put_metrics, s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "relay: stats file: %s\n", err);
 		return EX_OSERR;
 	}

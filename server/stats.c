@@ -297,9 +297,8 @@ char *stats_json(const struct stats_snapshot *snap,
 	return text;
 }
 
-/* "dir/relay.json" + "tick_lateness" + ".hgrm" -> "dir/relay.tick_lateness.hgrm" */
-static void derived(char *out, size_t len, const char *path, const char *mid,
-		    const char *ext)
+void stats_derived(char *out, size_t len, const char *path, const char *mid,
+		   const char *ext)
 {
 	const char *slash = strrchr(path, '/');
 	const char *dot = strrchr(path, '.');
@@ -409,11 +408,11 @@ int stats_write_files(const char *path, const struct stats_snapshot *snap,
 		{ "tick_lateness", &snap->tick },
 	};
 	for (int i = 0; i < 3; i++) {
-		derived(file, sizeof(file), path, hs[i].name, ".hgrm");
+		stats_derived(file, sizeof(file), path, hs[i].name, ".hgrm");
 		if (newfile_write(file, put_hgrm, hs[i].h, err, errlen) < 0)
 			return -1;
 	}
-	derived(file, sizeof(file), path, "timeseries", ".csv");
+	stats_derived(file, sizeof(file), path, "timeseries", ".csv");
 	const struct series_arg rows = { s, n };
 	return newfile_write(file, put_timeseries, &rows, err, errlen);
 }

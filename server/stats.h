@@ -266,6 +266,11 @@ char *stats_json(const struct stats_snapshot *snap,
 		 const struct stats_sched *sched, double duration_s,
 		 json_t *more);
 
+/* The name of a file that goes with the stats file path: "dir/relay.json"
+ * with "tick_lateness" and ".hgrm" is "dir/relay.tick_lateness.hgrm". */
+void stats_derived(char *out, size_t len, const char *path, const char *mid,
+		   const char *ext);
+
 /* On exit: path (stats_json with more), path-derived .hgrm files per
  * histogram and the .timeseries.csv from the loops' windows, each made next
  * to its name and renamed over it (newfile.h). Returns 0, or -1 with err. */
