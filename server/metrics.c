@@ -497,7 +497,10 @@ static bool shown(const struct view *m, enum section s)
 	case KERNEL:
 		return m->v->kernel && m->v->watch;
 	case WATCH:
-		return m->v->watch && m->v->watch->n > 0;
+		/* With no group watched, the families say what a group would
+		 * show (their HELP and TYPE, no sample), so that a dashboard
+		 * can be held to what relay exports on any host. */
+		return m->v->watch;
 	case UDP_LISTENERS:
 		return m->nl > 0;
 	case UNIX_FILES:

@@ -69,8 +69,8 @@ void stats_record_rx(struct stats *s, int64_t us)
 	hist_record(&s->win_rx, us);
 }
 
-/* Only a late wake-up costs a clock read and a ring slot, so that the
- * loop's usual path stays as it was. The slot's fields are atomics and the
+/* Only a late tick costs a clock read and a ring slot, so that the loop's
+ * usual path stays as it was. The slot's fields are atomics and the
  * count is published after them: the reader (another thread) sees a slot
  * whole, or sees from the count that it was overwritten meanwhile. */
 static void note_late(struct stats *s, int64_t us)
@@ -89,12 +89,6 @@ void stats_record_tick(struct stats *s, int64_t us)
 {
 	hist_record(&s->tick, us);
 	hist_record(&s->win_tick, us);
-	note_late(s, us);
-}
-
-void stats_record_wake(struct stats *s, int64_t us)
-{
-	hist_record(&s->wake, us);
 	note_late(s, us);
 }
 

@@ -57,7 +57,7 @@
 	X(wakeups,          "epoll_wait calls that returned events") \
 	X(batches,          "recvmmsg batches") \
 	X(gro_runs,         "Coalesced runs received (udp_gro); their datagrams count one by one") \
-	X(late_wakeups,     "Wake-ups later than late_us: an epoll_wait wake-up for data, or a timer tick")
+	X(late_wakeups,     "Timer ticks handled late_us or more after they were due: the loop itself kept from running")
 
 #define STATS_DROPS(X) \
 	X(oversize,         "larger than max_datagram (truncated on receive)") \
@@ -124,8 +124,12 @@ struct stats_label {
 	char text[ADDR_TEXT_MAX];
 };
 
-/* A late wake-up (stats_record_wake, stats_record_tick): when the loop
- * woke (CLOCK_MONOTONIC) and how late. The loop keeps the last
+/* A late wake-up of the loop's own: a tick handled at least late_us after
+ * it was due (stats_record_tick), when (CLOCK_MONOTONIC) and how late.
+ * Data's wait for a wake-up (wake_latency) is not one: it holds its
+ * sender's delays too (a co-tenant that stamped its datagram and was
+ * throttled before it woke the loop), where a tick is late only when the
+ * loop itself was kept from running. The loop keeps the last
  * STATS_LATE_RING in a ring for the main thread (watch.h), which reads
  * them with stats_late_read; a reader that falls further behind loses the
  * oldest. */
@@ -225,11 +229,9 @@ static inline void stats_flows(struct stats *s, int l, int delta)
 /* Zero slot p and give it to id (the loop, when a reload reuses it). */
 void stats_part_reset(struct stats_part *p, int id);
 void stats_record_rx(struct stats *s, int64_t us);
-/* A wake-up us late (a tick's lateness; data's wait for an epoll_wait
- * wake-up): into its histogram, and noted as late when it is at least
- * s->late_us (0: never). */
+/* A tick us late: into its histograms, and noted as a late wake-up when
+ * it is at least s->late_us (0: never). */
 void stats_record_tick(struct stats *s, int64_t us);
-void stats_record_wake(struct stats *s, int64_t us);
 
 /* Close the time-series window if now_ns (CLOCK_MONOTONIC) passed its end,
  * or anyway when final (the loop is stopping). */

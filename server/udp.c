@@ -485,7 +485,7 @@ static uint64_t account_rx(struct udp_loop *u, int r, uint64_t *bytes)
 	struct stats *s = u->stats;
 	int64_t now = clock_ns(CLOCK_REALTIME);
 	if (u->loop->wake_ns && r > 0 && u->b.ts_ns[0]) {
-		stats_record_wake(s, (u->loop->wake_ns - u->b.ts_ns[0]) / 1000);
+		hist_record(&s->wake, (u->loop->wake_ns - u->b.ts_ns[0]) / 1000);
 		u->loop->wake_ns = 0;
 	}
 	uint64_t n = 0, runs = 0;

@@ -10,8 +10,8 @@
  * was throttled in the interval between two readings when its
  * nr_throttled or throttled_usec grew; since the kernel adds a throttle's
  * time to throttled_usec when it ends, that span reaches back by the time
- * it added. A late wake-up (when the loop woke, minus how late it was, to
- * when it woke) that overlaps such a span counts once for that group. The
+ * it added. A late wake-up (a late tick: when it was due to when the loop
+ * woke) that overlaps such a span counts once for that group. The
  * resolution is the interval: a wake-up within one interval of a throttle
  * counts as overlapping it.
  *

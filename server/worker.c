@@ -146,7 +146,7 @@ static void record_tcp(void *arg, enum tcp_latency what, int64_t us)
 {
 	struct worker *w = arg;
 	if (what == TCP_LAT_WAKE)
-		stats_record_wake(&w->stats, us);
+		hist_record(&w->stats.wake, us);
 	else
 		stats_record_rx(&w->stats, us);
 }

@@ -1,6 +1,6 @@
 /*
  * watch: a group's throttled spans from its cpu.stat readings, the loops'
- * late wake-ups through their rings (stats_late_read), and which late
+ * late ticks through their rings (stats_late_read), and which late
  * wake-ups overlapped which group's throttling, counted once each, across
  * a reload that keeps, moves or drops groups.
  */
@@ -105,7 +105,7 @@ static void test_spans(void)
 }
 
 /* stats_late_read: in order, from where the reader was, with what the
- * ring lost counted; a wake-up under late_us is not noted. */
+ * ring lost counted; a tick under late_us is not noted. */
 static void test_ring(void)
 {
 	static struct stats s;
@@ -113,10 +113,10 @@ static void test_ring(void)
 	uint64_t cursor = 0, lost = 0;
 	CHECK_EQ_INT(stats_init(&s, 0), 0);
 	s.late_us = 5000;
-	stats_record_wake(&s, 4999);
+	stats_record_tick(&s, 4999);
 	stats_record_tick(&s, 100);
 	CHECK_EQ_INT(stats_late_read(&s, &cursor, got, 8, &lost), 0);
-	stats_record_wake(&s, 5000);
+	stats_record_tick(&s, 5000);
 	stats_record_tick(&s, 7000);
 	CHECK_EQ_INT(stats_late_read(&s, &cursor, got, 8, &lost), 2);
 	CHECK_EQ_INT(got[0].late_ns, 5000000);
@@ -124,7 +124,7 @@ static void test_ring(void)
 	CHECK(got[1].end_ns >= got[0].end_ns && got[0].end_ns > 0);
 	CHECK_EQ_INT(s.counter[S_late_wakeups], 2);
 	for (int i = 0; i < STATS_LATE_RING + 10; i++)
-		stats_record_wake(&s, 6000 + i);
+		stats_record_tick(&s, 6000 + i);
 	int n = stats_late_read(&s, &cursor, got, STATS_LATE_RING, &lost);
 	CHECK_EQ_INT(n, STATS_LATE_RING);
 	CHECK_EQ_INT(lost, 10);
@@ -140,7 +140,7 @@ static void *writer(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < 20000; i++)
-		stats_record_wake(&shared, 5000 + i % 100);
+		stats_record_tick(&shared, 5000 + i % 100);
 	return NULL;
 }
 
