@@ -105,11 +105,11 @@ int stats_late_read(const struct stats *s, uint64_t *cursor,
 	int n = 0;
 	for (uint64_t i = from; i < end && n < max; i++, n++) {
 		const struct stats_late *l = &s->late[i % STATS_LATE_RING];
-		out[n].end_ns = __atomic_load_n(&l->end_ns, __ATOMIC_RELAXED);
-		out[n].late_ns = __atomic_load_n(&l->late_ns, __ATOMIC_RELAXED);
+		/* Acquire: the count below is read after the slot is. */
+		out[n].end_ns = __atomic_load_n(&l->end_ns, __ATOMIC_ACQUIRE);
+		out[n].late_ns = __atomic_load_n(&l->late_ns, __ATOMIC_ACQUIRE);
 	}
 	/* Slots the loop reused while they were read are not these. */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	uint64_t now = __atomic_load_n(&s->nlate, __ATOMIC_ACQUIRE);
 	int skip = 0;
 	if (now - from > STATS_LATE_RING)
