@@ -43,7 +43,10 @@ def check(hosts):
                                   only=[FIX_ALERT])
     fix_ok, said = recorded.run_promtool(test)
     lines, ok = [], fix_ok
-    if not fix_ok:
+    if fix_ok:
+        lines.append("%s's expression: true on stock, false on patched (promtool, relay.rules.yml)"
+                     % FIX_ALERT)
+    else:
         lines.append("the %s expression is not true on stock and false on patched: %s"
                      % (FIX_ALERT, said.strip().replace("\n", " ")[:600]))
     for host, fires in WANT.items():

@@ -124,7 +124,9 @@ class HostAB(unittest.TestCase):
     def test_stock_and_patched_as_they_must_be(self):
         ok, lines = hostab.check({"stock": (None, scrape("stock")), "patched": (None, scrape("patched"))})
         self.assertTrue(ok, lines)
-        self.assertRegex(lines[0], r"^stock: relay_late_while_throttled_total rose by [1-9]")
+        self.assertEqual(lines[0], "RelayKernelFixMissing's expression: true on stock, false on patched "
+                                   "(promtool, relay.rules.yml)")
+        self.assertRegex(lines[1], r"^stock: relay_late_while_throttled_total rose by [1-9]")
 
     def test_swapped_hosts_fail(self):
         ok, lines = hostab.check({"stock": (None, scrape("patched")), "patched": (None, scrape("stock"))})
