@@ -807,22 +807,15 @@ int cg_read_stat_dir(const char *dir, int version, struct cg_stat *st)
 	return 0;
 }
 
+static int v2_line(char *line, void *h)
+{
+	return hier_line(line, h) == 2;
+}
+
 /* The first cgroup2 mount in the mount table file. */
 static int v2_mount(const char *file, struct hier *h)
 {
-	FILE *f = fopen(file, "re");
-	if (!f)
-		return -1;
-	char *line = NULL;
-	size_t cap = 0;
-	int found = 0;
-	while (!found && getline(&line, &cap, f) > 0) {
-		line[strcspn(line, "\n")] = 0;
-		found = hier_line(line, h) == 2;
-	}
-	free(line);
-	fclose(f);
-	return found ? 0 : -1;
+	return each_line(file, v2_line, h) > 0 ? 0 : -1;
 }
 
 int cg_watch_dir(const char *name, char *dir, size_t len, char *err,
