@@ -18,6 +18,9 @@ import os
 import sys
 from collections import Counter
 
+from report import formats
+from report.files import DataError
+
 from ..labkit.run import LabError, write_json
 from . import chains, tracefile
 from .chains import rel_s, span_ms
@@ -66,18 +69,19 @@ def lost(results):
 
 
 def _read_scenario(results):
+    """The guest's scenario.json, checked against its record
+    (report.formats.Scenario): the object as it was, for the stalls'
+    and the listed datagrams' times."""
     path = os.path.join(results, "scenario.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            scen = json.load(f)
-    except (OSError, ValueError) as e:
-        raise tracefile.TraceError(f"{path}: {e}")
-    if not isinstance(scen, dict) or not isinstance(scen.get("t0_mono_ns"), int):
+        scen = formats.read(formats.Scenario, path)
+    except DataError as e:
+        raise tracefile.TraceError(str(e))
+    if scen.t0_mono_ns is None:
         raise tracefile.TraceError(f"{path}: no t0_mono_ns (a scenario from before the trace)")
-    for key in ("stalls", "params"):
-        if not isinstance(scen.get(key), (list if key == "stalls" else dict)):
-            raise tracefile.TraceError(f"{path}: {key} is missing or of the wrong type")
-    return scen
+    if "stalls" not in formats.raw(scen):
+        raise tracefile.TraceError(f"{path}: stalls: missing")
+    return formats.raw(scen)
 
 
 def _stall_end(s):
