@@ -738,6 +738,21 @@ class StockIdleTest(unittest.TestCase):
         self.assertIn("no wake-up of the probe on CPU 0 in the trace", fr["rows"][0]["unexplained"])
 
 
+    def test_freezes_a_probe_did_not_list_are_its_own(self):
+        # CPU 0's probe counted five and listed three; CPU 1's counted none.
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copytree(os.path.join(FIX, "stock-idle"), d, dirs_exist_ok=True)
+        path = os.path.join(d, "scenario.json")
+        with open(path, encoding="utf-8") as f:
+            scen = json.load(f)
+        scen["ticker"]["freeze_probes"][0]["freezes"] = 5
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(scen, f)
+        fr = explain.GuestTrace(d, "stock").document()["freezes"]
+        self.assertEqual((fr["counted"], fr["unlisted"], fr["explained"], fr["unexplained"]), (5, 2, 3, 2))
+
+
 class FreezeTest(unittest.TestCase):
     """What held a CPU from the freeze probe (freezes.py), on small traces:
     CPU 0's probe (pid 90, FIFO 90) due at 1.000 s, woken in the timer's
