@@ -190,8 +190,8 @@ def _kind_of(p, v):
     if p.kind == "str":
         return isinstance(v, str) and (not p.choices or v in p.choices)
     if p.kind == "ints":
-        return isinstance(v, list) and len(v) > 0 and all(_kind_of(Param(p.name, "int", None, "", p.lo, p.hi), x)
-                                                          for x in v)
+        one = Param(p.name, "int", None, "", p.lo, p.hi)
+        return isinstance(v, list) and len(v) > 0 and all(_kind_of(one, x) for x in v)
     number = (int, float) if p.kind == "float" else int
     if isinstance(v, bool) or not isinstance(v, number) or v != v or v in (float("inf"), float("-inf")):
         return False
@@ -211,7 +211,8 @@ def read_back(obj, params, where):
             want = {"ints": "whole numbers", "float": "a number", "str": "text"}.get(p.kind, "a whole number")
             rng = f" in {p.lo}..{p.hi}" if p.lo is not None or p.hi is not None else ""
             choice = f" (one of {', '.join(p.choices)})" if p.choices else ""
-            raise SpecError(f"{where}.{p.name}: expected {want}{rng}{choice}, got {json.dumps(obj[p.name])[:60]}")
+            got = json.dumps(obj[p.name])[:60]
+            raise SpecError(f"{where}.{p.name}: expected {want}{rng}{choice}, got {got}")
     return obj
 
 

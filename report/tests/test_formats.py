@@ -143,7 +143,7 @@ class RefusedTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, d)
         path = os.path.join(d, "cell.json")
         with open(path, "w") as f:
-            f.write('{"cpu_quota_pct": %s, "cotenant_rate_pps": 1, "cotenant_spin_us": 0}' % ("-" + "9" * 4301))
+            f.write('{"cpu_quota_pct": -%s, "cotenant_rate_pps": 1, "cotenant_spin_us": 0}' % ("9" * 4301))
         with self.assertRaises(DataError) as e:
             formats.read(formats.Cell, path)
         self.assertEqual(str(e.exception), f"{path}: cpu_quota_pct: expected a whole number, "
@@ -156,7 +156,8 @@ class RefusedTest(unittest.TestCase):
     def test_the_verdict_rule(self):
         summary = read_json(os.path.join(REPORT, "expected", "demo", "summary.json"))
         s = formats.parse(formats.DemoSummary, summary, "summary.json")
-        self.assertEqual((s.rule.clock, s.rule.late_ms), (summary["rule"]["clock"], summary["rule"]["late_ms"]))
+        self.assertEqual((s.rule.clock, s.rule.late_ms),
+                         (summary["rule"]["clock"], summary["rule"]["late_ms"]))
         summary["rule"]["text"] = 1e300
         self.refused(formats.DemoSummary, summary, "rule.text: expected text, got 1e+300")
 

@@ -98,7 +98,8 @@ def cases():
             out.append((f"{stem}-{i:02d}", command, run, file, place, rng.choice(VALUES)))
         out += [(f"{stem}-whole-{i}", command, run, file, "/", v) for i, v in enumerate(WHOLE)]
         # the digits, each in a place of its own
-        out += [(f"{stem}-{v.replace(':', '-')}", command, run, file, rng.choice(where), v) for v in (HUGE, HUGER)]
+        out += [(f"{stem}-{v.replace(':', '-')}", command, run, file, rng.choice(where), v)
+                for v in (HUGE, HUGER)]
     return out
 
 

@@ -46,7 +46,7 @@ class SpecTest(unittest.TestCase):
         plan = {"cpu_quota_pct": [10, 25], "period_us": 10000, "clock": "host", "other": "x"}
         self.assertIs(spec.read_back(plan, PARAMS, "spec.json: capacity"), plan)
         self.assertEqual(spec.read_back({}, PARAMS, "w"), {})   # an older run's fewer
-        for key, value, words in (("cpu_quota_pct", 10, "cpu_quota_pct: expected whole numbers in 1..100, got 10"),
+        for key, value, words in (("cpu_quota_pct", 10, "expected whole numbers in 1..100, got 10"),
                                   ("cpu_quota_pct", [10, 0], "in 1..100, got [10, 0]"),
                                   ("cpu_quota_pct", [], "got []"),
                                   ("period_us", True, "period_us: expected a whole number in 1000..1000000"),
