@@ -15,7 +15,7 @@
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
 corpus=$FIXTURES/hostile/reports
 "$top/mk/py" tests.pylib.hostile_reports write "$TEST_TMP/corpus" || fail "the corpus could not be written"
-cmp -s "$TEST_TMP/corpus/cases.tsv" "$corpus/cases.tsv" ||
+cmp -s "$TEST_TMP/corpus/expect.tsv" "$corpus/expect.tsv" ||
 	fail "tests/fixtures/hostile/reports is not what hostile_reports.py writes (mk/py tests.pylib.hostile_reports write $corpus)"
 "$top/mk/py" tests.pylib.hostile_reports replay "$corpus" >"$TEST_TMP/replay" 2>&1 ||
 	fail "$(cat "$TEST_TMP/replay")"

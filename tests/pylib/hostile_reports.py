@@ -4,7 +4,7 @@ type-confused result files that tests/integration/report_hostile_files.sh
 replays through the commands that read them (DIR:
 tests/fixtures/hostile/reports).
 
-A case is one line of DIR/cases.tsv: its name, the command, the recorded
+A case is one line of DIR/expect.tsv: its name, the command, the recorded
 run it starts from (a directory under tests/fixtures/), the file in that
 run it changes, where in that file (a path of keys and list indices,
 "/stock/stalls"; "/" the whole file) and what goes there, as raw JSON
@@ -30,6 +30,7 @@ import tempfile
 
 from lab import results
 from lab.capacity import page as capacity_page
+from tests.pylib.corpus import write_expect
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(TOP, "tests", "fixtures")
@@ -130,14 +131,12 @@ def mutated(text, place, value):
 
 def write(out_dir):
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "cases.tsv"), "w") as f:
-        f.write("# name\tcommand\trun\tfile\tplace\tvalue (tests/pylib/hostile_reports.py)\n")
-        for c in cases():
-            f.write("\t".join(c) + "\n")
+    write_expect(out_dir, ["command", "run", "file", "place", "value"], cases(),
+                 "tests/pylib/hostile_reports.py")
 
 
 def read(corpus):
-    with open(os.path.join(corpus, "cases.tsv")) as f:
+    with open(os.path.join(corpus, "expect.tsv")) as f:
         return [tuple(line.rstrip("\n").split("\t")) for line in f if not line.startswith("#")]
 
 
