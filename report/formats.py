@@ -29,7 +29,7 @@ import typing
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any, Optional
 
-from .files import DataError, read_json
+from .files import NUMBER_MAX, DataError, LongNumber, quoted, read_json
 
 
 # -- records: a file's fields as a dataclass, read with validation -----------
@@ -59,6 +59,8 @@ def _nullable(t):
 
 
 def _show(v):
+    if isinstance(v, LongNumber) or (isinstance(v, int) and abs(v) >= NUMBER_MAX):
+        return quoted(v)
     text = repr(v)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -84,16 +86,22 @@ def check_value(t, v, file, name):
     if t is typing.Any:
         return v
     if t is float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise wrong("a number")
+        if isinstance(v, int) and abs(v) >= NUMBER_MAX:
+            raise wrong("a number under 2^63")
+        if not math.isfinite(v):
             raise wrong("a number")
         return v
     if t is int:
         if isinstance(v, bool) or not isinstance(v, int):
             raise wrong("a whole number")
+        if abs(v) >= NUMBER_MAX:
+            raise wrong("a whole number under 2^63")
         return v
     names = {str: "text", bool: "true or false", dict: "an object", list: "a list"}
     if t in names:
-        if not isinstance(v, t) or (t is not bool and isinstance(v, bool)):
+        if not isinstance(v, t) or (t is not bool and isinstance(v, bool)) or isinstance(v, LongNumber):
             raise wrong(names[t])
         return v
     raise TypeError(f"records: {t} is not a type a record reads")
@@ -435,7 +443,7 @@ class Ticker:
 @dataclass(frozen=True)
 class Scenario:
     """scenario.json: what demo-scenario saw of one run (lab/demo/scenario)."""
-    params: dict = _f("every parameter as it ran, by its name (demo-scenario --help)")
+    params: dict[str, float] = _f("every parameter as it ran, by its name (demo-scenario --help)")
     kernel: Optional[str] = optional("uname -r")
     kernel_version: Optional[str] = optional("uname -v")
     machine: Optional[str] = optional("uname -m")
@@ -728,6 +736,19 @@ class Honesty:
 
 
 @dataclass(frozen=True)
+class VerdictRule:
+    """The verdict rule a demo's summary was judged by (lab/demo/judge.py)."""
+    clock: Optional[str] = optional("the clock it is for: virtual or host")
+    late_ms: Optional[float] = optional("an RT datagram this late counts as late")
+    signal_ms: Optional[float] = optional("late_ms's name in summaries before it")
+    effect_ratio: Optional[float] = optional("stock's RT max over patched's that shows the effect")
+    effect_min_late: Optional[int] = optional("late RT datagrams that show the effect")
+    patched_late_allowance: Optional[int] = optional("late RT datagrams the patched kernel may have")
+    min_rt_share: Optional[float] = optional("the share of its RT datagrams a kernel must have measured")
+    text: Optional[str] = optional("the rule, in words")
+
+
+@dataclass(frozen=True)
 class DemoSummary:
     """summary.json of a demo run (report/summarize; lab/demo/judge.py)."""
     kind: str = _f("vm-demo (stock and patched) or host (one run on this machine)")
@@ -746,8 +767,7 @@ class DemoSummary:
     patched: Optional[DemoKernel] = optional("the patched kernel's run")
     host: Optional[DemoKernel] = optional("the run on this machine")
     ratio: Optional[float] = optional("the RT p99, stock over patched")
-    rule: Optional[dict] = optional("the verdict rule as data: clock, late_ms, effect_ratio, "
-                                    "effect_min_late, patched_late_allowance, min_rt_share, and text")
+    rule: Optional[VerdictRule] = optional("the verdict rule as data, and in words")
     non_rt_waker: Optional[dict] = optional("the caveat counted: what, and each kernel's late timer windows")
     borderline: Optional[list[str]] = optional("the verdict's inputs within their resolution of a limit, "
                                                "in words")

@@ -204,8 +204,10 @@ def why(res):
     ch = formats.read(formats.Chains, path)
     try:
         stalls = [s for s in ch.stalls if isinstance(s.get("chain"), dict)]
-        worst = max(stalls, key=lambda s: number(s["chain"]["wait"]["ms"], path, True) or 0, default=None)
-        worst_late = max(ch.late, key=lambda r: number(r["latency_ms"], path, True) or 0, default=None)
+        wait_ms = f"{path}: stalls[].chain.wait.ms"
+        worst = max(stalls, key=lambda s: number(s["chain"]["wait"]["ms"], wait_ms, True) or 0, default=None)
+        late_ms = f"{path}: late[].latency_ms"
+        worst_late = max(ch.late, key=lambda r: number(r["latency_ms"], late_ms, True) or 0, default=None)
         non_rt = next((s["non_rt_waiter"] for s in ch.stalls if s.get("non_rt_waiter")),
                       ch.longest_non_rt_wait)
     except (KeyError, TypeError, AttributeError) as e:

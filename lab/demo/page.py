@@ -105,9 +105,9 @@ def view_of(run_dir, s):
     patched, or one host run)."""
     cols = [_kernel_column(run_dir, k, getattr(s, k)) for k in KERNEL_ORDER if getattr(s, k) is not None]
     rt = any(c.data.rt_ticker for c in cols)
-    rule = s.rule or {}
-    late = rule.get("late_ms", rule.get("signal_ms", HOST_CLOCK_LATE_MS))
-    clock = None if s.kind == "host" else s.clock or rule.get("clock", "host")
+    rule = s.rule or formats.VerdictRule()
+    late = next((v for v in (rule.late_ms, rule.signal_ms) if v is not None), HOST_CLOCK_LATE_MS)
+    clock = None if s.kind == "host" else s.clock or rule.clock or "host"
     virtual = clock == "virtual"
     sections = []
     if rt:
@@ -210,7 +210,7 @@ def view_of(run_dir, s):
         "client waking the relay (--ticker-us 0) the patched kernel can stall too. Non-RT "
         "wakers keep waiting until the task-based CFS throttling of v6.18.",
     ]
-    rule = (s.rule or {}).get("text")
+    rule = s.rule.text if s.rule else None
     if rule:
         caveats.insert(0, "Verdict rule: " + rule + ".")
     if s.kind == "host":

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from . import TOP
-from .run import EX_INITRAMFS, LabError
+from .run import EX_INITRAMFS, LabError, write_json
 
 SPEC_IN_GUEST = "/etc/lab/spec.json"
 # The span of salt_us(): five of the demo's quota periods on the virtual
@@ -104,11 +104,7 @@ def record(out, **fields):
         with open(path, encoding="utf-8") as f:
             rec = json.load(f)
     rec.update(fields)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(rec, f)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_json(path, rec)
 
 
 def kernel_version(image):
