@@ -253,7 +253,14 @@ class DemoRunsTest(unittest.TestCase):
     def test_row(self):
         r = runs.row(3, self.SUMMARY, 451)
         self.assertEqual(r, "| 3 | 8e4772c9 | 7 (7) | 147 of 1360 | 215 / 216 ms | 0 | 0.095 / 0.6 ms | "
-                            "2263x | 37375 of 37375 | 0/2 | 451 s | fixed |")
+                            "2263x | 37375 of 37375 | - / - | 0 (0) / 0 (0) | 0/2 | 451 s | fixed |")
+        s = json.loads(json.dumps(self.SUMMARY))
+        s["stock"]["guest_freezes"] = {"max_ms": 5.009, "outside": [{}], "explained": [
+            {"text": "5.009 ms on CPU 0 at 12.345 s: CPU 0 stayed idle ..."}]}
+        s["patched"]["guest_freezes"] = {"max_ms": 0.06, "outside": [], "explained": []}
+        self.assertIn("| 5.01 ms / 0.06 ms | 1 (1) / 0 (0) |", runs.row(3, s, 451))
+        self.assertEqual(runs.freezes(3, s),
+                         ["- run 3, stock, explained: 5.009 ms on CPU 0 at 12.345 s: CPU 0 stayed idle ..."])
 
     def test_untraced_and_unreadable(self):
         s = json.loads(json.dumps(self.SUMMARY))
