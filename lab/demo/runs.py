@@ -37,7 +37,8 @@ def row(n, s, wall_s):
             f"{st.get('rt_late')} of {st.get('rt_samples')} | "
             f"{_ms(rs.get('p99_9'))} / {_ms(rs.get('max'))} ms | "
             f"{pa.get('stalls')} | {_ms(rp.get('p99_9'))} / {_ms(rp.get('max'))} ms | {ratio} | {boosted} | "
-            f"{probe} | {outside} | {lost} | {wall_s if wall_s is not None else '?'} s | {s.get('verdict')} |")
+            f"{probe} | {outside} | {lost} | {wall_s if wall_s is not None else '?'} s | "
+            f"{s.get('verdict')} |")
 
 
 def freezes(n, s):
