@@ -69,6 +69,10 @@ def kernel_summary(kdir, rule):
            "wall_s": boot.get("wall_s"),
            "timeout_s": boot.get("timeout_s")}
     res = os.path.join(kdir, "results")
+    # What the driver knew of the image before it booted (lab/labkit's
+    # kernels.described): how it was obtained, its lock, its throttle model.
+    facts = os.path.join(kdir, "kernel.json")
+    out["image_facts"] = read_json(facts) if os.path.exists(facts) else None
     # A guest that finished its scenario and then never sent its results
     # hung in the harness (or after the run), not in the run: no evidence
     # either way.
@@ -220,6 +224,11 @@ def why(res):
             "contentions": ch["contentions"], "worst_stall": worst, "worst_late": worst_late,
             "non_rt_waiter": non_rt, "longest_rt_wait": ch.get("longest_rt_wait"),
             "softirq_held": ch.get("softirq_held"), "freezes": _freezes(ch.get("freezes"), path),
+            # The quota period's timer, the throttle model and what the
+            # cgroup and its tasks were throttled (null in a chains.json
+            # from before they were traced).
+            "quota_timer": ch.get("quota_timer"), "throttling": ch.get("throttling"),
+            "throttle_model": ch.get("throttle_model"), "ready_list_lock": ch.get("ready_list_lock"),
             "chains": os.path.relpath(path, os.path.dirname(os.path.dirname(res)))}
 
 

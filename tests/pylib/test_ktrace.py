@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 from lab.ktrace import chains, explain, quota, tracefile
-from report import summary, why
+from report import summary, views, why
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -486,6 +486,34 @@ class Stock73Test(unittest.TestCase):
         self.assertTrue(all(chains.unlent(tl, w, 144) == 0 for w in tl.waits))
         t = self.doc["throttling"]
         self.assertEqual((t["task_throttles"], t["tasks_throttled"]), (3, 3))
+
+    def test_the_page_rows(self):
+        # chains.json as the report reads it: the model, the throttling,
+        # the quota's timer, and a holder that ran on
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        res = os.path.join(d, "stock", "results")
+        os.makedirs(res)
+        with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
+            json.dump(self.doc, f)
+        w = summary.why(res)
+        rows = dict(why.rows([("stock", w)]))
+        self.assertRegex(rows["CFS throttle model"][0], r"^task-based \(its symbols: the trace's probe")
+        self.assertRegex(rows["throttled, as the trace saw it"][0],
+                         r"^the cgroup's run queue 2 times, 39.584 ms; its tasks, each on its way to user "
+                         r"space, 3 times, 103.848 ms$")
+        self.assertRegex(rows["the quota period's timer"][0], r"^the quota period's timer ran 2 times")
+        self.assertRegex(why.state(self.doc["longest_rt_wait"]),
+                         r"^running: its cgroup's quota ran out at 17.843735 s, its throttle deferred to its "
+                         r"way back to user space \(taken off at 17.847824 s in exit_to_user_mode_loop\)$")
+        # cpu.stat's throttled time, with what it counts on this model
+        c = views.Column("stock", "stock", {"throttled_periods": 3, "periods": 9, "throttled_us": 42000,
+                                            "why": w})
+        self.assertEqual(views._throttle_cells(c),
+                         "3/9, 42 ms (from the first task's throttle on its way to user space)")
+        c.data["why"] = None
+        c.data["image_facts"] = {"throttle_model": "cfs_rq"}
+        self.assertEqual(views._throttle_cells(c), "3/9, 42 ms (from when the quota ran out)")
 
     def test_the_refills_on_time(self):
         q = self.doc["quota_timer"]
