@@ -359,6 +359,8 @@ class GuestTrace:
             pid = freezes.probe_pid(self.tl, p.cpu, p.prio)
             rows += [freezes.explain(self.tl, f, pid, self.t0, self.scen.stalls, self.covers)
                      for f in p.freezes or ()]
+        for r in rows:
+            r["text"] = freezes.line(r)
             unlisted += p.count - len(p.freezes or ())
         rows.sort(key=lambda r: r["due_s"])
         causes = Counter(r["cause"] for r in rows if "unexplained" not in r)

@@ -890,6 +890,48 @@ class VcpuTest(unittest.TestCase):
         self.assertFalse(explain.vcpu_idle({"path": {"dominant": busy}}))
 
 
+class StockIdleTest(unittest.TestCase):
+    """stock-idle: CPU 0's freeze probe late three times in a row outside
+    any stall, the first by 3.005 ms: woken on time in the timer's
+    interrupt, then the idle task kept the CPU, need-resched set, through
+    three ticks. The excerpt's scenario.json lists the three as freezes
+    with a limit of 1 ms (the run's probes had 5 ms)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.doc = explain.GuestTrace(os.path.join(FIX, "stock-idle"), "stock").document()
+
+    def test_three_freezes_of_the_idle_cpu(self):
+        fr = self.doc["freezes"]
+        self.assertEqual((fr["counted"], fr["explained"], fr["unexplained"]), (3, 3, 0))
+        self.assertEqual(fr["by_cause"], {"vcpu": 0, "idle": 3, "task": 0})
+        first = fr["rows"][0]
+        self.assertEqual((first["cpu"], first["late_ms"], first["cause"]), (0, 3.005, "idle"))
+        step = first["steps"][1]
+        self.assertEqual((step["step"], step["idle_ms"], step["need_resched"]),
+                         ("woken to running", 3.0, True))
+        self.assertEqual(step["interrupts"], 4)      # the keeper's timer and three ticks
+        self.assertNotIn("in_stall", first)
+        self.assertEqual(first["text"], "3.005 ms on CPU 0 at 23.599 s: CPU 0 stayed idle 3.0 ms with "
+                         "the probe woken (taking 4 interrupts meanwhile; the emulated CPU back in hlt with a "
+                         "task runnable)")
+        self.assertIn("3 freezes of the probes over 1 ms, 3 explained (idle with the probe woken 3",
+                      self.doc["line"])
+
+    def test_without_the_probe_s_wake_up_it_is_unexplained(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copytree(os.path.join(FIX, "stock-idle"), d, dirs_exist_ok=True)
+        lines = [ln for ln in lines_of("stock-idle")
+                 if not ("25.440007: sched_waking: comm=demo-scenario pid=76 " in ln
+                         or "25.443007: sched_switch:" in ln)]
+        with gzip.open(os.path.join(d, "trace.txt.gz"), "wt", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        fr = explain.GuestTrace(d, "stock").document()["freezes"]
+        self.assertEqual((fr["explained"], fr["unexplained"]), (2, 1))
+        self.assertIn("no wake-up of the probe on CPU 0 in the trace", fr["rows"][0]["unexplained"])
+
+
 class FreezeTest(unittest.TestCase):
     """What held a CPU from the freeze probe (freezes.py), on small traces:
     CPU 0's probe (pid 90, FIFO 90) due at 1.000 s, woken in the timer's
@@ -993,6 +1035,23 @@ class CliTest(unittest.TestCase):
             doc = json.load(f)
         self.assertFalse(doc["trace"]["complete"])
         self.assertIn("the trace lost 12 events", p.stdout)
+
+    def test_each_freeze_has_its_words(self):
+        d = self.copy("stock")
+        with open(os.path.join(d, "scenario.json"), encoding="utf-8") as f:
+            scen = json.load(f)
+        due = 3.000001 - scen["t0_mono_ns"] / 1e9
+        scen["ticker"]["freeze_probes"][0].update(freezes=1, listed=[{"due_s": due, "woke_s": due + 0.00001}])
+        scen["ticker"]["freeze_probes"][1]["listed"] = []
+        with open(os.path.join(d, "scenario.json"), "w", encoding="utf-8") as f:
+            json.dump(scen, f)
+        p = self.run_explain(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "chains.json"), encoding="utf-8") as f:
+            fr = json.load(f)["freezes"]
+        self.assertEqual((fr["counted"], len(fr["rows"])), (1, 1))
+        self.assertTrue(fr["rows"][0]["text"].startswith(f"0.010 ms on CPU 0 at {due:.3f} s"), fr["rows"][0])
+        self.assertIn("1 freeze of the probes", p.stdout)
 
     def test_bad_input_exits_65_or_66(self):
         d = self.copy("stock")
