@@ -228,6 +228,7 @@ def why(res):
             # cgroup and its tasks were throttled (null in a chains.json
             # from before they were traced).
             "quota_timer": ch.get("quota_timer"), "throttling": ch.get("throttling"),
+            "timer_tick": ch.get("timer_tick"),
             "throttle_model": ch.get("throttle_model"), "ready_list_lock": ch.get("ready_list_lock"),
             "chains": os.path.relpath(path, os.path.dirname(os.path.dirname(res)))}
 

@@ -409,6 +409,11 @@ class GuestTrace:
         doc["quota_timer"] = quota.document(self.tl, self.t0, self.scen.params.get("late_ms"), self.offset,
                                             chains.softirq_holds(self.tl, self.t0) if self.tl.flags else [])
         doc["throttling"] = quota.throttling(self.tl, self.t0)
+        # The relay's timerfd tick, delivered by its CPU's timer softirq:
+        # that task's waits on the relay's ready-list lock.
+        cpu = self.scen.params.get("cpu")
+        doc["timer_tick"] = (quota.tick_waits(self.tl, self.offset, self.t0, cpu)
+                             if isinstance(cpu, int) else None)
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),

@@ -48,20 +48,7 @@ def held_by(tl, run, offset, t0, holds):
     waits = [w for w in tl.waits_between(a, b) if w.cpu == run.cpu and softirq_thread(tl, w.pid, run.cpu)]
     w, covered = chains.covering(waits, a, b)
     if w is not None and covered >= 0.5 * (b - a):
-        out = {"what": "softirq_thread_blocked", "waiter": tl.task(w.pid),
-               "wait_ms": span_ms(w.begin, w.end), "lock": hex(w.lock),
-               "running": next((f for f in w.stack if f in TIMER_FRAMES), None)}
-        if chains.on_ready_list(tl, w, offset):
-            out["chain"] = chains.chain(tl, w, offset, t0)
-            # A reader of the rwlock queued behind pending writers waits
-            # for what they wait for: the chain of the writer's wait that
-            # covers most of the reader's says it.
-            writers = [x for x in tl.waits_between(w.begin, w.until(tl.last))
-                       if x.lock == w.lock and x.pid != w.pid and "WRITE" in x.flags]
-            x, _ = chains.covering(writers, w.begin, w.until(tl.last))
-            if "READ" in w.flags and x is not None:
-                out["behind"] = chains.chain(tl, x, offset, t0)
-        return out
+        return dict(blocked(tl, w, offset, t0), what="softirq_thread_blocked")
     for h in holds:
         end = h["held_until_s"]
         if h["cpu"] == run.cpu and h["throttled_s"] <= rel_s(a, t0) and (end is None or end >= rel_s(a, t0)):
@@ -70,6 +57,40 @@ def held_by(tl, run, offset, t0, holds):
            for pid, sec in tl.ran_on(run.cpu, a, b)[:3]]
     return {"what": "cpu", "ran": [{"task": t, "ms": ms} for t, ms in ran],
             "cpu_silent_ms": span_ms(0, tl.silent(run.cpu, a, b))}
+
+
+def blocked(tl, w, offset, t0):
+    """A softirq thread's wait W: who, how long, on what lock, running
+    what (TIMER_FRAMES, from its stack), and, on a ready-list lock, its
+    chain; a reader of the rwlock queued behind pending writers waits for
+    what they wait for, which the chain of the writer's wait that covers
+    most of it says ("behind")."""
+    out = {"waiter": tl.task(w.pid), "wait_ms": span_ms(w.begin, w.end), "lock": hex(w.lock),
+           "running": next((f for f in w.stack if f in TIMER_FRAMES), None)}
+    if chains.on_ready_list(tl, w, offset):
+        out["chain"] = chains.chain(tl, w, offset, t0)
+        writers = [x for x in tl.waits_between(w.begin, w.until(tl.last))
+                   if x.lock == w.lock and x.pid != w.pid and "WRITE" in x.flags]
+        x, _ = chains.covering(writers, w.begin, w.until(tl.last))
+        if "READ" in w.flags and x is not None:
+            out["behind"] = chains.chain(tl, x, offset, t0)
+    return out
+
+
+def tick_waits(tl, offset, t0, cpu):
+    """The waits on a ready-list lock of the task that delivers the
+    relay's timerfd tick (its timer softirq: a wait whose stack runs
+    timerfd_tmrproc, or, for a lock whose waits have no stack, one by
+    CPU's softirq thread): how many, how long (ms), and the longest as
+    blocked() says it; None when there is none."""
+    ws = [w for w in tl.waits if w.end is not None and chains.on_ready_list(tl, w, offset) and
+          ("timerfd_tmrproc" in w.stack if w.stack else softirq_thread(tl, w.pid, cpu))]
+    if not ws:
+        return None
+    longest = max(ws, key=lambda w: w.end - w.begin)
+    return {"waits": len(ws), "wait_ms": chains.percentiles([(w.end - w.begin) * 1000 for w in ws]),
+            "waiters": sorted({tl.comm.get(w.pid, "?") for w in ws}),
+            "longest": blocked(tl, longest, offset, t0)}
 
 
 def never_ran(tl):
@@ -121,31 +142,39 @@ def held_text(h):
     """What held a refill up, in words."""
     what = h["what"]
     if what == "softirq_thread_blocked":
-        w = h["waiter"]
-        ran = f", running {TIMER_FRAMES[h['running']]}" if h.get("running") in TIMER_FRAMES else ""
-        c = h.get("chain")
-        if not c:
-            return f"{w['comm']} (the CPU's timer softirq{ran}) waited {h['wait_ms']} ms on lock {h['lock']}"
-        text = (f"{w['comm']} (the CPU's timer softirq{ran}) waited {h['wait_ms']} ms in "
-                f"{c['waiter']['where']} on ep->lock ({c['lock']['kind']})")
-        b = h.get("behind")
-        if b:
-            text += f", queued behind {b['waiter']['comm']}/{b['waiter']['pid']}'s pending write"
-            c = b
-        if c.get("holder"):
-            st = c.get("holder_state") or {}
-            text += (f", held by {c['holder']['comm']}/{c['holder']['pid']}"
-                     + (f", throttled in {st['throttled_in']}" if st.get("state") == "throttled" else
-                        f" ({st.get('state', '?')})"))
-            if st.get("unthrottled_by_text"):
-                text += f" until {st['unthrottled_by_text']}"
-        return text
+        return blocked_text(h)
     if what == "softirqs_held_by_throttled_task":
         x = h["hold"]
         return (f"CPU {x['cpu']}'s softirqs held by {x['holder']['comm']}/{x['holder']['pid']}, "
                 f"throttled {x['holding']}")
     ran = ", ".join(f"{r['task']['comm'] if r['task'] else 'nothing traced'} {r['ms']} ms" for r in h["ran"])
     return f"the CPU ran {ran or 'nothing traced'} (silent {h['cpu_silent_ms']} ms)"
+
+
+def blocked_text(h):
+    """A softirq thread's wait (blocked()) in words."""
+    w = h["waiter"]
+    ran = f", running {TIMER_FRAMES[h['running']]}" if h.get("running") in TIMER_FRAMES else ""
+    c = h.get("chain")
+    if not c:
+        return f"{w['comm']} (the CPU's timer softirq{ran}) waited {h['wait_ms']} ms on lock {h['lock']}"
+    text = (f"{w['comm']} (the CPU's timer softirq{ran}) waited {h['wait_ms']} ms in "
+            f"{c['waiter']['where']} on ep->lock ({c['lock']['kind']})")
+    b = h.get("behind")
+    if b:
+        text += f", queued behind {b['waiter']['comm']}/{b['waiter']['pid']}'s pending write"
+        c = b
+    if c.get("holder"):
+        st = c.get("holder_state") or {}
+        text += (f", held by {c['holder']['comm']}/{c['holder']['pid']}"
+                 + (f", throttled in {st['throttled_in']}" if st.get("state") == "throttled" else
+                    f" ({st.get('state', '?')})"))
+        if st.get("unthrottled_by_text"):
+            text += f" until {st['unthrottled_by_text']}"
+    b = c.get("boost")
+    if b:
+        text += f"; boosted to {b['to'][0]} {b['to'][1]} after {b['after_wait_began_ms']} ms"
+    return text
 
 
 def line(doc):

@@ -430,6 +430,14 @@ class Stock616Test(unittest.TestCase):
                          r"tick\) waited .* queued behind relay/\d+'s pending write, held by loadgen/\d+, "
                          r"throttled in ep_poll_callback until a write to cpu.max")
 
+    def test_the_timer_tick_waited_in_the_same_softirq(self):
+        t = self.doc["timer_tick"]
+        self.assertEqual(t["waiters"], ["ktimers/1"])
+        x = t["longest"]
+        self.assertEqual((x["running"], x["chain"]["lock"]["kind"], x["behind"]["waiter"]["comm"]),
+                         ("timerfd_tmrproc", "rwlock_t", "relay"))
+        self.assertGreater(x["wait_ms"], 200)
+
     def test_throttled_as_the_trace_saw_it(self):
         t = self.doc["throttling"]
         self.assertEqual((t["model"], t["task_throttles"]), ("cfs_rq", None))
