@@ -1,0 +1,249 @@
+"""lab/demo/cells and the matrix's page (lab/demo/matrix): a row per
+kernel and a cell per waiter from recorded demos (the summary.json of a
+debian13 and of a 7.3 run: tests/fixtures/demo-matrix/), the runs of a
+cell folded together, one sentence per fix from the rows that differ in
+it alone, and the tables those make."""
+import copy
+import html
+import json
+import os
+import tempfile
+import unittest
+from unittest import mock
+
+from lab.demo import cells, matrix
+from lab.labkit import run as labrun
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIX = os.path.join(HERE, "..", "fixtures", "demo-matrix")
+
+
+def summary(pair):
+    with open(os.path.join(FIX, f"summary-{pair}.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def observed(pair, waker="unix"):
+    s = summary(pair)
+    return {k: cells.observe(s, k, waker) for k in ("stock", "patched")}
+
+
+def rows():
+    """The four kernels' rows, each from its one AF_UNIX demo."""
+    out = []
+    for pair in ("debian13", "7.3"):
+        o = observed(pair)
+        out += [cells.row(pair, k, [o[k]]) for k in ("stock", "patched")]
+    return out
+
+
+class ObserveTest(unittest.TestCase):
+    def test_debian13(self):
+        o = observed("debian13")
+        st, pa = o["stock"], o["patched"]
+        self.assertEqual((st["rt"]["word"], st["tick"]["word"], st["quota"]["word"]),
+                         ("STALLED", "HELD UP", "HELD UP"))
+        self.assertEqual((pa["rt"]["word"], pa["tick"]["word"], pa["quota"]["word"]),
+                         ("CLEAN", "ON TIME", "ON TIME"))
+        self.assertEqual((st["rt"]["stalls"], st["quota"]["over"]), (85, 84))
+        self.assertEqual((st["image"]["lock"], st["model"]), ("rwlock_t", "cfs_rq"))
+        self.assertRegex(st["rt"]["chain"], r"^85 of 85 stalls explained; the worst: relay \(FIFO 50\) "
+                         r"waited [\d.]+ ms in do_epoll_wait on ep->lock \(rwlock_t\) held by loadgen/\d+, "
+                         r"throttled in ep_poll_callback")
+        # the refill waited for the stall it would have ended
+        self.assertRegex(st["quota"]["chain"], r"ktimers/1 \(the CPU's timer softirq, running the relay's "
+                         r"timerfd tick\) .* queued behind relay/\d+'s pending write, held by loadgen/\d+, "
+                         r"throttled in ep_poll_callback until a write to cpu.max")
+        # the patched kernel's timer softirq thread is RT: it boosts the holder
+        self.assertRegex(pa["tick"]["chain"], r"waits on ep->lock by ktimers/1 delivering it; the longest: "
+                         r".*boosted to FIFO 1")
+        self.assertEqual(pa["throttled"]["periods"], 912)
+
+    def test_7_3(self):
+        o = observed("7.3")
+        st = o["stock"]
+        self.assertEqual((st["image"]["lock"], st["image"]["throttle_model"], st["model"]),
+                         ("rwlock_t", None, "task"))
+        self.assertEqual([st[w]["word"] for w in ("rt", "tick", "quota")], ["CLEAN", "ON TIME", "ON TIME"])
+        self.assertRegex(st["rt"]["chain"], r"its throttle deferred to its way back to user space "
+                         r"\(taken off at [\d.]+ s in exit_to_user_mode_loop\)")
+        self.assertEqual(st["rt"]["boosts"], 0)
+        self.assertGreater(o["patched"]["rt"]["boosts"], 40000)
+
+    def test_words(self):
+        s = summary("debian13")
+        k = copy.deepcopy(s["patched"])
+        rule = cells.summary.Rule.of(s["params"])
+        self.assertEqual(cells.rt_word(k, rule), "CLEAN")
+        k["rt_late"] = 3
+        self.assertEqual(cells.rt_word(k, rule), "SOME LATE")
+        k["rt_late"] = 12
+        self.assertEqual(cells.rt_word(k, rule), "HELD UP")
+        k["outcome"] = "failed"
+        self.assertEqual(cells.rt_word(k, rule), "NO RESULT")
+        k["outcome"] = "hung"
+        self.assertEqual(cells.rt_word(k, rule), "STALLED")
+        # a chains.json from before the quota's timer was traced
+        s["stock"]["why"]["quota_timer"] = None
+        self.assertEqual(cells.observe(s, "stock", "unix")["quota"]["word"], "NOT TRACED")
+
+
+class CellTest(unittest.TestCase):
+    def test_runs_fold_into_ranges_and_mixed_words(self):
+        a = observed("debian13")["stock"]
+        b = copy.deepcopy(a)
+        b["rt"].update(stalls=61, worst_stall_ms=230.0)
+        c = cells.cell("rt", [a, b])
+        self.assertEqual((c["word"], c["runs"]), ("STALLED", 2))
+        self.assertRegex(c["figures"], r"^61-85 stalls \(worst 222-230 ms\)")
+        b["rt"]["word"] = "CLEAN"
+        c = cells.cell("rt", [a, b, copy.deepcopy(a)])
+        self.assertEqual(c["word"], "MIXED")
+        self.assertRegex(c["figures"], r"^STALLED in 2 of 3, CLEAN in 1 of 3; ")
+        # the worst run's chain: the one that stalled most
+        self.assertEqual(c["chain"], a["rt"]["chain"])
+        # each waiter from its own waker's demos
+        self.assertIsNone(cells.cell("rt_udp", [a]))
+        u = observed("debian13", "udp")["stock"]
+        self.assertEqual(cells.cell("rt_udp", [a, u])["runs"], 1)
+
+    def test_row_facts(self):
+        r = rows()
+        self.assertEqual([(x["kernel"], x["lock"], x["model"]) for x in r], [
+            ("6.16.12+deb13-rt-amd64", "rwlock_t", "cfs_rq"),
+            ("6.17.13+deb13-rt-amd64", "spinlock_t", "cfs_rq"),
+            ("7.3.4-relay-stock", "rwlock_t", "task"), ("7.3.4-relay-patched", "spinlock_t", "task")])
+        self.assertEqual(r[0]["lock_from"], "its BTF")
+        self.assertRegex(r[2]["model_from"], "the trace's probe on throttle_cfs_rq_work")
+        # what the image says against what the trace saw
+        o = observed("7.3")["stock"]
+        o["image"] = dict(o["image"], lock="spinlock_t")
+        self.assertEqual(cells.row("7.3", "stock", [o])["lock_note"],
+                         "the image says spinlock_t, the trace's waits rwlock_t")
+
+
+class FixesTest(unittest.TestCase):
+    def test_each_fix_from_the_rows_that_differ_in_it_alone(self):
+        comps = cells.comparisons(rows())
+        self.assertEqual([(c["without"], c["with"], c["context"]) for c in comps["epoll"]], [
+            ("6.16.12+deb13-rt-amd64 (debian13 stock)", "6.17.13+deb13-rt-amd64 (debian13 patched)",
+             "cfs_rq"),
+            ("7.3.4-relay-stock (7.3 stock)", "7.3.4-relay-patched (7.3 patched)", "task")])
+        self.assertEqual([(c["without"], c["with"]) for c in comps["throttle"]], [
+            ("6.16.12+deb13-rt-amd64 (debian13 stock)", "7.3.4-relay-stock (7.3 stock)"),
+            ("6.17.13+deb13-rt-amd64 (debian13 patched)", "7.3.4-relay-patched (7.3 patched)")])
+        verdicts = {(f, c["context"]): {x["waiter"]: x["verdict"] for x in c["waiters"]}
+                    for f, cs in comps.items() for c in cs}
+        every = {"rt": "protects", "tick": "protects", "quota": "protects"}
+        self.assertEqual(verdicts[("epoll", "cfs_rq")], every)
+        self.assertEqual(verdicts[("throttle", "rwlock_t")], every)
+        self.assertEqual(set(verdicts[("epoll", "task")].values()), {"not needed"})
+        s = cells.sentence("epoll", comps["epoll"])
+        self.assertRegex(s, r"^The epoll change .*: with the per-cfs_rq throttle "
+                         r"\(6.16.12\S* \(debian13 stock\) "
+                         r"-> .*\) it protects RT ticker through relay \(AF_UNIX waker\): STALLED -> CLEAN, "
+                         r"85 -> 0 stalls")
+        self.assertIn("with the task-based throttle (7.3.4-relay-stock (7.3 stock) -> 7.3.4-relay-patched "
+                      "(7.3 patched)) it is not needed for", s)
+        self.assertRegex(cells.sentence("throttle", []), "no two kernels of this matrix differ in it alone")
+
+    def test_on_7x(self):
+        r = rows()
+        out = cells.on_7x(r, cells.comparisons(r))
+        self.assertEqual([(k["kernel"], k["what"]) for k in out["kernels"]], [
+            ("7.3.4-relay-stock", "ep->lock an rwlock_t, the task-based throttle"),
+            ("7.3.4-relay-patched", "as shipped: both changes")])
+        self.assertEqual({w: c["word"] for w, c in out["kernels"][0]["waiters"].items()},
+                         {"rt": "CLEAN", "tick": "ON TIME", "quota": "ON TIME"})
+        self.assertEqual([len(out["fixes"][f]) for f in ("epoll", "throttle")], [1, 2])
+
+
+class PageTest(unittest.TestCase):
+    def tables(self):
+        prows = []
+        for pair, d in (("debian13", "summary-debian13.json"), ("7.3", "summary-7.3.json")):
+            prows.append({"pair": pair, "what": matrix.PAIRS[pair][0], "verdict": summary(pair)["verdict"],
+                          "demos": {"unix": [{"run": summary(pair)["run_id"],
+                                              "verdict": summary(pair)["verdict"]}]},
+                          "wakers": {"unix": summary(pair)["verdict"]}})
+        r = rows()
+        doc, fixes = matrix.document(prows, r, {"unix": 1, "udp": 0})
+        return r, prows, doc, fixes
+
+    def test_markdown_a_row_per_kernel(self):
+        r, prows, doc, fixes = self.tables()
+        md = matrix.markdown(r, prows, fixes).splitlines()
+        kernels = [x for x in md if ", stock) | " in x or ", patched) | " in x]
+        self.assertEqual(len(kernels), 4)
+        self.assertTrue(kernels[0].startswith("| 6.16.12+deb13-rt-amd64 (debian13, stock) | Debian's "
+                                              "linux-image-6.16.12"))
+        self.assertEqual(kernels[0].count("**STALLED**") + kernels[0].count("**HELD UP**"), 3)
+        self.assertIn("not run", kernels[0])        # no UDP demo
+        self.assertIn(fixes["epoll"]["sentence"], md)
+        self.assertEqual(sorted(doc), ["fixes", "kernels", "on_7x", "pairs", "runs"])
+        self.assertIn("| Debian 13's signed 6.16.12 against 6.17.13, as shipped | FIXED (", "\n".join(md))
+
+    def test_html_escaped_and_linked(self):
+        r, prows, _, fixes = self.tables()
+        r[0]["obtained"] = "<script>x</script>"
+        page = matrix.page(r, prows, fixes)
+        self.assertNotIn("<script>", page)
+        self.assertIn(html.escape("<script>x</script>"), page)
+        self.assertIn(f'<a href="{summary("7.3")["run_id"]}/report.html">no effect</a>', page)
+        self.assertEqual(page.count("<tr>"), 4 + 2 + 2)
+
+
+class ParseTest(unittest.TestCase):
+    def parse(self, *argv):
+        return matrix.parse(list(argv))
+
+    def test_runs_pairs_and_packages(self):
+        _, pairs, runs, given, rest = self.parse("--runs", "3,1", "--duration-s", "10")
+        self.assertEqual((pairs, runs, rest),
+                         (list(matrix.PAIRS), {"unix": 3, "udp": 1}, ["--duration-s", "10"]))
+        _, pairs, runs, given, _ = self.parse("--pairs", "7.3,packages", "--runs", "2",
+                                              "--stock-package", "a.deb", "--patched-package", "b.deb")
+        self.assertEqual((pairs, runs, given), (["7.3", "packages"], {"unix": 2, "udp": 1},
+                                                {"stock": "a.deb", "patched": "b.deb"}))
+        self.assertEqual(self.parse("--stock-package", "a", "--patched-package", "b")[1][-1], "packages")
+        for bad in (["--runs", "0"], ["--runs", "1,x"], ["--runs", "1,1,1"], ["--pairs", "packages"],
+                    ["--pairs", "5.4"], ["--stock-package", "a"], ["--kernel-line", "7.3"],
+                    ["--af-unix", "0"], ["--kernels", "debian13"]):
+            with self.assertRaises(SystemExit, msg=bad) as e, mock.patch("sys.stderr"), \
+                    mock.patch("sys.stdout"):
+                self.parse(*bad)
+            self.assertEqual(e.exception.code, 2, bad)
+
+    def test_images_of_each_kind(self):
+        calls = []
+        with mock.patch.object(matrix.kernels, "images", lambda run, line: calls.append(("images", line))
+                               or {"stock": f"{line}/s", "patched": f"{line}/p"}), \
+                mock.patch.object(matrix.kernels, "debian_image",
+                                  lambda run, name: calls.append(("debian", name)) or f"deb/{name}"), \
+                mock.patch.object(matrix.kernels, "historical",
+                                  lambda run, line: calls.append(("historical", line)) or f"{line}/h"), \
+                mock.patch.object(matrix.kernels, "packages", lambda run, given: dict(given)):
+            self.assertEqual(matrix.images(None, "7.3", None), {"stock": "7.3/s", "patched": "7.3/p"})
+            self.assertEqual(matrix.images(None, "debian13", None),
+                             {"stock": "deb/6.16-rt-signed", "patched": "deb/6.17-rt-signed"})
+            self.assertEqual(matrix.images(None, "6.1.8-rt", None),
+                             {"stock": "6.1.8-rt/h", "patched": "deb/6.1-rt-signed"})
+            self.assertEqual(matrix.images(None, "packages", {"stock": "a", "patched": "b"}),
+                             {"stock": "a", "patched": "b"})
+        self.assertEqual(calls, [("images", "7.3"), ("debian", "6.16-rt-signed"),
+                                 ("debian", "6.17-rt-signed"),
+                                 ("historical", "6.1.8-rt"), ("debian", "6.1-rt-signed")])
+
+    def test_a_package_the_guest_cannot_run_on_stops_the_matrix(self):
+        with mock.patch.object(matrix, "images",
+                               side_effect=labrun.LabError(matrix.kernels.EX_PACKAGE, "no PREEMPT_RT")), \
+                mock.patch.object(matrix, "run_demo") as rd, open(os.devnull, "w") as out, \
+                mock.patch.object(matrix, "Run", lambda *a, **k: labrun.Run(*a, **k, out=out)):
+            with tempfile.TemporaryDirectory() as d, self.assertRaises(labrun.LabError):
+                matrix.matrix(["--results", d, "--pairs", "packages", "--stock-package", "a",
+                               "--patched-package", "b"])
+        rd.assert_not_called()
+
+
+if __name__ == "__main__":
+    unittest.main()
