@@ -364,7 +364,7 @@ def sentence(fix, comps):
             if ws:
                 what = "; ".join(f"{WAITERS[x['waiter']]}: {x['before']} -> {x['after']}, {x['figures']}"
                                  for x in ws)
-                said.append({"protects": "protects", "not needed": "is not needed for",
+                said.append({"protects": "protects", "not needed": "has no stall to prevent for",
                              "does not protect": "does not protect", "worse": "makes worse",
                              "unknown": "leaves unsettled"}[verdict] + f" {what}")
         if said:
@@ -394,6 +394,16 @@ def on_7x(rows, comps):
     for fix, cs in comps.items():
         out["fixes"][fix] = [c for c in cs
                              if any(n.split(" (")[0] in names for n in (c["without"], c["with"]))]
+    return out
+
+
+def on_7x_lines(o):
+    """ON_7X (on_7x()) in words: a sentence per 7.x kernel, each waiter's
+    verdict with its figures; none when no 7.x kernel ran."""
+    out = []
+    for k in o["kernels"]:
+        said = "; ".join(f"{WAITERS[w]} {c['word']} ({c['figures']})" for w, c in k["waiters"].items())
+        out.append(f"{k['kernel']} ({k['pair']} {k['side']}, {k['what']}): {said}.")
     return out
 
 

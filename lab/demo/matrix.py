@@ -190,9 +190,9 @@ def _facts(r):
     return lock, model
 
 
-def markdown(rows, pairs, fixes):
-    """matrix.md: the kernels' table, the fixes' sentences, the pairs'
-    verdicts."""
+def markdown(rows, pairs, fixes, on7x):
+    """matrix.md: the kernels' table, the fixes' sentences, the 7.x
+    kernels' cells in words (ON7X: cells.on_7x()), the pairs' verdicts."""
     heads = " | ".join(cells.WAITERS.values())
     out = [f"| kernel | obtained | ep->lock | CFS throttle model | {heads} |",
            "|---|---|---|---|" + "---|" * len(cells.WAITERS)]
@@ -202,6 +202,7 @@ def markdown(rows, pairs, fixes):
                    f"| {model} | "
                    + " | ".join(_cell_text(r["cells"][w]).replace("|", "/") for w in cells.WAITERS) + " |")
     out += [""] + [f["sentence"] for f in fixes.values()] + [""]
+    out += [f"On 7.x: {x}" for x in cells.on_7x_lines(on7x)] + [""]
     out += ["| pair | " + " | ".join(f"{name} waker" for name, _ in WAKERS.values()) + " | verdict |",
             "|---|" + "---|" * len(WAKERS) + "---|"]
     for p in pairs:
@@ -218,10 +219,11 @@ WORD_COLOURS = {"CLEAN": "#d5f5e3", "ON TIME": "#d5f5e3", "STALLED": "#f5b7b1", 
                 "SOME LATE": "#fdebd0", "MIXED": "#fdebd0"}
 
 
-def page(rows, pairs, fixes):
+def page(rows, pairs, fixes, on7x):
     """matrix.html: the kernels' table (each cell a verdict with its
-    figures and its chain from the trace), the fixes' sentences, and the
-    pairs' verdicts, each demo linked to its report."""
+    figures and its chain from the trace), the fixes' sentences, the 7.x
+    kernels' cells in words, and the pairs' verdicts, each demo linked to
+    its report."""
     e = html.escape
     body = []
     for r in rows:
@@ -252,6 +254,7 @@ def page(rows, pairs, fixes):
     heads = "".join(f"<th>{e(name)}</th>" for name in cells.WAITERS.values())
     wheads = "".join(f"<th>{e(name)} waker</th>" for name, _ in WAKERS.values())
     sentences = "".join(f"<p>{e(f['sentence'])}</p>" for f in fixes.values())
+    seven = "".join(f"<li>{e(x)}</li>" for x in cells.on_7x_lines(on7x)) or "<li>no 7.x kernel ran</li>"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>relay: the epoll stall on each kernel</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;margin-bottom:1.5em}}
@@ -275,6 +278,8 @@ the deadlock of the original reports when nothing lifts the quota).</p>
 </table>
 <h2>What each fix protects</h2>
 {sentences}
+<h2>On 7.x</h2>
+<ul>{seven}</ul>
 <h2>The pairs, as make demo judged them</h2>
 <table><tr><th>pair</th>{wheads}<th>verdict</th></tr>
 {chr(10).join(prs)}
@@ -406,11 +411,11 @@ def matrix(argv):
     with run.phase("the matrix: matrix.json, matrix.md, matrix.html", "a second"):
         doc, fixes = document(prows, krows, runs)
         write_json(run.path("matrix.json"), doc)
-        md = markdown(krows, prows, fixes)
+        md = markdown(krows, prows, fixes, doc["on_7x"])
         with open(run.path("matrix.md"), "w", encoding="utf-8") as f:
             f.write(md)
         with open(run.path("matrix.html"), "w", encoding="utf-8") as f:
-            f.write(page(krows, prows, fixes))
+            f.write(page(krows, prows, fixes, doc["on_7x"]))
     run.say("")
     for r in krows:
         run.say(f"  {r['kernel']} ({r['lock']}, {cells.model_name(r['model'])}): " + "; ".join(

@@ -3,10 +3,13 @@ kernel and a cell per waiter from recorded demos (the summary.json of a
 debian13 and of a 7.3 run: tests/fixtures/demo-matrix/), the runs of a
 cell folded together, one sentence per fix from the rows that differ in
 it alone, and the tables those make."""
+import contextlib
 import copy
 import html
+import io
 import json
 import os
+import shutil
 import tempfile
 import unittest
 from unittest import mock
@@ -144,7 +147,7 @@ class FixesTest(unittest.TestCase):
                          r"-> .*\) it protects RT ticker through relay \(AF_UNIX waker\): STALLED -> CLEAN, "
                          r"85 -> 0 stalls")
         self.assertIn("with the task-based throttle (7.3.4-relay-stock (7.3 stock) -> 7.3.4-relay-patched "
-                      "(7.3 patched)) it is not needed for", s)
+                      "(7.3 patched)) it has no stall to prevent for", s)
         self.assertRegex(cells.sentence("throttle", []), "no two kernels of this matrix differ in it alone")
 
     def test_on_7x(self):
@@ -156,6 +159,13 @@ class FixesTest(unittest.TestCase):
         self.assertEqual({w: c["word"] for w, c in out["kernels"][0]["waiters"].items()},
                          {"rt": "CLEAN", "tick": "ON TIME", "quota": "ON TIME"})
         self.assertEqual([len(out["fixes"][f]) for f in ("epoll", "throttle")], [1, 2])
+        lines = cells.on_7x_lines(out)
+        self.assertEqual(len(lines), 2)
+        self.assertRegex(lines[0], r"^7\.3\.4-relay-stock \(7\.3 stock, ep->lock an rwlock_t, the task-based "
+                         r"throttle\): RT ticker through relay \(AF_UNIX waker\) CLEAN \(0 stalls, .*\); "
+                         r"relay's timer tick \(non-RT\) ON TIME \(max [\d.]+ ms late.*\); "
+                         r"quota period's timer ON TIME \(\d+ refills")
+        self.assertEqual(cells.on_7x_lines({"kernels": [], "fixes": {}}), [])
 
 
 class PageTest(unittest.TestCase):
@@ -172,7 +182,7 @@ class PageTest(unittest.TestCase):
 
     def test_markdown_a_row_per_kernel(self):
         r, prows, doc, fixes = self.tables()
-        md = matrix.markdown(r, prows, fixes).splitlines()
+        md = matrix.markdown(r, prows, fixes, doc["on_7x"]).splitlines()
         kernels = [x for x in md if ", stock) | " in x or ", patched) | " in x]
         self.assertEqual(len(kernels), 4)
         self.assertTrue(kernels[0].startswith("| 6.16.12+deb13-rt-amd64 (debian13, stock) | Debian's "
@@ -180,17 +190,88 @@ class PageTest(unittest.TestCase):
         self.assertEqual(kernels[0].count("**STALLED**") + kernels[0].count("**HELD UP**"), 3)
         self.assertIn("not run", kernels[0])        # no UDP demo
         self.assertIn(fixes["epoll"]["sentence"], md)
+        self.assertEqual(len([x for x in md if x.startswith("On 7.x: 7.3.4-relay-")]), 2)
         self.assertEqual(sorted(doc), ["fixes", "kernels", "on_7x", "pairs", "runs"])
         self.assertIn("| Debian 13's signed 6.16.12 against 6.17.13, as shipped | FIXED (", "\n".join(md))
 
     def test_html_escaped_and_linked(self):
-        r, prows, _, fixes = self.tables()
+        r, prows, doc, fixes = self.tables()
         r[0]["obtained"] = "<script>x</script>"
-        page = matrix.page(r, prows, fixes)
+        page = matrix.page(r, prows, fixes, doc["on_7x"])
         self.assertNotIn("<script>", page)
         self.assertIn(html.escape("<script>x</script>"), page)
         self.assertIn(f'<a href="{summary("7.3")["run_id"]}/report.html">no effect</a>', page)
         self.assertEqual(page.count("<tr>"), 4 + 2 + 2)
+        self.assertEqual(page.count("<li>7.3.4-relay-"), 2)
+
+
+class PairTest(unittest.TestCase):
+    """A pair's row: its demos per waker and run, make demo's verdicts,
+    what the stock kernel's trace says in a line."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.d)
+
+    def run_dir(self, pair, name):
+        run = os.path.join(self.d, name)
+        os.makedirs(run)
+        shutil.copy(os.path.join(FIX, f"summary-{pair}.json"), os.path.join(run, "summary.json"))
+        return run
+
+    def test_runs_and_errors(self):
+        a, b = self.run_dir("debian13", "a"), self.run_dir("debian13", "b")
+        r, obs = matrix.pair_row("debian13", {"unix": [a, labrun.LabError(1, "lab/demo/run exited 4")],
+                                              "udp": [b]})
+        self.assertEqual([d.get("run") or d["error"] for d in r["demos"]["unix"]],
+                         ["a", "lab/demo/run exited 4"])
+        self.assertEqual((r["verdict"], r["wakers"]),
+                         ("fixed", {"unix": "fixed 1 of 2, no report 1 of 2", "udp": "fixed"}))
+        self.assertEqual([(o["waker"], o["kernel"]) for o in obs["stock"]],
+                         [("unix", "6.16.12+deb13-rt-amd64"), ("udp", "6.16.12+deb13-rt-amd64")])
+        self.assertEqual(r["demos"]["unix"][0]["stock"]["stalls"], 85)
+        # no chains.json beside the run: the trace's line is left out
+        self.assertIsNone(r["demos"]["unix"][0]["stock_trace"])
+        r, obs = matrix.pair_row("7.3", {"unix": [labrun.LabError(1, "x")]})
+        self.assertEqual((r["verdict"], obs), ("incomplete", {"stock": [], "patched": []}))
+
+    def test_the_stock_trace_in_a_line(self):
+        run = self.run_dir("debian13", "c")
+        os.makedirs(os.path.join(run, "stock", "results"))
+        chains = os.path.join(run, "stock", "results", "chains.json")
+        with open(chains, "w", encoding="utf-8") as f:
+            json.dump({"totals": {"stalls": 0, "stalls_explained": 0},
+                       "contentions": {"rt_waits": 83601, "rt_wait_us": {"max": 926.0},
+                                       "lent_by_others": 2064,
+                                       "lent_by": {"ktimers/1": 2000, "demo-scenario": 64}}}, f)
+        self.assertEqual(matrix.why(run), "83601 RT waits on ep->lock, longest 0.93 ms; 2064 ended when "
+                         "another task lent the throttled holder its priority through another lock: "
+                         "ktimers/1 (2000), demo-scenario (64)")
+        with open(chains, "w", encoding="utf-8") as f:
+            json.dump({"totals": {"stalls": 27, "stalls_explained": 26}, "contentions": {"rt_waits": 0}}, f)
+        self.assertEqual(matrix.why(run), "26 of 27 stalls explained")
+
+    def test_a_pair_s_verdict_from_its_demos(self):
+        cases = (
+            ((["no effect"], ["fixed"]), "fixed"),
+            ((["fixed", "no effect"], ["fixed"]), "fixed"),
+            ((["fixed"], ["fixed", "not fixed"]), "not fixed"),
+            ((["no effect"], ["no effect"]), "no effect"),
+            ((["no effect"], ["incomplete"]), "incomplete"),
+            ((["no effect"], ["invalid"]), "invalid"),
+            ((["incomplete"], ["invalid"]), "invalid"),
+            ((["invalid"], ["fixed"]), "fixed"),
+            ((["fixed"], [None]), "fixed"),
+            ((["no effect"], [None]), "incomplete"),
+            (([], []), "incomplete"),
+        )
+        for (udp, unix), want in cases:
+            demos = {"udp": [{"verdict": v} for v in udp],
+                     "unix": [{"verdict": v} if v else {"error": "x"} for v in unix]}
+            self.assertEqual(matrix.verdict(demos), want, (udp, unix))
+        self.assertEqual(matrix.waker_verdict([]), "not run")
+        self.assertEqual(matrix.waker_verdict([{"verdict": "fixed"}, {"verdict": "no effect"},
+                                               {"verdict": "fixed"}]), "fixed 2 of 3, no effect 1 of 3")
 
 
 class ParseTest(unittest.TestCase):
@@ -213,6 +294,20 @@ class ParseTest(unittest.TestCase):
                     mock.patch("sys.stdout"):
                 self.parse(*bad)
             self.assertEqual(e.exception.code, 2, bad)
+
+    def test_bad_arguments_make_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            for argv, what in ((["--pairs", "6.1,5.10"], "5.10: not one of"),
+                               (["--stock-image", "x"], "chooses each pair's kernels"),
+                               (["--af-unix", "1"], "chooses each pair's kernels and wakers"),
+                               (["--pairs", "--results", d], "--pairs: expected one argument")):
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), \
+                        self.assertRaises(SystemExit) as e:
+                    matrix.matrix(argv + ["--results", d])
+                self.assertEqual(e.exception.code, 2)
+                self.assertIn(what, err.getvalue())
+            self.assertEqual(os.listdir(d), [])
 
     def test_images_of_each_kind(self):
         calls = []
