@@ -23,6 +23,8 @@ with make demo's verdicts, each linked to that demo's report.
 
   lab/demo/matrix [--results DIR] [--pairs P,...] [--runs N[,M]]
                   [--stock-package DEB[,DEB] --patched-package DEB[,DEB]] [FLAG VALUE]...
+  lab/demo/matrix --again RUN   RUN's matrix.json, .md and .html made anew
+                                from its demos' run directories (no guest boots)
 
 Flags go to every lab/demo/run (scenario parameters, --trace, --clock).
 Each pair runs the demo N times with the co-tenant's sends waking the
@@ -33,9 +35,11 @@ Writes DIR/<date>-<id>-demo-matrix/ (DIR: results/ in the source tree)
 with each pair's run directories, matrix.json, matrix.md and matrix.html,
 and points DIR/latest-demo-matrix at it.
 Exit status: 0 every demo has its report; 1 one has none (its cell says
-why); 2 bad arguments; 7 a kernel package the guest cannot run on.
+why); 2 bad arguments; 7 a kernel package the guest cannot run on;
+65 (--again) RUN has no matrix.json this program wrote.
 """
 import html
+import io
 import json
 import os
 import subprocess
@@ -371,11 +375,76 @@ def document(pairs, rows, runs):
             "on_7x": cells.on_7x(rows, comps)}, fixes
 
 
+def tables(done):
+    """The pairs' rows and the kernels' rows of DONE, [(pair, {waker: [a
+    demo's run directory, or the LabError that left it without one]})]."""
+    prows, krows = [], []
+    for pair, got in done:
+        r, obs = pair_row(pair, got)
+        prows.append(r)
+        krows += [cells.row(pair, k, obs[k]) for k in ("stock", "patched") if obs[k]]
+    return prows, krows
+
+
+def write(where, done, runs):
+    """matrix.json, matrix.md and matrix.html into the directory WHERE, of
+    DONE (tables()) and RUNS (the demos each pair was to run per waker);
+    the kernels' rows and the fixes."""
+    prows, krows = tables(done)
+    doc, fixes = document(prows, krows, runs)
+    write_json(os.path.join(where, "matrix.json"), doc)
+    with open(os.path.join(where, "matrix.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(krows, prows, fixes, doc["on_7x"]))
+    with open(os.path.join(where, "matrix.html"), "w", encoding="utf-8") as f:
+        f.write(page(krows, prows, fixes, doc["on_7x"]))
+    return krows, fixes
+
+
+def recorded(where):
+    """What the matrix in the directory WHERE ran, from its matrix.json:
+    (done, runs) as write() takes them, each demo's run directory
+    beside it."""
+    try:
+        with open(os.path.join(where, "matrix.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        done = [(p["pair"], {w: [os.path.join(where, d["run"]) if d.get("run") else LabError(1, d["error"])
+                                 for d in ds] for w, ds in p["demos"].items()})
+                for p in doc["pairs"]]
+        return done, doc["runs"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise LabError(65, f"{where}/matrix.json: not a matrix this program wrote ({e})")
+
+
+def again(where, out=sys.stdout):
+    """--again DIR: the matrix's files of DIR made anew from its demos'
+    run directories (no guest boots): a page of this version of the code
+    from a run of an earlier one."""
+    done, runs = recorded(where)
+    krows, fixes = write(where, done, runs)
+    say(krows, fixes, out)
+    print(f"page: {os.path.join(where, 'matrix.html')}", file=out)
+    return 0
+
+
+def say(krows, fixes, out):
+    """The terminal's lines: a line per kernel, a sentence per fix."""
+    for r in krows:
+        print(f"  {r['kernel']} ({r['lock']}, {cells.model_name(r['model'])}): " + "; ".join(
+            f"{w} {c['word']}" for w, c in r["cells"].items() if c), file=out)
+    for f in fixes.values():
+        print(f["sentence"], file=out)
+
+
 def matrix(argv):
+    if argv[:1] == ["--again"]:
+        if len(argv) != 2:
+            print(f"usage: {PROG} --again DIR (a demo-matrix run's directory)", file=sys.stderr)
+            return 2
+        return again(argv[1])
     results, pairs, runs, given, rest = parse(argv)
     demos = sum(runs.values())
     run = Run(PROG, results, kind="demo-matrix", phases=(1 + demos) * len(pairs) + 1)
-    prows, krows, status = [], [], 0
+    done, status = [], 0
     for pair in pairs:
         what = pair_info(pair)[0]
         try:
@@ -385,8 +454,7 @@ def matrix(argv):
         except LabError as e:
             if e.code == kernels.EX_PACKAGE:
                 raise
-            r, _ = pair_row(pair, {w: [e] * n for w, n in runs.items() if n})
-            prows.append(r)
+            done.append((pair, {w: [e] * n for w, n in runs.items() if n}))
             status = 1
             continue
         got = {}
@@ -400,28 +468,20 @@ def matrix(argv):
                         status = 1
                         run.say(f"      no report: {x}")
                     got[waker].append(x)
-        r, obs = pair_row(pair, {w: x for w, x in got.items() if x})
-        prows.append(r)
+        got = {w: x for w, x in got.items() if x}
+        done.append((pair, got))
+        r, _ = pair_row(pair, got)
         for waker, ds in r["demos"].items():
             for d in ds:
                 if "error" not in d:
                     run.say(f"      {WAKERS[waker][0]}: {d['verdict']}: {d['headline']}")
         run.say(f"      the pair: {r['verdict'].upper()}")
-        krows += [cells.row(pair, k, obs[k]) for k in ("stock", "patched") if obs[k]]
     with run.phase("the matrix: matrix.json, matrix.md, matrix.html", "a second"):
-        doc, fixes = document(prows, krows, runs)
-        write_json(run.path("matrix.json"), doc)
-        md = markdown(krows, prows, fixes, doc["on_7x"])
-        with open(run.path("matrix.md"), "w", encoding="utf-8") as f:
-            f.write(md)
-        with open(run.path("matrix.html"), "w", encoding="utf-8") as f:
-            f.write(page(krows, prows, fixes, doc["on_7x"]))
+        krows, fixes = write(run.dir, done, runs)
     run.say("")
-    for r in krows:
-        run.say(f"  {r['kernel']} ({r['lock']}, {cells.model_name(r['model'])}): " + "; ".join(
-            f"{w} {c['word']}" for w, c in r["cells"].items() if c))
-    for f in fixes.values():
-        run.say(f["sentence"])
+    lines = io.StringIO()
+    say(krows, fixes, lines)
+    run.say(lines.getvalue().rstrip("\n"))
     run.finish({"pairs": pairs, "runs": runs, "status": status})
     run.say(f"page: {run.path('matrix.html')}")
     return status

@@ -251,6 +251,31 @@ class PairTest(unittest.TestCase):
             json.dump({"totals": {"stalls": 27, "stalls_explained": 26}, "contentions": {"rt_waits": 0}}, f)
         self.assertEqual(matrix.why(run), "26 of 27 stalls explained")
 
+    def test_the_page_again_from_its_runs(self):
+        done = [("debian13", {"unix": [self.run_dir("debian13", "d13")]}),
+                ("7.3", {"unix": [self.run_dir("7.3", "k73")], "udp": [labrun.LabError(1, "exited 4")]})]
+        runs = {"unix": 1, "udp": 1}
+        matrix.write(self.d, done, runs)
+        with open(os.path.join(self.d, "matrix.json"), encoding="utf-8") as f:
+            first = json.load(f)
+        for name in ("matrix.md", "matrix.html"):
+            os.remove(os.path.join(self.d, name))
+        out = io.StringIO()
+        self.assertEqual(matrix.again(self.d, out), 0)
+        with open(os.path.join(self.d, "matrix.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f), first)
+        self.assertTrue(os.path.exists(os.path.join(self.d, "matrix.html")))
+        self.assertEqual(first["pairs"][1]["demos"]["udp"], [{"error": "exited 4"}])
+        self.assertIn("7.3.4-relay-stock (rwlock_t, task-based): rt CLEAN", out.getvalue())
+        with open(os.path.join(self.d, "matrix.json"), "w", encoding="utf-8") as f:
+            f.write('{"pairs": [{"pair": "7.3"}]}')
+        with self.assertRaises(labrun.LabError) as e:
+            matrix.again(self.d)
+        self.assertEqual(e.exception.code, 65)
+        self.assertIn("matrix.json: not a matrix this program wrote", str(e.exception))
+        with mock.patch("sys.stderr"):
+            self.assertEqual(matrix.matrix(["--again"]), 2)
+
     def test_a_pair_s_verdict_from_its_demos(self):
         cases = (
             ((["no effect"], ["fixed"]), "fixed"),
