@@ -23,8 +23,10 @@ with make demo's verdicts, each linked to that demo's report.
 
   lab/demo/matrix [--results DIR] [--pairs P,...] [--runs N[,M]]
                   [--stock-package DEB[,DEB] --patched-package DEB[,DEB]] [FLAG VALUE]...
-  lab/demo/matrix --again RUN   RUN's matrix.json, .md and .html made anew
-                                from its demos' run directories (no guest boots)
+  lab/demo/matrix --again RUN [MORE...]
+                  RUN's matrix.json, .md and .html made anew from its demos' run
+                  directories (no guest boots; from its demos' logs if it stopped
+                  before its end), with the pairs of each MORE run added
 
 Flags go to every lab/demo/run (scenario parameters, --trace, --clock).
 Each pair runs the demo N times with the co-tenant's sends waking the
@@ -36,12 +38,14 @@ with each pair's run directories, matrix.json, matrix.md and matrix.html,
 and points DIR/latest-demo-matrix at it.
 Exit status: 0 every demo has its report; 1 one has none (its cell says
 why); 2 bad arguments; 7 a kernel package the guest cannot run on;
-65 (--again) RUN has no matrix.json this program wrote.
+65 (--again) RUN has neither a matrix.json this program wrote nor a
+demo's log.
 """
 import html
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -400,26 +404,85 @@ def write(where, done, runs):
     return krows, fixes
 
 
+# demo-PAIR-WAKER-I.log, lab/demo/run's output for one demo of a matrix
+# run, and the line that names its run directory.
+DEMO_LOG = re.compile(r"demo-(.+)-(unix|udp)-(\d+)\.log")
+RESULTS_LINE = re.compile(r"^results: (\S+)", re.M)
+
+
+def _from_logs(where):
+    """What a matrix run in WHERE that has no matrix.json (stopped before
+    its end) ran, from its demos' logs: (done, runs). Pairs in PAIRS'
+    order, a demo whose log names no run directory an error."""
+    got = {}
+
+    def numbered(n):
+        return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", n)]
+    for name in sorted(os.listdir(where), key=numbered):
+        m = DEMO_LOG.fullmatch(name)
+        if not m:
+            continue
+        with open(os.path.join(where, name), encoding="utf-8", errors="replace") as f:
+            dirs = RESULTS_LINE.findall(f.read())
+        ok = dirs and os.path.exists(os.path.join(dirs[-1], "summary.json"))
+        got.setdefault(m.group(1), {}).setdefault(m.group(2), []).append(
+            dirs[-1] if ok else LabError(1, f"no report (log: {os.path.join(where, name)})"))
+    if not got:
+        raise LabError(65, f"{where}: neither a matrix.json nor a demo's log (demo-PAIR-WAKER-N.log)")
+    order = list(DEFAULT_PAIRS) + ["packages"]
+    done = [(p, {w: got[p][w] for w in WAKERS if w in got[p]})
+            for p in sorted(got, key=lambda p: order.index(p) if p in order else len(order))]
+    runs = {w: max(len(g.get(w, [])) for _, g in done) for w in WAKERS}
+    return done, runs
+
+
 def recorded(where):
-    """What the matrix in the directory WHERE ran, from its matrix.json:
-    (done, runs) as write() takes them, each demo's run directory
-    beside it."""
+    """What the matrix run in the directory WHERE ran: (done, runs) as
+    write() takes them, each demo's run directory, from its matrix.json
+    or, when it stopped before writing one, from its demos' logs."""
+    path = os.path.join(where, "matrix.json")
+    if not os.path.exists(path) and os.path.isdir(where):
+        return _from_logs(where)
     try:
-        with open(os.path.join(where, "matrix.json"), encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         done = [(p["pair"], {w: [os.path.join(where, d["run"]) if d.get("run") else LabError(1, d["error"])
                                  for d in ds] for w, ds in p["demos"].items()})
                 for p in doc["pairs"]]
         return done, doc["runs"]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise LabError(65, f"{where}/matrix.json: not a matrix this program wrote ({e})")
+        raise LabError(65, f"{path}: not a matrix this program wrote ({e})")
 
 
-def again(where, out=sys.stdout):
-    """--again DIR: the matrix's files of DIR made anew from its demos'
-    run directories (no guest boots): a page of this version of the code
-    from a run of an earlier one."""
+def _linked(where, got):
+    """GOT's run directories as links in WHERE (each demo's page linked
+    from WHERE's as from its own run's)."""
+    out = {}
+    for w, xs in got.items():
+        out[w] = []
+        for x in xs:
+            if not isinstance(x, LabError) and \
+                    os.path.realpath(os.path.dirname(x)) != os.path.realpath(where):
+                link = os.path.join(where, os.path.basename(x))
+                if not os.path.lexists(link):
+                    os.symlink(os.path.relpath(os.path.realpath(x), where), link)
+                x = link
+            out[w].append(x)
+    return out
+
+
+def again(where, more=(), out=sys.stdout):
+    """--again DIR [MORE...]: the matrix's files of DIR made anew from its
+    demos' run directories (no guest boots), with the pairs of each MORE
+    matrix run added (a pair DIR has too, replaced): a page of this
+    version of the code from the runs of an earlier one, or of the pairs
+    of several runs."""
     done, runs = recorded(where)
+    for m in more:
+        d2, r2 = recorded(m)
+        for pair, got in d2:
+            done = [x for x in done if x[0] != pair] + [(pair, _linked(where, got))]
+        runs = {w: max(runs.get(w, 0), r2.get(w, 0)) for w in WAKERS}
     krows, fixes = write(where, done, runs)
     say(krows, fixes, out)
     print(f"page: {os.path.join(where, 'matrix.html')}", file=out)
@@ -437,10 +500,10 @@ def say(krows, fixes, out):
 
 def matrix(argv):
     if argv[:1] == ["--again"]:
-        if len(argv) != 2:
-            print(f"usage: {PROG} --again DIR (a demo-matrix run's directory)", file=sys.stderr)
+        if len(argv) < 2 or any(a.startswith("-") for a in argv[1:]):
+            print(f"usage: {PROG} --again DIR [MORE...] (demo-matrix runs' directories)", file=sys.stderr)
             return 2
-        return again(argv[1])
+        return again(argv[1], argv[2:])
     results, pairs, runs, given, rest = parse(argv)
     demos = sum(runs.values())
     run = Run(PROG, results, kind="demo-matrix", phases=(1 + demos) * len(pairs) + 1)

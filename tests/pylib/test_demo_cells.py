@@ -261,7 +261,7 @@ class PairTest(unittest.TestCase):
         for name in ("matrix.md", "matrix.html"):
             os.remove(os.path.join(self.d, name))
         out = io.StringIO()
-        self.assertEqual(matrix.again(self.d, out), 0)
+        self.assertEqual(matrix.again(self.d, out=out), 0)
         with open(os.path.join(self.d, "matrix.json"), encoding="utf-8") as f:
             self.assertEqual(json.load(f), first)
         self.assertTrue(os.path.exists(os.path.join(self.d, "matrix.html")))
@@ -275,6 +275,44 @@ class PairTest(unittest.TestCase):
         self.assertIn("matrix.json: not a matrix this program wrote", str(e.exception))
         with mock.patch("sys.stderr"):
             self.assertEqual(matrix.matrix(["--again"]), 2)
+
+    def test_a_stopped_run_from_its_logs_with_another_run_s_pairs(self):
+        a, b = os.path.join(self.d, "a-demo-matrix"), os.path.join(self.d, "b-demo-matrix")
+        os.makedirs(a)
+        os.makedirs(b)
+        d13 = self.run_dir("debian13", os.path.join("a-demo-matrix", "20261207-005729-53ca"))
+        with open(os.path.join(a, "demo-debian13-unix-1.log"), "w", encoding="utf-8") as f:
+            f.write(f"[1/5] build\nresults: {d13} (also {a}/latest); 394 s in all\nreport: x\n")
+        with open(os.path.join(a, "demo-debian13-udp-1.log"), "w", encoding="utf-8") as f:
+            f.write("[3/5] stock and patched kernels side by side\n")      # stopped in its guests
+        k73 = self.run_dir("7.3", os.path.join("b-demo-matrix", "20261207-014000-0000"))
+        matrix.write(b, [("7.3", {"unix": [k73]})], {"unix": 1, "udp": 0})
+        self.assertEqual(matrix.recorded(a), ([("debian13", {"unix": [d13], "udp": [mock.ANY]})],
+                                              {"unix": 1, "udp": 1}))
+        self.assertEqual(matrix.again(a, [b], out=io.StringIO()), 0)
+        with open(os.path.join(a, "matrix.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertEqual([p["pair"] for p in doc["pairs"]], ["debian13", "7.3"])
+        self.assertEqual(doc["pairs"][0]["demos"]["udp"][0]["error"],
+                         f"no report (log: {a}/demo-debian13-udp-1.log)")
+        self.assertEqual([k["kernel"] for k in doc["kernels"]][2:],
+                         ["7.3.4-relay-stock", "7.3.4-relay-patched"])
+        # the other run's demo, linked from this one's page as its own are
+        self.assertEqual(os.readlink(os.path.join(a, "20261207-014000-0000")),
+                         os.path.join("..", "b-demo-matrix", "20261207-014000-0000"))
+        with open(os.path.join(a, "matrix.html"), encoding="utf-8") as f:
+            self.assertIn('<a href="20261207-014000-0000/report.html">no effect</a>', f.read())
+        # once more: the same page, the link kept
+        self.assertEqual(matrix.again(a, [b], out=io.StringIO()), 0)
+        with open(os.path.join(a, "matrix.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f), doc)
+        os.makedirs(os.path.join(self.d, "empty"))
+        for where, what in (("empty", "neither a matrix.json nor a demo's log"),
+                            ("nowhere", "matrix.json: not a matrix this program wrote")):
+            with self.assertRaises(labrun.LabError) as e:
+                matrix.again(os.path.join(self.d, where))
+            self.assertEqual(e.exception.code, 65)
+            self.assertIn(what, str(e.exception))
 
     def test_a_pair_s_verdict_from_its_demos(self):
         cases = (
