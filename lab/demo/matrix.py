@@ -224,7 +224,7 @@ def markdown(rows, pairs, fixes, on7x):
 
 
 WORD_COLOURS = {"CLEAN": "#d5f5e3", "ON TIME": "#d5f5e3", "STALLED": "#f5b7b1", "HELD UP": "#f5b7b1",
-                "SOME LATE": "#fdebd0", "MIXED": "#fdebd0"}
+                "SOME LATE": "#fdebd0", "MIXED": "#fdebd0", "LATE": "#fdebd0"}
 
 
 def page(rows, pairs, fixes, on7x):
@@ -278,7 +278,8 @@ model's task work, or its symbols). A column per waiter, each a verdict of make 
 the figures over its runs and the chain from the kernel's trace of the worst run:
 the RT ticker through relay (STALLED: the watchdog saw relay stand still; HELD UP: ten or more RT
 datagrams over the late limit; CLEAN: none); relay's own timerfd tick, delivered by its CPU's
-timer softirq (HELD UP: a tick later than the late limit); the quota period's timer, a soft
+timer softirq (HELD UP: a tick later than the late limit, held by its waits on ep-&gt;lock;
+LATE: later, but not held there); the quota period's timer, a soft
 hrtimer run in that same softirq (HELD UP: a refill later than the late limit after it was due,
 the deadlock of the original reports when nothing lifts the quota).</p>
 <table><tr><th>kernel</th><th>obtained</th><th>ep-&gt;lock</th><th>CFS throttle model</th>{heads}</tr>

@@ -186,10 +186,13 @@ def policy(prio):
 
 
 # The frames a kprobe adds on top of the probed function: its breakpoint's,
-# or, once the kernel has optimized the probe into a jump, the handler's and
-# the trampoline's (a bare address: it has no symbol).
+# once the kernel has optimized the probe into a jump the handler's and the
+# trampoline's (a bare address: it has no symbol), and on a function's
+# first instruction with CONFIG_KPROBES_ON_FTRACE (Debian's kernels) the
+# ftrace handler's and its trampoline's.
 KPROBE_FRAMES = ("kprobe_int3_handler", "do_int3", "exc_int3", "asm_exc_int3",
-                 "kprobe_dispatcher", "kprobe_trace_func", "opt_pre_handler", "optimized_callback")
+                 "kprobe_dispatcher", "kprobe_trace_func", "opt_pre_handler", "optimized_callback",
+                 "kprobe_ftrace_handler")
 
 
 def where(stack, skip=()):

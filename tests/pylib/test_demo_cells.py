@@ -86,6 +86,16 @@ class ObserveTest(unittest.TestCase):
         self.assertEqual(cells.rt_word(k, rule), "NO RESULT")
         k["outcome"] = "hung"
         self.assertEqual(cells.rt_word(k, rule), "STALLED")
+        # a tick over the limit that its softirq thread's waits on
+        # ep->lock do not account for: late, not held by the lock
+        pa = copy.deepcopy(s["patched"])
+        pa.update(timer_late_windows=1, relay_latency_us=dict(pa["relay_latency_us"], max=7210))
+        tick = cells.tick_cell(pa, pa["why"])
+        self.assertEqual(tick["word"], "LATE")
+        self.assertRegex(tick["chain"], r"^not on ep->lock: the tick came 7.21 ms late, its softirq thread's "
+                         r"longest wait there [\d.]+ ms; ")
+        pa["why"]["timer_tick"]["wait_ms"]["max"] = 7.0
+        self.assertEqual(cells.tick_cell(pa, pa["why"])["word"], "HELD UP")
         # a chains.json from before the quota's timer was traced
         s["stock"]["why"]["quota_timer"] = None
         self.assertEqual(cells.observe(s, "stock", "unix")["quota"]["word"], "NOT TRACED")

@@ -613,6 +613,12 @@ class ThrottledInTest(unittest.TestCase):
         optimized = ["kprobe_dispatcher", "opt_pre_handler", "optimized_callback",
                      "0xffffffffa00020b0", "tg_nop", "tg_throttle_down", "walk_tg_tree_from"]
         self.assertEqual(chains.where(optimized), "tg_nop")
+        # On a function's first instruction through ftrace (Debian's 7.3.4):
+        # the ftrace handler's frames, its trampoline's address, and the
+        # task work's own frames under them.
+        on_ftrace = ["kprobe_trace_func", "kprobe_dispatcher", "kprobe_ftrace_handler", "ffffffffc06000da",
+                     "throttle_cfs_rq_work", "task_work_run", "exit_to_user_mode_loop", "do_syscall_64"]
+        self.assertEqual(chains.where(on_ftrace, chains.TASK_THROTTLE_FRAMES), "exit_to_user_mode_loop")
 
 
 class StepTest(unittest.TestCase):
