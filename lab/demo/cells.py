@@ -21,10 +21,10 @@ one sentence per fix, from the rows that differ in that fix alone
 """
 import re
 
-from report import summary, why
-
+from ..ktrace import page as trace
 from ..ktrace import quota
 from ..labkit import kernels
+from . import judge
 
 WAITERS = {
     "rt": "RT ticker through relay (AF_UNIX waker)",
@@ -48,16 +48,16 @@ def _ms(us):
 
 def rt_word(k, rule):
     """make demo's judgement of one kernel's RT side: STALLED (it stalled
-    or hung), HELD UP (at least summary.EFFECT_MIN_LATE RT datagrams over
-    the late limit), CLEAN (summary.is_clean: what the patched kernel
+    or hung), HELD UP (at least judge.EFFECT_MIN_LATE RT datagrams over
+    the late limit), CLEAN (judge.is_clean: what the patched kernel
     must be), else SOME LATE; NO RESULT when the guest gave none."""
     if k.get("outcome") == "hung" or k.get("stalls"):
         return "STALLED"
     if k.get("outcome") != "ok":
         return "NO RESULT"
-    if summary.late_counted(k, rule) >= summary.EFFECT_MIN_LATE:
+    if judge.late_counted(k, rule) >= judge.EFFECT_MIN_LATE:
         return "HELD UP"
-    return "CLEAN" if summary.is_clean(k, rule) else "SOME LATE"
+    return "CLEAN" if judge.is_clean(k, rule) else "SOME LATE"
 
 
 def _task(t):
@@ -71,7 +71,7 @@ def chain_text(c):
     text = (f"{w['comm']} ({w['policy']} {w['priority']}) waited {c['wait']['ms']} ms in {w['where']} "
             f"on ep->lock ({c['lock']['kind']})")
     if c.get("holder"):
-        text += f" held by {_task(c['holder'])}, {why.state(c)}"
+        text += f" held by {_task(c['holder'])}, {trace.state(c)}"
     b = c.get("boost")
     text += (f"; boosted to {b['to'][0]} {b['to'][1]} after {b['after_wait_began_ms']} ms" if b
              else "; no boost by the waiter")
@@ -105,7 +105,7 @@ def observe(s, k, waker):
     co-tenant's: each waiter's verdict word, its figures and chain, and
     the kernel's facts (from the image and from the trace)."""
     ks = s[k]
-    rule = summary.Rule.of(s.get("params"))
+    rule = judge.Rule.of(s.get("params"))
     w = ks.get("why") or {}
     lat = ks.get("rt_latency_us") or {}
     c = w.get("contentions") or {}
@@ -172,7 +172,7 @@ def tick_chain(w):
         return "not traced"
     t = w.get("timer_tick")
     if not t:
-        return why.non_rt(w)
+        return trace.non_rt(w)
     return (f"{t['waits']} waits on ep->lock by {', '.join(t['waiters'])} delivering it; the longest: "
             + quota.blocked_text(t["longest"]))
 

@@ -48,6 +48,11 @@ import os
 import re
 import subprocess
 import sys
+import time
+
+from report import formats
+from report.files import DataError
+from report.page import frame
 
 from ..labkit import TOP, kernels
 from ..labkit.run import LabError, Run, main, write_json
@@ -82,18 +87,20 @@ def pair_info(pair):
 def why(run_dir):
     """What the stock kernel's trace says (its guest's chains.json,
     lab/ktrace), in a line; None when the run had the trace off."""
-    try:
-        with open(os.path.join(run_dir, "stock", "results", "chains.json"), encoding="utf-8") as f:
-            c = json.load(f)
-    except (OSError, ValueError):
+    path = os.path.join(run_dir, "stock", "results", "chains.json")
+    if not os.path.exists(path):
         return None
-    t, w = c["totals"], c["contentions"]
-    parts = [f"{t['stalls_explained']} of {t['stalls']} stalls explained"] if t["stalls"] else []
-    if w["rt_waits"]:
-        parts.append(f"{w['rt_waits']} RT waits on ep->lock, longest {w['rt_wait_us']['max'] / 1000:.2f} ms")
-        if w.get("lent_by_others"):
-            by = ", ".join(f"{k} ({n})" for k, n in w["lent_by"].items())
-            parts.append(f"{w['lent_by_others']} ended when another task lent the throttled holder "
+    try:
+        c = formats.read(formats.Chains, path)
+    except DataError:
+        return None
+    t, w = c.totals, c.contentions
+    parts = [f"{t.stalls_explained} of {t.stalls} stalls explained"] if t.stalls else []
+    if w.rt_waits:
+        parts.append(f"{w.rt_waits} RT waits on ep->lock, longest {w.rt_wait_us['max'] / 1000:.2f} ms")
+        if w.lent_by_others:
+            by = ", ".join(f"{k} ({n})" for k, n in (w.lent_by or {}).items())
+            parts.append(f"{w.lent_by_others} ended when another task lent the throttled holder "
                          f"its priority through another lock: {by}")
     return "; ".join(parts) or "no RT wait on ep->lock"
 
@@ -111,19 +118,21 @@ WAKERS = {
 def demo(run_dir, waker):
     """What one demo saw: its summary's verdict and each kernel's figures
     (the pair's row), and each kernel's observation (the table's cells)."""
-    with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
-        s = json.load(f)
-    d = {"run": os.path.basename(run_dir), "verdict": s.get("verdict"), "headline": s.get("headline"),
+    path = os.path.join(run_dir, "summary.json")
+    s = formats.read(formats.DemoSummary, path)
+    d = {"run": os.path.basename(run_dir), "verdict": s.verdict, "headline": s.headline,
          "stock_trace": why(run_dir)}
     obs = {}
     for k in ("stock", "patched"):
-        ks = s[k]
-        lat = ks.get("rt_latency_us") or {}
-        d[k] = {"kernel": ks.get("kernel"), "stalls": ks.get("stalls"),
-                "worst_stall_ms": ks.get("worst_stall_ms"),
-                "rt_p99_9_ms": None if lat.get("p99_9") is None else lat["p99_9"] / 1000,
-                "rt_max_ms": None if lat.get("max") is None else lat["max"] / 1000}
-        obs[k] = cells.observe(s, k, waker)
+        ks = getattr(s, k)
+        if ks is None:
+            raise DataError(f"{path}: {k}: missing (not a run of both kernels)")
+        lat = ks.rt_latency_us
+        d[k] = {"kernel": ks.kernel, "stalls": ks.stalls, "worst_stall_ms": ks.worst_stall_ms,
+                "rt_p99_9_ms": None if lat is None else lat.p99_9 / 1000,
+                "rt_max_ms": None if lat is None else lat.max / 1000}
+        # the cells read the summary whole, as the writer wrote it
+        obs[k] = cells.observe(formats.raw(s), k, waker)
     return d, obs
 
 
@@ -167,7 +176,11 @@ def pair_row(pair, runs):
             if isinstance(x, LabError):
                 r["demos"][waker].append({"error": str(x)})
                 continue
-            d, o = demo(x, waker)
+            try:
+                d, o = demo(x, waker)
+            except DataError as e:
+                r["demos"][waker].append({"error": str(e)})
+                continue
             r["demos"][waker].append(d)
             for k in obs:
                 obs[k].append(o[k])
@@ -227,7 +240,18 @@ WORD_COLOURS = {"CLEAN": "#d5f5e3", "ON TIME": "#d5f5e3", "STALLED": "#f5b7b1", 
                 "SOME LATE": "#fdebd0", "MIXED": "#fdebd0", "LATE": "#fdebd0"}
 
 
-def page(rows, pairs, fixes, on7x):
+# The matrix's cells hold several lines each, and its verdicts link to
+# each demo's own page.
+STYLE = """
+table.matrix { margin-bottom: 1.5em; }
+table.matrix td, table.matrix th { border: 1px solid #bbb; padding: .3em .6em; text-align: left;
+  vertical-align: top; }
+table.matrix th { background: #eee; }
+table.matrix td small { color: #444; }
+"""
+
+
+def page(rows, pairs, fixes, on7x, generated):
     """matrix.html: the kernels' table (each cell a verdict with its
     figures and its chain from the trace), the fixes' sentences, the 7.x
     kernels' cells in words, and the pairs' verdicts, each demo linked to
@@ -263,12 +287,8 @@ def page(rows, pairs, fixes, on7x):
     wheads = "".join(f"<th>{e(name)} waker</th>" for name, _ in WAKERS.values())
     sentences = "".join(f"<p>{e(f['sentence'])}</p>" for f in fixes.values())
     seven = "".join(f"<li>{e(x)}</li>" for x in cells.on_7x_lines(on7x)) or "<li>no 7.x kernel ran</li>"
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>relay: the epoll stall on each kernel</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;margin-bottom:1.5em}}
-td,th{{border:1px solid #bbb;padding:.3em .6em;vertical-align:top}}th{{background:#eee}}
-td small{{color:#444}}</style></head>
-<body><h1>The epoll stall on each kernel, and what each fix protects</h1>
+    return frame("relay: the epoll stall on each kernel", f"""\
+<h1>The epoll stall on each kernel, and what each fix protects</h1>
 <p>make demo on each pair of kernels, the same scenario, virtual clock: an RT relay (SCHED_FIFO
 50) in <code>epoll_wait()</code>, a co-tenant under a CPU quota waking it (over AF_UNIX unless
 said), an RT ticker (FIFO 40) sending it a datagram every 10 ms. A row per kernel: how it was
@@ -282,7 +302,8 @@ timer softirq (HELD UP: a tick later than the late limit, held by its waits on e
 LATE: later, but not held there); the quota period's timer, a soft
 hrtimer run in that same softirq (HELD UP: a refill later than the late limit after it was due,
 the deadlock of the original reports when nothing lifts the quota).</p>
-<table><tr><th>kernel</th><th>obtained</th><th>ep-&gt;lock</th><th>CFS throttle model</th>{heads}</tr>
+<table class="matrix"><tr><th>kernel</th><th>obtained</th><th>ep-&gt;lock</th><th>CFS throttle model</th>
+{heads}</tr>
 {chr(10).join(body)}
 </table>
 <h2>What each fix protects</h2>
@@ -290,7 +311,7 @@ the deadlock of the original reports when nothing lifts the quota).</p>
 <h2>On 7.x</h2>
 <ul>{seven}</ul>
 <h2>The pairs, as make demo judged them</h2>
-<table><tr><th>pair</th>{wheads}<th>verdict</th></tr>
+<table class="matrix"><tr><th>pair</th>{wheads}<th>verdict</th></tr>
 {chr(10).join(prs)}
 </table>
 <p>The pair's verdict: NOT FIXED if the patched kernel failed with either waker; FIXED if a
@@ -301,8 +322,7 @@ sender's context under its CPU's softirq lock; a task that needs that lock (a ti
 thread) lends a sender throttled inside <code>ep_poll_callback()</code> its priority and cuts the
 inversion short. Over AF_UNIX the sender wakes the relay from its own context and holds nothing a
 timer needs (lab/demo/README.md, "The kernel pairs").</p>
-</body></html>
-"""
+""", generated, PROG, STYLE)
 
 
 def images(run, pair, given):
@@ -401,7 +421,8 @@ def write(where, done, runs):
     with open(os.path.join(where, "matrix.md"), "w", encoding="utf-8") as f:
         f.write(markdown(krows, prows, fixes, doc["on_7x"]))
     with open(os.path.join(where, "matrix.html"), "w", encoding="utf-8") as f:
-        f.write(page(krows, prows, fixes, doc["on_7x"]))
+        f.write(page(krows, prows, fixes, doc["on_7x"],
+                     time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     return krows, fixes
 
 

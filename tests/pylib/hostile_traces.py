@@ -132,7 +132,7 @@ CASES = [
     ("scenario-stall-types", "stock", side_case(scenario(typed(stalls=[1, "two", {"start_s": "x"}]))),
      65, "scenario.json: stalls[0]", "stalls that are not records"),
     ("scenario-listed-types", "stock",
-     side_case(scenario(typed(ticker={"listed": [{"due_s": None, "echo_s": []}]}))),
+     side_case(scenario(typed(ticker={"enabled": True, "listed": [{"due_s": None, "echo_s": []}]}))),
      65, "scenario.json: ticker.listed[0]", "a listed RT datagram without its times"),
     ("scenario-params-types", "stock",
      side_case(scenario(typed(params={"relay_prio": "50", "ticker_lead_us": []}))),
