@@ -92,6 +92,17 @@ class MatrixChecksTest(unittest.TestCase):
             "the throttle fix: no comparison of two kernels that differ in it alone",
             "on_7x: no 7.x kernel with rwlock_t and the task throttle, with its three waiters"])
 
+    def test_the_matrix_of_today_s_kernels(self):
+        # tests/fixtures/demo-matrix/matrix-2026-12-07.json: the new rows'
+        # run (its 6.18.12/7.3.4 and 7.3 pairs without their UDP demo)
+        with open(os.path.join(FIX, "matrix-2026-12-07.json"), encoding="utf-8") as f:
+            m = json.load(f)
+        self.assertEqual(problems(m, ("debian13", "debian13-task", "7.3")),
+                         ["debian13-task, udp: 0 demos, expected 1", "7.3, udp: 0 demos, expected 1"])
+        self.assertEqual([(k["kernel"], k["waiters"]["rt"]["word"]) for k in m["on_7x"]["kernels"]],
+                         [("7.3.4+deb13-rt-amd64", "CLEAN"), ("7.3.4-relay-stock", "CLEAN"),
+                          ("7.3.4-relay-patched", "CLEAN")])
+
     def test_usage(self):
         with mock.patch("sys.stderr") as err:
             self.assertEqual(demo_matrix.main(["demo_matrix.py"]), 2)
