@@ -22,6 +22,18 @@ from report.view import Column
 FIX = os.path.join(TOP, "tests", "fixtures", "ktrace")
 
 
+def judged(test, doc):
+    """DOC (a chains.json) as the demo's judge reads it beside a guest's
+    results, in a directory TEST removes."""
+    d = tempfile.mkdtemp()
+    test.addCleanup(shutil.rmtree, d)
+    res = os.path.join(d, "kernel", "results")
+    os.makedirs(res)
+    with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return judge.why(res)
+
+
 def lines_of(kernel):
     with gzip.open(os.path.join(FIX, kernel, "trace.txt.gz"), "rt", encoding="utf-8") as f:
         return f.read().splitlines()
@@ -502,13 +514,7 @@ class Stock73Test(unittest.TestCase):
     def test_the_page_rows(self):
         # chains.json as the report reads it: the model, the throttling,
         # the quota's timer, and a holder that ran on
-        d = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, d)
-        res = os.path.join(d, "stock", "results")
-        os.makedirs(res)
-        with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
-            json.dump(self.doc, f)
-        w = judge.why(res)
+        w = judged(self, self.doc)
         rows = dict(trace_page.rows([("stock", w)]))
         self.assertRegex(rows["CFS throttle model"][0], r"^task-based \(its symbols: the trace's probe")
         self.assertRegex(rows["throttled, as the trace saw it"][0],
@@ -518,6 +524,7 @@ class Stock73Test(unittest.TestCase):
         self.assertRegex(trace_page.state(self.doc["longest_rt_wait"]),
                          r"^running: its cgroup's quota ran out at 17.843735 s, its throttle deferred to its "
                          r"way back to user space \(taken off at 17.847824 s in exit_to_user_mode_loop\)$")
+
         # cpu.stat's throttled time, with what it counts on this model
         def column(**data):
             k = formats.parse(formats.DemoKernel, dict(outcome="ok", problems=[], throttled_periods=3,
@@ -811,13 +818,7 @@ class SoftirqTest(unittest.TestCase):
     def test_the_page_row(self):
         # chains.json as the report reads it: the non-RT waiter's row shows
         # the hold, not the loadgen thread's microseconds on ep->lock.
-        d = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, d)
-        res = os.path.join(d, "patched", "results")
-        os.makedirs(res)
-        with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
-            json.dump(self.doc, f)
-        rows = dict(trace_page.rows([("patched", judge.why(res))]))
+        rows = dict(trace_page.rows([("patched", judged(self, self.doc))]))
         cell = rows["non-RT waiter (the caveat)"][0]
         self.assertEqual(cell, "CPU 1's softirqs (the relay's timerfd tick) held 7.996 ms by loadgen/77 "
                          "(OTHER 0), throttled serving softirqs; no task waited on the lock to boost it, "
