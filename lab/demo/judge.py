@@ -68,7 +68,8 @@ def kernel_summary(kdir, rule):
     # What the driver knew of the image before it booted (lab/labkit's
     # kernels.described): how it was obtained, its lock, its throttle model.
     facts = os.path.join(kdir, "kernel.json")
-    out["image_facts"] = read_json(facts) if os.path.exists(facts) else None
+    if os.path.exists(facts):
+        out["image_facts"] = read_json(facts)
     # A guest that finished its scenario and then never sent its results
     # hung in the harness (or after the run), not in the run: no evidence
     # either way.

@@ -111,9 +111,11 @@ def _throttle_cells(c):
     if d.throttled_periods is None:
         return "-"
     text = f"{d.throttled_periods}/{d.periods}" if d.periods else str(d.throttled_periods)
-    if d.throttled_us is not None:
-        meaning = THROTTLED_TIME.get(throttle_model(d))
-        text += f", {d.throttled_us / 1000:.0f} ms" + (f" ({meaning})" if meaning else "")
+    # The time only with what it counts: a kernel whose model neither its
+    # trace nor its image says keeps the periods alone.
+    meaning = THROTTLED_TIME.get(throttle_model(d))
+    if d.throttled_us is not None and meaning:
+        text += f", {d.throttled_us / 1000:.0f} ms ({meaning})"
     return text
 
 
