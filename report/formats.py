@@ -724,6 +724,9 @@ class DemoKernel:
     rt_expected: Optional[int] = optional("datagrams the run should have sent")
     guest_freezes: Optional[Freezes] = optional("what the freeze probes saw")
     timer_late_windows: Optional[int] = optional("100 ms windows with the timer tick late")
+    image_facts: Optional[dict] = optional("what the driver knew of the image before it booted (its "
+                                           "kernel.json: how it was obtained, its ep->lock, its throttle "
+                                           "model, the probe's offsets)")
     why: Optional[dict] = optional("the trace's chains in brief (chains.json's line, totals, trace, "
                                    "contentions, worst_stall, worst_late, non_rt_waiter, longest_rt_wait, "
                                    "softirq_held, freezes, and chains: its path)")
@@ -883,9 +886,35 @@ class Capacity:
 
 @dataclass(frozen=True)
 class Matrix:
-    """matrix.json of make demo-matrix (lab/demo/matrix.py): a row per pair."""
-    pairs: list[dict] = _f("pair, what, stock and patched (kernel, obtained), demos (by waker: run, verdict, "
-                           "headline, stock_trace, stock and patched figures; or error), verdict")
+    """matrix.json of make demo-matrix (lab/demo/matrix.py, lab/demo/cells.py)."""
+    pairs: list[dict] = _f("a row per pair: pair, what, demos (by waker, a list of: run, verdict, headline, "
+                           "stock_trace, stock and patched figures; or error), wakers (each waker's verdict "
+                           "over its runs), verdict")
+    kernels: list[dict] = _f("a row per kernel: pair, side, kernel, obtained, lock (and lock_from, "
+                             "lock_seen), model (and model_from), probe_ep, offsets_from, cells (a waiter's: "
+                             "word, runs, words, figures, chain, values; null when not run)")
+    fixes: dict[str, dict] = _f("epoll and throttle: sentence, comparisons (without, with, context, waiters)")
+    on_7x: dict = _f("the 7.x kernels' cells (kernels) and the comparisons that involve them (fixes)")
+    runs: dict[str, int] = _f("the demos each pair was to run, by waker (unix, udp)")
+
+
+# kernel.json ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelFacts:
+    """kernel.json beside a guest's results: what the driver knew of the image
+    before it booted (lab/labkit/kernels.py facts)."""
+    image: Optional[str] = optional("the image file")
+    obtained: Optional[str] = optional("how it was obtained, in words")
+    release: Optional[str] = optional("its uname -r")
+    lock: Optional[str] = optional("struct eventpoll's lock type: rwlock_t or spinlock_t")
+    lock_from: Optional[str] = optional("where that was read: its BTF, its fs/eventpoll.c as built")
+    throttle_model: Optional[str] = optional("its CFS throttle model: cfs_rq or task")
+    throttle_from: Optional[str] = optional("where that was read")
+    offsets: Optional[dict[str, int]] = optional("struct member -> byte offset, the probe's and the "
+                                                 "analysis'")
+    probe_ep: Optional[str] = optional("the callback probe's fetch argument for the epoll instance")
+    offsets_from: Optional[str] = optional("where the offsets were read (or assumed)")
 
 
 # merged.json --------------------------------------------------------------------
@@ -999,6 +1028,7 @@ FILES = (
     ("summary.json (model)", ModelSummary),
     ("capacity.json", Capacity),
     ("matrix.json", Matrix),
+    ("kernel.json", KernelFacts),
     ("merged.json", Merged),
     ("cost.json", Cost),
     ("falseneg.jsonl", FalsenegPass),
@@ -1018,6 +1048,8 @@ def record_for(path, obj):
         name = "unixwake.json"
     if name.startswith("matrix") and name.endswith(".json"):
         name = "matrix.json"
+    if name.startswith("summary-") and name.endswith(".json"):
+        name = "summary.json"
     if name == "summary.json":
         kind = obj.get("kind") if isinstance(obj, dict) else None
         model = isinstance(obj, dict) and "rwlock" in obj

@@ -274,7 +274,8 @@ class Explainer:
             self.run.say(f"      [{job[1]}] {last_line(job[2])}")
         while self.todo and len(self.running) < slots:
             k, cell, res, sweep, log = self.todo.pop(0)
-            self.running.append((guest.explain(res, f"{k} {cell}", log, sweep, missed_only=True),
+            self.running.append((guest.explain(res, f"{k} {cell}", log, sweep, missed_only=True,
+                                               kernel=self.run.path(k, "kernel.json")),
                                  f"{k} {cell}", log))
 
     def drain(self):
@@ -316,6 +317,8 @@ def capacity(argv):
             images = kernels.images(run)
     record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "kernels": {k: guest.kernel_version(images[k]) for k in images}}
+    _, spec["trace_probes"] = kernels.described(run, images, record["kernels"])
+    write_json(run.path("spec.json"), spec)
     with run.phase("initramfs: busybox, the binaries, the grid, the spec", "a few seconds"):
         initrd = run.path("initramfs.cpio")
         files = {f"/bin/{b}": os.path.join(bin_dir, b)

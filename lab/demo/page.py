@@ -91,13 +91,32 @@ def _freeze_cell(c):
     return f"{f.count}, {f.total_ms:.0f}" + (f" ({', '.join(notes)})" if notes else "")
 
 
+# What cpu.stat's throttled time counts, by the kernel's throttle model
+# (the trace's, else the image's): from v6.18 (eb962f251fbb) it starts
+# when the first task of the hierarchy is taken off on its way to user
+# space, not when the quota runs out.
+THROTTLED_TIME = {"cfs_rq": "from when the quota ran out",
+                  "task": "from the first task's throttle on its way to user space"}
+
+
+def throttle_model(d):
+    """A kernel's throttle model (D: its summary's record): its trace's,
+    else its image's; None."""
+    tm = ((d.why or {}).get("throttle_model") or {}).get("model")
+    return tm or (d.image_facts or {}).get("throttle_model")
+
+
 def _throttle_cells(c):
     d = c.data
     if d.throttled_periods is None:
         return "-"
-    if d.periods:
-        return f"{d.throttled_periods}/{d.periods}"
-    return str(d.throttled_periods)
+    text = f"{d.throttled_periods}/{d.periods}" if d.periods else str(d.throttled_periods)
+    # The time only with what it counts: a kernel whose model neither its
+    # trace nor its image says keeps the periods alone.
+    meaning = THROTTLED_TIME.get(throttle_model(d))
+    if d.throttled_us is not None and meaning:
+        text += f", {d.throttled_us / 1000:.0f} ms ({meaning})"
+    return text
 
 
 def view_of(run_dir, s):

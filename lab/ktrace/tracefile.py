@@ -93,6 +93,19 @@ def _fields(name, body):
         # "vector=236"
         f = {k: int(v) for k, v in _FIELD.findall(body)}
         return f if "vector" in f else None
+    if name in ("hrtimer_start", "hrtimer_expire_entry"):
+        # The kernel's "hrtimer=ffff888003a1c0e8 function=sched_cfs_period_timer
+        # expires=123 softexpires=123 mode=ABS|PINNED", trace-cmd's
+        # "hrtimer=0xffff888003a1c0e8 now=123 function=sched_cfs_period_timer"
+        f = dict(_FIELD.findall(body))
+        if "hrtimer" not in f or "function" not in f:
+            return None
+        out = {"hrtimer": int(f["hrtimer"], 16), "function": re.split(r"[+/]", f["function"])[0]}
+        for k in ("expires", "softexpires", "now"):
+            if k in f:
+                out[k] = int(f[k])
+        return out if ("now" in out) == (name == "hrtimer_expire_entry") and \
+            ("expires" in out) == (name == "hrtimer_start") else None
     if name in ("sched_waking", "sched_wakeup", "sched_pi_setprio"):
         m = _COMM_PID.match(body)
         if not m:

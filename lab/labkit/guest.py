@@ -74,12 +74,15 @@ def boot(image, initrd, out, clock, timeout, log=None, memory_mb=None, append=No
                                 stdin=subprocess.DEVNULL)
 
 
-def explain(results, name, log, sweep=None, missed_only=False):
+def explain(results, name, log, sweep=None, missed_only=False, kernel=None):
     """Start lab/ktrace/explain on a guest's results (chains.json beside
     them; with sweep, each step's cause too, and with missed_only from the
-    missed steps' spans alone) in the background: the Popen. What it says
-    goes to LOG."""
+    missed steps' spans alone) in the background: the Popen. KERNEL: the
+    kernel.json of the image (labkit.kernels.described), whose offsets
+    the analysis takes. What it says goes to LOG."""
     argv = [os.path.join(TOP, "lab/ktrace/explain"), results, "--name", name]
+    if kernel and os.path.exists(kernel):
+        argv += ["--kernel", kernel]
     if sweep:
         argv += ["--sweep", sweep] + (["--missed-only"] if missed_only else [])
     with open(log, "w", encoding="utf-8") as sink:
