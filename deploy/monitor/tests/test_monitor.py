@@ -151,14 +151,15 @@ class HostAB(unittest.TestCase):
     def test_stock_fires_both_patched_neither(self):
         ok, lines, states = hostab.check_run(self.run_dir())
         self.assertTrue(ok, lines)
-        self.assertEqual({h: (s["RelayKernelFixMissing"], s["RelayLateWhileThrottled"]) for h, s in states.items()},
+        self.assertEqual({h: (s[hostab.FIX_ALERT], s[hostab.LATE_ALERT]) for h, s in states.items()},
                          {"stock": ("fired", "fired"), "patched": ("quiet", "quiet")})
         self.assertEqual(states["stock"]["late_while_throttled_rise"], 79)
         self.assertEqual(states["patched"]["late_while_throttled_rise"], 0)
         self.assertEqual(lines[0], "stock: RelayKernelFixMissing fired (preempt_rt=yes, epoll_fix=missing), "
-                                   "RelayLateWhileThrottled fired (relay_late_while_throttled_total rose by 79): "
-                                   "as it must")
-        self.assertTrue(lines[1].startswith("patched: RelayKernelFixMissing quiet (preempt_rt=yes, epoll_fix=fixed)"))
+                                   "RelayLateWhileThrottled fired "
+                                   "(relay_late_while_throttled_total rose by 79): as it must")
+        self.assertTrue(lines[1].startswith("patched: RelayKernelFixMissing quiet "
+                                            "(preempt_rt=yes, epoll_fix=fixed)"))
 
     def test_only_the_rise_counts(self):
         ok, lines, states = hostab.check_run(self.run_dir(stock=(70, "stock")))
