@@ -21,18 +21,21 @@ def salt_us(run_id):
     move the boot only when they move its unpacking, and two runs of a
     series once gave identical figures. Started this much later, the
     experiment meets the kernel's tick and timers at other phases: each
-    run its own trajectory, the same one again for the same run id."""
+    run its own trajectory. (The same run id does not always replay it:
+    two boots of one initramfs parted when the host's timing served two
+    vCPUs' timers due at one instant in the other order.)"""
     return int(hashlib.sha256(run_id.encode()).hexdigest()[:12], 16) % SALT_SPAN_US
 
 
 def initramfs(init, files, spec_path, out, log):
     """Pack busybox, INIT as /init, FILES ({guest path: host path}) and the
-    spec at SPEC_IN_GUEST into OUT; returns its sha256. The spec holds the
+    spec at SPEC_IN_GUEST into OUT, a plain cpio archive (an emulated guest
+    unpacks a gzip slowly); returns its sha256. The spec holds the
     run id, so every run's initramfs differs and a guest on the virtual
     clock follows a trajectory of its own (the same initramfs replays the
     same one)."""
     argv = [os.path.join(TOP, "kernel/vm/mkinitramfs"), "--init", init,
-            "--add", f"{spec_path}:{SPEC_IN_GUEST}", "--out", out]
+            "--add", f"{spec_path}:{SPEC_IN_GUEST}", "--compress", "none", "--out", out]
     for guest, host in sorted(files.items()):
         argv += ["--add", f"{host}:{guest}"]
     with open(log, "w", encoding="utf-8") as f:
