@@ -951,7 +951,6 @@ class StockIdleTest(unittest.TestCase):
         self.assertEqual((fr["explained"], fr["unexplained"]), (2, 1))
         self.assertIn("no wake-up of the probe on CPU 0 in the trace", fr["rows"][0]["unexplained"])
 
-
     def test_freezes_a_probe_did_not_list_are_its_own(self):
         # CPU 0's probe counted five and listed three; CPU 1's counted none.
         d = tempfile.mkdtemp()
