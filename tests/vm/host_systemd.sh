@@ -8,7 +8,8 @@
 # start, a newer package restarting the running relay on its binary,
 # SCHED_FIFO loops at the configured priority and CPU, reload keeping
 # flows, the watchdog restarting a stopped relay, loadgen under the slice's
-# quota, and the failures an operator can cause (bad config, missing user,
+# quota, loadgen@unix through the shipped AF_UNIX listener's mode and
+# group, and the failures an operator can cause (bad config, missing user,
 # no RT permission, malformed quota).
 #
 # In make test the guest keeps the virtual clock: the checks' waits cost
