@@ -2,11 +2,14 @@
 kernel stack a `stacktrace` trigger printed after it attached, and the
 buffer's own account of what it dropped. The text trace (tracefs' `trace`
 file, trace.txt.gz) is read as it is; the raw one (the buffers' pages,
-trace/, `ktrace stop --raw`) through trace-cmd, whose report says the
-same events in its own words (a sched_switch as `prev:pid [prio] S ==>
-next:pid [prio]`, stack frames with their addresses) and without the
-irqs-off/softirq columns, which only its latency format has, and that
-one cuts task names to 8 characters.
+trace/, `ktrace stop --raw`) through trace-cmd's report in its latency
+format (`report -l`), which says the same events in its own words (a
+sched_switch as `prev:pid [prio] S ==> next:pid [prio]`, stack frames
+with their addresses), the CPU and the flag columns as one word
+("1d.s23": CPU 1, irqs off, serving softirqs) and the task's name cut
+to 8 characters (the events' own fields carry the whole names). The flag
+columns say who held its CPU's softirqs: the inversion through the
+softirq lock needs them.
 
 A line the reader does not understand is an error naming the file and the
 line, never a guess: an analysis built on a misread trace would explain
@@ -26,8 +29,11 @@ from dataclasses import dataclass, field
 # "          relay-95      [001] d..2.    12.345678: sched_switch: prev_comm=..."
 # The task's name may hold spaces and dashes; the pid is the last -NUMBER
 # before the CPU column.
-_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d{1,5})\]\s+"
-                   r"(?:(?P<flags>\S{4,7})\s+)?(?P<ts>\d+\.\d+):\s+(?P<name>[\w.]+):\s?(?P<body>.*)$")
+_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?"
+                   r"(?:\[(?P<cpu>\d{1,5})\]\s+(?:(?P<flags>\S{4,7})\s+)?|(?P<lcpu>\d{1,5})(?P<lflags>[^\d\s]\S{3,7})\s+)"
+                   r"(?P<ts>\d+\.\d+):\s+(?P<name>[\w.]+):\s?(?P<body>.*)$")
+# trace-cmd's latency format: the CPU and the flag columns as one word.
+_LAT_CPU = re.compile(r"^(\d{1,5})([^\d\s]\S{3,7})$")
 _FIELD = re.compile(r"(\w+)=(\S+)")
 _PROBE = re.compile(r"^\((?P<where>[^)]*)\)\s*(?P<rest>.*)$")
 _LOCK = re.compile(r"^(?P<addr>(?:0x)?[0-9a-f]{1,16}) \((?P<what>flags|ret)=(?P<val>[^)]*)\)$")
@@ -38,8 +44,10 @@ _SWITCH = re.compile(r"^prev_comm=(?P<pc>.*?) prev_pid=(?P<pp>\d{1,10}) prev_pri
 _SWITCH_TC = re.compile(r"^(?P<pc>.*):(?P<pp>\d{1,10}) \[(?P<ppr>-?\d{1,4})\] (?P<ps>\S+) ==> "
                         r"(?P<nc>.*):(?P<np>\d{1,10}) \[(?P<npr>-?\d{1,4})\]$")
 # The line a stacktrace trigger prints before the frames.
-_STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d{1,5})\]\s+"
-                    r"(?:\S{4,7}\s+)?\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
+_STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?"
+                    r"(?:\[(?P<cpu>\d{1,5})\]\s+(?:\S{4,7}\s+)?|(?P<lcpu>\d{1,5})[^\d\s]\S{3,7}\s+)"
+                    r"\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
+_SOFTIRQ = re.compile(r"^vec=(?P<vec>\d{1,2}) \[action=(?P<action>\w{1,16})\]$")
 _COMM_PID = re.compile(r"^comm=(?P<comm>.*?) pid=(?P<pid>\d{1,10}) (?P<rest>.*)$")
 
 
@@ -79,6 +87,10 @@ def _fields(name, body):
         else:
             f["ret"] = int(m["val"])
         return f
+    if name in ("softirq_raise", "softirq_entry", "softirq_exit"):
+        # "vec=8 [action=HRTIMER]"
+        m = _SOFTIRQ.match(body)
+        return {"vec": int(m["vec"]), "action": m["action"]} if m else None
     if name in ("local_timer_entry", "reschedule_entry"):
         # "vector=236"
         f = {k: int(v) for k, v in _FIELD.findall(body)}
@@ -164,9 +176,13 @@ def _split(line):
     that does not add up."""
     head, sep, rest = line.partition(": ")
     if sep:
-        # "comm-pid [cpu] ts" (trace-cmd's), or "comm-pid [cpu] flags ts"
+        # "comm-pid [cpu] ts", "comm-pid [cpu] flags ts", or trace-cmd's
+        # latency format: "comm-pid CPUflags ts"
         cols, flags = head.rsplit(None, 2), ""
-        if len(cols) == 3 and not cols[1].startswith("["):
+        lat = _LAT_CPU.match(cols[1]) if len(cols) == 3 else None
+        if lat:
+            cols[1], flags = f"[{lat[1]}]", lat[2]
+        elif len(cols) == 3 and not cols[1].startswith("["):
             cols = head.rsplit(None, 3)
             flags = cols.pop(2) if len(cols) == 4 else ""
         rest3, cpu, ts = cols if len(cols) == 3 else ("", "", "")
@@ -182,8 +198,8 @@ def _split(line):
     m = _LINE.match(line)
     if not m:
         return None
-    return (m["comm"].strip(), int(m["pid"]), int(m["cpu"]), m["flags"] or "", float(m["ts"]),
-            m["name"], m["body"].lstrip(" "))
+    return (m["comm"].strip(), int(m["pid"]), int(m["cpu"] or m["lcpu"]), m["flags"] or m["lflags"] or "",
+            float(m["ts"]), m["name"], m["body"].lstrip(" "))
 
 
 def parse(lines, source="trace"):
@@ -242,7 +258,7 @@ def iparse(lines, source="trace", keep=None):
             in_stack = None
             # The trigger's stack belongs to the event it fired on: the one
             # before it from the same task on the same CPU.
-            pid, cpu = int(m["pid"]), int(m["cpu"])
+            pid, cpu = int(m["pid"]), int(m["cpu"] or m["lcpu"])
             for e in reversed(recent):
                 if e.pid == pid and e.cpu == cpu and not e.stack:
                     in_stack = e.stack
@@ -378,7 +394,7 @@ def iread_raw(d, keep=None, cpu_stats=None):
         # Its errors to a file: a pipe that nobody reads until the end
         # could fill and stop it.
         with tempfile.TemporaryFile("w+", prefix="ktrace-err-") as err:
-            p = _trace_cmd(["report", "-i", dat], d, err)
+            p = _trace_cmd(["report", "-l", "-i", dat], d, err)
             try:
                 yield from iparse((line for line in _lines(p.stdout, d) if not line.startswith("cpus=")),
                                   d, keep)
