@@ -319,8 +319,15 @@ class Timeline:
         self.begins = [w.begin for w in self.waits]
         self.longest_wait = max((w.until(self.last) - w.begin for w in self.waits), default=0)
         self.waits_on = defaultdict(list)      # (pid, lock) -> its waits
+        self.taken_alone = defaultdict(list)   # lock -> when a wait took it with nobody inside
         for w in self.waits:
             self.waits_on[(w.pid, w.lock)].append(w)
+            # a spinlock's waiter, or an rwlock's writer: when its wait
+            # ended, nobody else held the lock
+            if w.end is not None and "READ" not in w.flags:
+                self.taken_alone[w.lock].append(w.end)
+        for ends in self.taken_alone.values():
+            ends.sort()
 
     def own_prio(self, pid):
         return self.base.get(pid, self.prio.get(pid))
@@ -461,14 +468,23 @@ def holders(tl, w, offset):
     """The tasks inside ep_poll_callback on the waited-for lock's epoll
     instance when the wait began, not themselves waiting for that lock
     then (a reader queued behind a pending writer is inside the callback
-    too, but holds nothing): [(pid, Callback)]."""
+    too, but holds nothing), and not inside since before another waiter
+    took the lock alone: [(pid, Callback)]."""
     out = []
+    ends = tl.taken_alone.get(w.lock, [])
     for pid in tl.callbacks:
         if pid == w.pid:
             continue
         cb = tl.inside_callback(pid, w.begin)
         if (cb and cb.ep is not None and offset is not None and cb.ep + offset == w.lock
                 and not tl.waiting_at(pid, w.lock, w.begin)):
+            # Someone took the lock alone since the callback began: it held
+            # nothing then. (Its return was not recorded: the callback
+            # probes were narrowed to the co-tenant's threads while it was
+            # inside, ktrace holders.)
+            i = bisect.bisect_right(ends, cb.entry)
+            if i < len(ends) and ends[i] < w.begin:
+                continue
             out.append((pid, cb))
     return out
 
@@ -670,17 +686,33 @@ def softirq_holds(tl, t0):
     return out
 
 
+def throttled_tasks(tl):
+    """The tasks of a throttled group, as far as the trace tells: those a
+    throttle caught in their own switch-out (throttled_itself), and the
+    other threads of their program (the same name, not RT: the
+    co-tenant's senders and its main thread share one cgroup). A task
+    outside it, ksoftirqd, runs when its switches are not recorded."""
+    if getattr(tl, "_throttled_tasks", None) is None:
+        own = {iv.pid for ivs in tl.throttles.values() for iv in ivs
+               if throttled_itself(tl, iv.pid, iv.stack)}
+        names = {tl.comm.get(pid) for pid in own}
+        tl._throttled_tasks = own | {pid for pid, comm in tl.comm.items()
+                                     if comm in names and not tl.is_rt(pid)}
+    return tl._throttled_tasks
+
+
 def bh_holder(tl, cpu, t):
     """The task that held CPU's softirq lock at t without running: the last
-    one switched out on CPU inside its softirq section (its flag columns
-    then: BH disabled, or serving softirqs; tracefile.holds_bh) that had
-    done nothing since, not an RT task (one would have run). (pid, its
+    task of a throttled group (throttled_tasks) switched out on CPU inside
+    its softirq section (its flag columns then: BH disabled, or serving
+    softirqs; tracefile.holds_bh) that had done nothing since. (pid, its
     Switch out, when it next ran: None when not by the trace's end), or
     None: none did, or the trace has no flag columns."""
     best = None
+    group = throttled_tasks(tl)
     for pid, stops in tl.stops.items():
         i = _at_or_before(stops, t)
-        if i < 0 or tl.is_rt(pid):
+        if i < 0 or pid not in group:
             continue
         out = stops[i]
         if out.cpu != cpu or not holds_bh(out.flags) or (best and out.ts <= best[1].ts):

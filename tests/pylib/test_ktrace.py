@@ -678,6 +678,33 @@ class SoftirqTest(unittest.TestCase):
             self.assertEqual(tracefile.holds_bh(flags), held, flags)
 
 
+class HoldersTest(unittest.TestCase):
+    """Who held the ready-list lock when a wait began: a callback whose
+    return the trace never saw (its probes narrowed to the co-tenant's
+    threads while it was inside) holds nothing once another waiter took
+    the lock alone after it began."""
+
+    def test_a_callback_left_open_before_a_writer_took_the_lock(self):
+        lines = [
+            "          rcuc/1-26      [001] ..s.4     1.000000: ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002ab0e00",
+            "           relay-71      [001] d..1.     1.100000: contention_begin: ffff888002ab0e90 (flags=WRITE|RT)",
+            "           relay-71      [001] d..1.     1.200000: contention_end: ffff888002ab0e90 (ret=0)",
+            "         loadgen-120     [001] ..s.4     1.250000: ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002ab0e00",
+            "           relay-71      [001] d..1.     1.300000: contention_begin: ffff888002ab0e90 (flags=WRITE|RT)",
+            "         loadgen-120     [001] ..s.4     1.400000: ep_cb_ret: (__wake_up_common+0x4c/0x78 <- ep_poll_callback)",
+            "           relay-71      [001] d..1.     1.400010: contention_end: ffff888002ab0e90 (ret=0)",
+        ]
+        tl = chains.Timeline(tracefile.parse(lines))
+        first, second = tl.waits
+        self.assertEqual([pid for pid, _ in chains.holders(tl, second, 0x90)], [120])
+        # before the first writer took it, the open callback may hold it
+        self.assertEqual([pid for pid, _ in chains.holders(tl, first, 0x90)], [26])
+        # a reader's wait proves nothing: readers share the lock
+        read = [ln.replace("flags=WRITE|RT", "flags=READ|RT") if "1.100000" in ln else ln for ln in lines]
+        tl = chains.Timeline(tracefile.parse(read))
+        self.assertEqual(sorted(pid for pid, _ in chains.holders(tl, tl.waits[1], 0x90)), [26, 120])
+
+
 class BhStallTest(unittest.TestCase):
     """The patched-bh-stall excerpt: a stall of the patched kernel that no
     wait on the ready-list lock explains. The relay slept in epoll_wait
