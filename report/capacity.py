@@ -1,10 +1,14 @@
 """make capacity's results: each kernel's capacity searches (lab/capacity/grid,
-one loadgen sweep --search per co-tenant quota and rate) as capacity.json,
-the terminal table with the headline last, the plots and the page."""
+one loadgen sweep --search per co-tenant quota and rate in each repeat, a
+guest of its own) combined over the repeats (lab/capacity/repeats) as
+capacity.json, the terminal table with the headline last, the plots and
+the page."""
 import glob
 import json
 import os
 import re
+
+from lab.capacity import repeats
 
 from . import png, search, sweep
 from .check import CheckError, read_texts
@@ -30,24 +34,23 @@ def _cell_params(d):
             for k in ("cpu_quota_pct", "cotenant_rate_pps", "cotenant_spin_us")}
 
 
-def _step(k, s):
-    r = s.get("result") or {}
-    watched = r.get("watched_cgroup") or {}
+def _step(k, r, s):
+    res = s.get("result") or {}
+    watched = res.get("watched_cgroup") or {}
     hgrm = s.get("hgrm")
-    lat = (r.get("latency_us") or {}).get("corrected")
+    lat = (res.get("latency_us") or {}).get("corrected")
     if not isinstance(lat, dict):
-        raise DataError(f"{k}: search {s['search']:g} at {s['target_rate']:g} pps: "
-                        "no result.latency_us.corrected")
+        raise DataError(f"{k} repeat {r}: at {s['target_rate']:g} pps: no result.latency_us.corrected")
     return {
-        "search": s["search"], "target_rate": s["target_rate"],
-        "achieved_rate": r.get("achieved_rate"), "meets_slo": s["meets_slo"],
+        "repeat": r, "target_rate": s["target_rate"],
+        "achieved_rate": res.get("achieved_rate"), "meets_slo": s["meets_slo"],
         "why": s.get("why"), "cause": s.get("cause"), "saturated": s.get("saturated", False),
-        "latency_us": lat, "sent": r.get("sent"), "lost": r.get("lost"),
+        "latency_us": lat, "sent": res.get("sent"), "lost": res.get("lost"),
         "throttled_periods": watched.get("nr_throttled"),
         "throttled_us": watched.get("throttled_us"),
         "periods": watched.get("nr_periods"),
-        # the guest's /results is <kernel>/results on the host
-        "hgrm": re.sub(r"^/results/", f"{k}/results/", hgrm) if hgrm else None,
+        # the guest's /results is <kernel>/r<repeat>/results on the host
+        "hgrm": re.sub(r"^/results/", f"{k}/r{r}/results/", hgrm) if hgrm else None,
     }
 
 
@@ -59,16 +62,29 @@ CAUSES = {"lock": "RT waits on the ready-list lock held by a throttled task",
           "objective": "the latency objective", "sender": "the load generator could not send the rate"}
 
 
-def trace_steps(d, c):
-    """Each step's cause from the cell's kernel trace (lab/ktrace's
-    chains.json, beside the co-tenant's results), when it was traced."""
+def _chains(d):
+    """A repeat's cell's chains.json (lab/ktrace/explain, beside the
+    co-tenant's results), or None when it was not traced."""
     path = os.path.join(d, "cotenant", "chains.json")
     if not os.path.exists(path):
+        return None
+    doc = read_json(path)
+    if not isinstance(doc, dict):
+        raise DataError(f"{path}: expected an object")
+    return doc
+
+
+def trace_steps(d, steps):
+    """Each of STEPS (one repeat's, in order) given its cause from the
+    cell's kernel trace (chains.json), when it was traced."""
+    doc = _chains(d)
+    if doc is None:
         return
-    steps = read_json(path).get("steps")
-    if not isinstance(steps, list) or len(steps) != len(c["steps"]):
+    path = os.path.join(d, "cotenant", "chains.json")
+    theirs_all = doc.get("steps")
+    if not isinstance(theirs_all, list) or len(theirs_all) != len(steps):
         raise DataError(f"{path}: its steps do not match the search's")
-    for mine, theirs in zip(c["steps"], steps):
+    for mine, theirs in zip(steps, theirs_all):
         if not isinstance(theirs, dict):
             raise DataError(f"{path}: a step is not an object")
         if not mine["meets_slo"]:
@@ -81,21 +97,34 @@ def trace_steps(d, c):
                               for k in ("lock_waits", "lock_wait_ms_max", "relay_cpu_share")})
 
 
-def _limits(c, intervals):
-    """Each search's end with what bounded it: the cause of the step that
+def _stalls(d, r):
+    """The relay's stalls in one repeat's cell, each with what held it
+    (lab/ktrace/explain's chain) or why the trace could not say:
+    [{"repeat", "start_s", "length_ms", "explained", "chain", "text"}]."""
+    doc = _chains(d)
+    if doc is None:
+        return []
+    out = []
+    for st in doc.get("stalls") or []:
+        if not isinstance(st, dict):
+            raise DataError(f"{d}/cotenant/chains.json: a stall is not an object")
+        out.append({"repeat": r, "start_s": st.get("start_s"), "length_ms": st.get("length_ms"),
+                    "explained": "unexplained" not in st, "chain": st.get("chain"),
+                    "held_by": st.get("held_by"),
+                    "text": st.get("line") or st.get("unexplained") or "explained"})
+    return out
+
+
+def _limit(steps, i):
+    """A search's end with what bounded it: the cause of the step that
     missed at its first missed rate (the lowest rate for "none"); a
     ceiling of loadgen's for "to" and "sender"."""
-    out = []
-    for i in intervals:
-        n, end = i["search"], i["end"]
-        missed = [s for s in c["steps"] if s["search"] == n and not s["meets_slo"]
-                  and i.get("missed") is not None and s["target_rate"] == i["missed"]]
-        cause = {"to": "ceiling", "sender": "ceiling"}.get(end) or \
-            (missed[-1]["cause"] if missed else None)
-        out.append({"search": n, "end": end, "met_pps": i.get("met"), "missed_pps": i.get("missed"),
-                    "steps": i.get("steps"), "limit": cause,
-                    "warm_start_pps": i.get("start") if i.get("warm") else None})
-    return out
+    missed = [s for s in steps if not s["meets_slo"]
+              and i.get("missed") is not None and s["target_rate"] == i["missed"]]
+    cause = {"to": "ceiling", "sender": "ceiling"}.get(i["end"]) or \
+        (missed[-1]["cause"] if missed else None)
+    return {"end": i["end"], "met_pps": i.get("met"), "missed_pps": i.get("missed"),
+            "steps": i.get("steps"), "limit": cause}
 
 
 def _problems(d):
@@ -105,40 +134,98 @@ def _problems(d):
             for f in ("failed", "cotenant-ended-early") if os.path.exists(os.path.join(d, f))]
 
 
-def _cell(run_dir, k, d):
-    ran = _cell_params(d)
-    problems = _problems(d)
-    c = {**ran, "capacity_pps": None, "capacity": None, "at_least": False, "limit": None,
-         "monotonic": None, "nonmonotonic": None, "verdict": None, "why_not": None,
-         "problems": problems, "searches": [], "rates": [], "steps": []}
-    path = os.path.join(d, "sweep.json")
-    if not os.path.exists(path):
-        c["problems"].append("no sweep.json: the searches did not finish")
-        return c, None
-    j = read_json(path)
-    if not search.is_search(j):
-        raise DataError(f"{path}: not a loadgen sweep --search (mode {j.get('mode')!r})")
-    search.check(j, path)
-    cap = j["capacity"]
-    c.update(monotonic=j.get("monotonic"), nonmonotonic=j.get("nonmonotonic"),
-             verdict=j["verdict"], rates=j["rates"], steps=[_step(k, x) for x in j["steps"]])
-    trace_steps(d, c)
-    c["searches"] = _limits(c, j["intervals"])
-    if cap:
-        c["capacity"] = {"median_pps": cap["target_rate"], "min_pps": cap.get("min_rate"),
-                         "max_pps": cap["max_rate"], "searches": cap["searches"]}
-        c.update(capacity_pps=cap["target_rate"], at_least=cap["at_least"])
+def _rates(steps):
+    """Every rate tried over the repeats, ascending: runs and how many met."""
+    rates = {}
+    for s in steps:
+        r = rates.setdefault(s["target_rate"], {"target_rate": s["target_rate"], "runs": 0, "met": 0})
+        r["runs"] += 1
+        r["met"] += bool(s["meets_slo"])
+    return [dict(r, fraction_met=r["met"] / r["runs"]) for _, r in sorted(rates.items())]
+
+
+def _nonmonotonic(steps):
+    """A rate that missed (on the target's account: not loadgen's
+    sender) below the highest that met, in one repeat or across them:
+    "26864 pps met (repeat 2) above 24710 pps missed (repeat 3)", or None."""
+    met = [s for s in steps if s["meets_slo"]]
+    if not met:
+        return None
+    top = max(met, key=lambda s: s["target_rate"])
+    below = sorted((s for s in steps if not s["meets_slo"] and s["cause"] != "sender"
+                    and s["target_rate"] < top["target_rate"]), key=lambda s: s["target_rate"])
+    if not below:
+        return None
+    return (f"{top['target_rate']:.0f} pps met (repeat {top['repeat']}) above "
+            + ", ".join(f"{s['target_rate']:.0f} pps missed (repeat {s['repeat']})" for s in below))
+
+
+def _cell(k, reps):
+    """One cell of kernel K over its repeats REPS ([(repeat, the cell's
+    directory in it)]): the capacity over the repeats that ran without a
+    problem (lab/capacity/repeats), every repeat's search, steps and
+    stalls, and the problems of the others."""
+    ran = None
+    c = {"capacity_pps": None, "capacity": None, "at_least": False, "limit": None,
+         "monotonic": None, "nonmonotonic": None, "verdicts": [], "why_not": None,
+         "problems": [], "searches": [], "rates": [], "steps": [], "stalls": []}
+    clean, slo = [], None
+    for r, d in reps:
+        mine = _cell_params(d)
+        if ran is not None and mine != ran:
+            raise DataError(f"{d}/cell.json: {mine} is not what the other repeats ran, {ran}")
+        ran = mine
+        problems = [f"repeat {r}: {p}" for p in _problems(d)]
+        path = os.path.join(d, "sweep.json")
+        if not os.path.exists(path):
+            c["problems"] += problems or [f"repeat {r}: no sweep.json: the search did not finish"]
+            continue
+        j = read_json(path)
+        if not search.is_search(j):
+            raise DataError(f"{path}: not a loadgen sweep --search (mode {j.get('mode')!r})")
+        search.check(j, path)
+        if len(j["intervals"]) != 1:
+            raise DataError(f"{path}: {len(j['intervals'])} searches, a repeat runs one")
+        if slo is not None and j["slo"] != slo:
+            raise DataError(f"{path}: objectives {j['slo']} differ from {slo}")
+        slo = j["slo"]
+        steps = [_step(k, r, x) for x in j["steps"]]
+        trace_steps(d, steps)
+        end = dict(_limit(steps, j["intervals"][0]), repeat=r)
+        c["steps"] += steps
+        c["searches"].append(end)
+        c["verdicts"].append(f"repeat {r}: {j['verdict']}")
+        c["stalls"] += _stalls(d, r)
+        # a repeat whose co-tenant was not there throughout proves nothing
+        c["problems"] += problems
+        if not problems:
+            clean.append(repeats.Repeat(r, end["end"], end["met_pps"], end["end"] in ("to", "sender")))
+    c.update(ran or {})
+    c["capacity"] = repeats.combine(clean)
+    if c["capacity"]:
+        c.update(capacity_pps=c["capacity"]["median_pps"], at_least=c["capacity"]["at_least"])
+    c["rates"] = _rates(c["steps"])
+    c["nonmonotonic"] = _nonmonotonic(c["steps"])
+    c["monotonic"] = c["nonmonotonic"] is None if c["steps"] else None
     limits = [s["limit"] for s in c["searches"] if s["limit"]]
     c["limit"] = max(set(limits), key=limits.count) if limits else None
     fail = next((x for x in c["steps"] if not x["meets_slo"]), None)
     if fail:
-        why = fail.get("why")
+        why_ = fail.get("why")
         cause = CAUSES.get(fail.get("cause"))
-        c["why_not"] = (f"search {fail['search']:g}, {fail['target_rate']:.0f} pps: "
-                        + (f"{cause} ({why})" if cause else str(why)))
-    if problems:  # a cell whose co-tenant was not there throughout proves nothing
-        c["capacity_pps"] = c["capacity"] = None
-    return c, j
+        c["why_not"] = (f"repeat {fail['repeat']}, {fail['target_rate']:.0f} pps: "
+                        + (f"{cause} ({why_})" if cause else str(why_)))
+    return c, slo
+
+
+def _repeat_dirs(run_dir, k):
+    """Kernel K's repeats: [(repeat, its directory)] in order (K/r1, ...)."""
+    out = []
+    for d in glob.glob(os.path.join(run_dir, k, "r*")):
+        m = re.fullmatch(r"r([1-9][0-9]{0,3})", os.path.basename(d))
+        if m and os.path.isdir(d):
+            out.append((int(m[1]), d))
+    return sorted(out)
 
 
 def headline_cell(kernels):
@@ -162,35 +249,34 @@ def _pps(x):
 
 
 def cap_text(c):
-    """A cell's capacity: "none (lock)", "26000 pps (24000-28000, 3
-    searches; cpu)", ">= 60000 pps (the highest tried)"."""
+    """A cell's capacity over its repeats: "none (3 repeats; lock)",
+    "26000 pps (24000-28000 over 3 repeats; cpu)", "unstable: found in 2
+    of 3 repeats (21000-23000 pps; lock)", ">= 60000 pps (... a ceiling
+    of loadgen's)"."""
     if c is None:
         return "no result"
-    if c["problems"]:
+    cap = c["capacity"]
+    if cap is None:
         return "no result (a problem, below)"
     limit = c.get("limit")
-    if c["capacity_pps"] is None:
-        return "none" + (f" ({limit})" if limit else "")
-    cap = c["capacity"]
-    n = cap["searches"]
-    span = (f"{_pps(cap['min_pps'])}-{_pps(cap['max_pps'])}, {n} searches" if n > 1
-            else "1 search")
-    if c["at_least"]:
-        return f">= {c['capacity_pps']:.0f} pps ({span}; a ceiling of loadgen's)"
-    return f"{c['capacity_pps']:.0f} pps ({span}" + (f"; {limit})" if limit else ")")
+    text = repeats.text(cap)
+    if limit and not cap["at_least"] and text.endswith(")"):
+        text = text[:-1] + f"; {limit})"
+    left = len(c["problems"])
+    return text + (f" [{left} repeat{'s' if left != 1 else ''} left out: a problem]" if left else "")
 
 
 def quota_for(kernel, rate, crate):
     """The tightest co-tenant quota of the grid from which up every quota
-    met RATE in every search (the lowest capacity of its searches at or
-    above it): {cpu_quota_pct, tightest_tried}, or None when even the
-    loosest did not."""
+    met RATE in every repeat (the lowest capacity of its repeats at or
+    above it, none unstable): {cpu_quota_pct, tightest_tried}, or None
+    when even the loosest did not."""
     cells = sorted((c for c in kernel["by_quota"] if c["cotenant_rate_pps"] == crate),
                    key=lambda c: c["cpu_quota_pct"])
     ok = None
     for c in reversed(cells):
         cap = c["capacity"]
-        if not cap or cap["min_pps"] is None or cap["min_pps"] < rate or c["problems"]:
+        if not cap or cap["unstable"] or cap["min_pps"] is None or cap["min_pps"] < rate:
             break
         ok = c["cpu_quota_pct"]
     if ok is None:
@@ -204,21 +290,19 @@ def quota_text(q, quotas):
     return f"{q['cpu_quota_pct']} %" + (" (the tightest tried)" if q["tightest_tried"] else "")
 
 
-def _threshold(run_dir, k, plan):
-    """Kernel K's quota search (lab/capacity/grid: the tightest co-tenant
-    quota at which the planned RT rate met, with a co-tenant of a fixed
-    CPU demand): every probe in order, the tightest quota that met and the
-    loosest that missed; None when the plan ran none."""
-    if plan.get("quota_search") != "on":
-        return None
+def _probes(rdir, k, r):
+    """One repeat's quota search (lab/capacity/grid: the tightest
+    co-tenant quota at which the planned RT rate met, with a co-tenant of
+    a fixed CPU demand): every probe in order, the tightest quota that
+    met and the loosest that missed."""
     probes = []
-    for f in glob.glob(os.path.join(run_dir, k, "results", "grid", "threshold", "q*", "probe.json")):
+    for f in glob.glob(os.path.join(rdir, "results", "grid", "threshold", "q*", "probe.json")):
         d = os.path.dirname(f)
         p = read_json(f)
         if not isinstance(p, dict):
             raise DataError(f"{f}: expected an object")
         problems = _problems(d)
-        row = {"probe": int(number(p.get("probe"), f"{f}: probe")),
+        row = {"repeat": r, "probe": int(number(p.get("probe"), f"{f}: probe")),
                "cpu_quota_pct": int(number(p.get("cpu_quota_pct"), f"{f}: cpu_quota_pct")),
                "met": None, "cause": None, "why": None, "p99_9_us": None,
                "throttled_periods": None, "problems": problems}
@@ -230,23 +314,41 @@ def _threshold(run_dir, k, plan):
             steps = j.get("steps") if isinstance(j, dict) else None
             if not isinstance(steps, list) or len(steps) != 1:
                 raise DataError(f"{sw}: expected one step")
-            st = _step(k, {**steps[0], "search": 1})
+            st = _step(k, r, steps[0])
             row.update(met=st["meets_slo"], cause=st["cause"], why=st["why"],
                        p99_9_us=st["latency_us"].get("p99_9"),
                        throttled_periods=st["throttled_periods"])
         probes.append(row)
-    probes.sort(key=lambda r: r["probe"])
-    met = [r["cpu_quota_pct"] for r in probes if r["met"] is True]
-    missed = [r["cpu_quota_pct"] for r in probes if r["met"] is False]
+    probes.sort(key=lambda x: x["probe"])
+    met = [x["cpu_quota_pct"] for x in probes if x["met"] is True]
+    missed = [x["cpu_quota_pct"] for x in probes if x["met"] is False]
+    return {"repeat": r, "tightest_met_pct": min(met) if met else None,
+            "loosest_missed_pct": max(missed) if missed else None,
+            "monotonic": not (met and missed and max(missed) > min(met)),
+            "problems": [f"repeat {r}, probe {x['probe']} at {x['cpu_quota_pct']} %: {p}"
+                         for x in probes for p in x["problems"]],
+            "probes": probes}
+
+
+def _threshold(run_dir, k, plan):
+    """Kernel K's quota searches, one a repeat (_probes), and the tightest
+    quota over the repeats that ran without a problem as the cells'
+    capacity is (lab/capacity/repeats): the median and the interval, none
+    when every repeat missed at the highest quota, unstable when some did
+    and some met; None when the plan ran none."""
+    if plan.get("quota_search") != "on":
+        return None
+    reps = [_probes(d, k, r) for r, d in _repeat_dirs(run_dir, k)]
+    clean = [x for x in reps if x["probes"] and not x["problems"]]
     return {"planned_rate_pps": plan["planned_rate_pps"], "demand_pct": plan["threshold_demand_pct"],
             "quota_range_pct": plan["threshold_quota_pct"],
             "resolution_pct": plan["threshold_resolution_pct"],
-            "tightest_met_pct": min(met) if met else None,
-            "loosest_missed_pct": max(missed) if missed else None,
-            "monotonic": not (met and missed and max(missed) > min(met)),
-            "problems": [f"probe {r['probe']} at {r['cpu_quota_pct']} %: {p}"
-                         for r in probes for p in r["problems"]],
-            "probes": probes}
+            "tightest": repeats.combine([repeats.Repeat(x["repeat"], "none" if x["tightest_met_pct"] is None
+                                                        else "found", x["tightest_met_pct"])
+                                         for x in clean]),
+            "problems": [p for x in reps for p in x["problems"]]
+            + [f"repeat {x['repeat']}: no probe ran" for x in reps if not x["probes"]],
+            "repeats": reps}
 
 
 def _cotenant_wants(t):
@@ -256,25 +358,47 @@ def _cotenant_wants(t):
     return "a co-tenant wanting only what its sends cost"
 
 
-def threshold_text(t):
-    """A kernel's quota search: "70 % (65 % missed; throttled)", "any
+def _threshold_one(t, x):
+    """One repeat's quota search: "70 % (65 % missed; throttled)", "any
     (met at 5 %, the lowest tried)", "none (missed at 95 %, the highest
     tried; lock)"."""
-    if t is None:
-        return "not searched"
-    if t["problems"] or not t["probes"]:
+    if x["problems"] or not x["probes"]:
         return "no result (a problem, below)"
-    lo, hi = t["quota_range_pct"]
-    tight, loose = t["tightest_met_pct"], t["loosest_missed_pct"]
-    cause = next((r["cause"] for r in t["probes"]
+    tight, loose = x["tightest_met_pct"], x["loosest_missed_pct"]
+    cause = next((r["cause"] for r in x["probes"]
                   if r["met"] is False and r["cpu_quota_pct"] == loose), None)
-    why = f"; {cause}" if cause else ""
+    why_ = f"; {cause}" if cause else ""
     if tight is None:
-        return f"none (missed at {loose} %, the highest tried{why})"
+        return f"none (missed at {loose} %, the highest tried{why_})"
     if loose is None:
         return f"any (met at {tight} %, the lowest tried)"
-    order = "" if t["monotonic"] else "; not monotonic"
-    return f"{tight} % ({loose} % missed{why}{order})"
+    order = "" if x["monotonic"] else "; not monotonic"
+    return f"{tight} % ({loose} % missed{why_}{order})"
+
+
+def threshold_text(t):
+    """A kernel's quota searches over its repeats: one repeat's words
+    (_threshold_one), or "46 % (41-46 % over 3 repeats)", "any (met at 10
+    %, the lowest tried, in 3 repeats)", "none (3 repeats)", "unstable: a
+    quota that met in 2 of 3 repeats (41-46 %)"."""
+    if t is None:
+        return "not searched"
+    c = t["tightest"]
+    if c is None:
+        return "no result (a problem, below)"
+    clean = [x for x in t["repeats"] if x["probes"] and not x["problems"]]
+    if c["repeats"] == 1:
+        return _threshold_one(t, clean[0])
+    n = c["repeats"]
+    lo, hi = t["quota_range_pct"]
+    if c["unstable"]:
+        span = f"{c['min_pps']:.0f}-{c['max_pps']:.0f}" if c["max_pps"] > c["min_pps"] else f"{c['max_pps']:.0f}"
+        return f"unstable: a quota that met in {c['found']} of {n} repeats ({span} %)"
+    if not c["found"]:
+        return f"none (missed at {hi} %, the highest tried, in {n} repeats)"
+    if all(x["loosest_missed_pct"] is None for x in clean):
+        return f"any (met at {lo} %, the lowest tried, in {n} repeats)"
+    return f"{c['median_pps']:.0f} % ({c['min_pps']:.0f}-{c['max_pps']:.0f} % over {n} repeats)"
 
 
 def build(run_dir):
@@ -287,21 +411,31 @@ def build(run_dir):
     plan = spec["capacity"]
     kernels, slo = {}, None
     for k in KERNELS:
-        boot_path = os.path.join(run_dir, k, "boot.json")
-        boot = read_json(boot_path) if os.path.exists(boot_path) else {"outcome": "no-results"}
+        reps = _repeat_dirs(run_dir, k)
+        boots = []
+        for r, d in reps:
+            path = os.path.join(d, "boot.json")
+            boot = read_json(path) if os.path.exists(path) else {"outcome": "no-results"}
+            boots.append({"repeat": r, "outcome": boot.get("outcome"), "version": boot.get("version"),
+                          "salt_us": boot.get("salt_us"), "wall_s": boot.get("wall_s")})
+        by_name = {}
+        for r, d in reps:
+            for f in glob.glob(os.path.join(d, "results", "grid", "*", "cell.json")):
+                by_name.setdefault(os.path.basename(os.path.dirname(f)), []).append((r, os.path.dirname(f)))
         cells = []
-        dirs = sorted(os.path.dirname(f) for f in
-                      glob.glob(os.path.join(run_dir, k, "results", "grid", "*", "cell.json")))
-        for d in dirs:
-            c, j = _cell(run_dir, k, d)
+        for name in sorted(by_name):
+            c, j = _cell(k, by_name[name])
             cells.append(c)
             if j is not None:
-                if slo is not None and j["slo"] != slo:
-                    raise DataError(f"{d}: objectives {j['slo']} differ from {slo}")
-                slo = j["slo"]
+                if slo is not None and j != slo:
+                    raise DataError(f"{k} {name}: objectives {j} differ from {slo}")
+                slo = j
         cells.sort(key=lambda c: (c["cotenant_rate_pps"], c["cpu_quota_pct"]))
-        kernels[k] = {"outcome": boot.get("outcome"), "version": boot.get("version"),
-                      "by_quota": cells, "quota_threshold": _threshold(run_dir, k, plan)}
+        outcomes = sorted({b["outcome"] for b in boots})
+        kernels[k] = {"outcome": outcomes[0] if len(outcomes) == 1 else ", ".join(
+                          f"r{b['repeat']} {b['outcome']}" for b in boots) if boots else "no-results",
+                      "version": next((b["version"] for b in boots if b["version"]), None),
+                      "repeats": boots, "by_quota": cells, "quota_threshold": _threshold(run_dir, k, plan)}
     if slo is None:
         raise DataError(f"{run_dir}: no kernel left a sweep.json (see */console.log)")
     best = headline_cell(kernels)
@@ -347,11 +481,8 @@ CEILING = {"to": "the highest rate the plan allows", "sender": "loadgen's sender
 
 def _search_text(s):
     """One search's end: "26000/27300 pps (cpu)", "none at 117 pps (lock)",
-    "26000/27300 pps (cpu; warm from 32760)"."""
-    why = [s["limit"]] if s["limit"] else []
-    if s.get("warm_start_pps"):
-        why.append(f"warm from {_pps(s['warm_start_pps'])}")
-    limit = f" ({'; '.join(why)})" if why else ""
+    ">= 468 pps (ceiling: ...)"."""
+    limit = f" ({s['limit']})" if s["limit"] else ""
     if s["end"] == "none":
         return f"none at {_pps(s['missed_pps'])} pps{limit}"
     if s["end"] in CEILING:
@@ -367,16 +498,42 @@ def _mixed_rates(c):
                      for r in c["rates"] if 0 < r["met"] < r["runs"])
 
 
+def stall_lines(c):
+    """A cell's stalls in words: how many, the longest, how many the
+    trace explained, and what held the relay, each distinct account once
+    with how often: ["3 stalls, the longest 214 ms, 3 explained", "3x:
+    ..."]; [] without a stall."""
+    st = c.get("stalls") or []
+    if not st:
+        return []
+    longest = max(x["length_ms"] or 0 for x in st)
+    ex = sum(1 for x in st if x["explained"])
+    out = [f"{len(st)} stall{'s' if len(st) != 1 else ''}, the longest {longest:.0f} ms, "
+           f"{ex} explained by the trace"]
+    seen = {}
+    for x in st:
+        # one account of the same chain whichever thread it names
+        key = ("" if x["explained"] else "unexplained: ") + re.sub(r"/\d+\b", "", x["text"])
+        seen.setdefault(key, []).append(x["repeat"])
+    for text, reps in seen.items():
+        out.append(f"{len(reps)}x (repeat {', '.join(map(str, sorted(set(reps))))}): {text}")
+    return out
+
+
 def table(cap):
-    """The terminal table: capacity per kernel and quota with its range and
-    what bounded it, how each search ended, and the headline last."""
+    """The terminal table: capacity per kernel and quota over its repeats,
+    with the interval and what bounded it, how each repeat's search ended,
+    the stalls and what held the relay, and the headline last."""
     plan = cap["spec"]["capacity"]
+    n = cap["spec"].get("repeats", 1)
     lines = [f"Capacity: the highest RT load rate meeting {objectives(cap['slo'])}, "
-             f"median of each cell's searches (their range; what bounded them)",
-             f"(RT client SCHED_FIFO on CPU 0 through the relay on CPU 1; a co-tenant "
-             f"on CPU 1 under a CPU quota; {cap.get('clock') or '?'} clock; each search "
-             f"doubles from {plan['rt_rate_from_pps']} pps up to {plan['rt_rate_to_pps']} "
-             f"pps, then bisects to {plan['resolution_pct']} %; steps of {plan['step_s']} s)", ""]
+             f"median of each cell's {n} independent repeat{'s' if n != 1 else ''} "
+             f"(the interval over them; what bounded them)",
+             f"(each repeat a guest of its own, its own boot and salt; RT client SCHED_FIFO on "
+             f"CPU 0 through the relay on CPU 1; a co-tenant on CPU 1 under a CPU quota; "
+             f"{cap.get('clock') or '?'} clock; each search doubles from "
+             f"{plan['rt_rate_from_pps']} pps up to {plan['rt_rate_to_pps']} pps, then bisects to "
+             f"{plan['resolution_pct']} %; steps of {plan['step_s']} s)", ""]
     rows = [("quota", "co-tenant", "stock", "patched")]
     for (crate, q), by in _by_cell(cap):
         spin = next(iter(by.values()))["cotenant_spin_us"]
@@ -385,36 +542,41 @@ def table(cap):
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines += ["  ".join(x.ljust(w) if i < 2 else x.rjust(w) for i, (x, w) in
                         enumerate(zip(r, widths))) for r in rows]
-    ends = [f"  {k} at {q}%: " + "; ".join(f"{s['search']:g}: {_search_text(s)}" for s in by[k]["searches"])
-            for (_, q), by in _by_cell(cap) for k in KERNELS if k in by and by[k]["searches"]]
-    mixed = [f"  {k} at {q}%: {_mixed_rates(by[k])}" for (_, q), by in _by_cell(cap)
-             for k in KERNELS if k in by and _mixed_rates(by[k])]
-    bad = [f"  {k} at {q}%: {by[k]['verdict']}" for (_, q), by in _by_cell(cap)
-           for k in KERNELS if k in by and by[k]["monotonic"] is False]
-    probs = [f"  {k} at {q}%: {p}" for (_, q), by in _by_cell(cap)
-             for k in KERNELS if k in by for p in by[k]["problems"]]
+    cells = [(q, k, by[k]) for (_, q), by in _by_cell(cap) for k in KERNELS if k in by]
+    unstable = [f"  {k} at {q}%: {cap_text(c)}" for q, k, c in cells
+                if c["capacity"] and c["capacity"]["unstable"]]
+    ends = [f"  {k} at {q}%: " + "; ".join(f"r{s['repeat']}: {_search_text(s)}" for s in c["searches"])
+            for q, k, c in cells if c["searches"]]
+    mixed = [f"  {k} at {q}%: {_mixed_rates(c)}" for q, k, c in cells if _mixed_rates(c)]
+    bad = [f"  {k} at {q}%: {c['nonmonotonic']}" for q, k, c in cells if c["nonmonotonic"]]
+    stalls = [f"  {k} at {q}%: " + "\n    ".join(stall_lines(c)) for q, k, c in cells if c.get("stalls")]
+    probs = [f"  {k} at {q}%: {p}" for q, k, c in cells for p in c["problems"]]
     ts = {k: cap["kernels"][k].get("quota_threshold") for k in KERNELS}
     probs += [f"  {k} quota search: {p}" for k in KERNELS if ts[k] for p in ts[k]["problems"]]
     for k in KERNELS:
         if cap["kernels"][k]["outcome"] != "ok":
-            probs.append(f"  {k}: the guest's outcome was {cap['kernels'][k]['outcome']}")
+            probs.append(f"  {k}: the guests' outcome was {cap['kernels'][k]['outcome']}")
+    if unstable:
+        lines += ["", "unstable (some repeats found a capacity and some none: no single number):"] + unstable
     if any(ts.values()):
         t = next(v for v in ts.values() if v)
         lines += ["", f"the tightest co-tenant quota for {t['planned_rate_pps']} pps ("
                       f"{_cotenant_wants(t)}; quotas {t['quota_range_pct'][0]}-"
                       f"{t['quota_range_pct'][1]} % to {t['resolution_pct']} points): "
                       + "; ".join(f"{k} {threshold_text(ts[k])}" for k in KERNELS)]
-        lines += [f"  {k}: " + ", ".join(
+        lines += [f"  {k} r{x['repeat']}: " + ", ".join(
             f"{r['cpu_quota_pct']} % {'met' if r['met'] else 'missed' if r['met'] is False else '?'}"
-            for r in ts[k]["probes"]) for k in KERNELS if ts[k]]
+            for r in x["probes"]) for k in KERNELS if ts[k] for x in ts[k]["repeats"]]
     if ends:
-        lines += ["", "each search: the rate met / the first missed (what bounded it)"] + ends
+        lines += ["", "each repeat's search: the rate met / the first missed (what bounded it)"] + ends
     if mixed:
         lines += ["", "rates some runs met and some did not:"] + mixed
     if bad:
         lines += ["", "not monotonic (a rate missed below one that met):"] + bad
+    if stalls:
+        lines += ["", "the relay's stalls (no progress for the watchdog's stall_ms) and what held it:"] + stalls
     if probs:
-        lines += ["", "problems (a cell with one has no capacity):"] + probs
+        lines += ["", "problems (a repeat with one is left out of its cell):"] + probs
     lines += ["", f"headline: {cap['headline']}"]
     return "\n".join(lines) + "\n"
 
@@ -471,31 +633,37 @@ plot $h using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, $l using 1:2:3 with 
 
 def capacity_plot(cap, crate, out):
     """Each kernel's capacity against the co-tenant quota: the median of
-    its searches, the range as an error bar; "none" on the axis as a
-    cross, a ceiling of loadgen's as a triangle."""
+    its repeats, the interval over them as an error bar; an unstable cell
+    (some repeats found one, some none) as its interval alone, without a
+    median; "none" on the axis as a cross, a ceiling of loadgen's as a
+    triangle."""
     blocks, plots, top = "", [], 1.0
     for i, k in enumerate(KERNELS):
-        found, none, ceil = [], [], []
+        found, none, ceil, shaky = [], [], [], []
         for c in _cells(cap, k, crate):
             q, cp = c["cpu_quota_pct"], c["capacity"]
-            if cp is None:
+            if cp is None or (not cp["found"]):
                 none.append((q, 0))
+            elif cp["unstable"]:
+                shaky.append((q, (cp["min_pps"] + cp["max_pps"]) / 2, cp["min_pps"], cp["max_pps"]))
             elif c["at_least"]:
                 ceil.append((q, cp["median_pps"]))
             else:
-                found.append((q, cp["median_pps"], cp["min_pps"] or 0, cp["max_pps"]))
-            top = max(top, cp["max_pps"] if cp else 0)
+                found.append((q, cp["median_pps"], cp["min_pps"], cp["max_pps"]))
+            top = max(top, (cp or {}).get("max_pps") or 0)
         colour = COLOURS[i]
         for name, rows, style in (
                 (f"f{i}", found, f'with yerrorbars lw 2 pt 7 ps 1.2 lc rgb "{colour}" title '
-                                 f'{gnuplot_string(f"{k}: median, range of the searches")}'),
+                                 f'{gnuplot_string(f"{k}: median, interval over the repeats")}'),
+                (f"u{i}", shaky, f'with yerrorbars lw 2 dt 3 pt 0 ps 0 lc rgb "{colour}" title '
+                                 f'{gnuplot_string(f"{k}: unstable (the interval of the repeats that found one)")}'),
                 (f"n{i}", none, f'with points pt 2 ps 2 lw 3 lc rgb "{colour}" title '
                                 f'{gnuplot_string(f"{k}: none")}'),
                 (f"c{i}", ceil, f'with points pt 9 ps 1.8 lc rgb "{colour}" title '
                                 f'{gnuplot_string(f"{k}: at least (loadgen ceiling)")}')):
             if rows:
                 blocks += datablock(name, sorted(rows))
-                plots.append(f"${name} using 1:2" + (":3:4 " if name[0] == "f" else " ") + style)
+                plots.append(f"${name} using 1:2" + (":3:4 " if name[0] in "fu" else " ") + style)
         if found:
             plots.append(f'$f{i} using 1:2 with lines lw 1.5 dt 2 lc rgb "{colour}" notitle')
     if not plots:
@@ -554,12 +722,13 @@ def _as_sweep_step(s):
 
 
 EXPLAIN = {
-    "capacity": "Red stock, blue patched: the median capacity of each cell's searches, the "
-                "bar from the lowest to the highest; a cross on the axis where no search "
-                "found one (the lowest rate missed), a triangle where the highest rate "
-                "loadgen tried still met.",
+    "capacity": "Red stock, blue patched: the median capacity of each cell's independent "
+                "repeats, the bar from the lowest to the highest; a dotted bar alone where "
+                "the repeats disagreed (some found one, some none: unstable); a cross on the "
+                "axis where no repeat found one (the lowest rate missed), a triangle where "
+                "the highest rate loadgen tried still met.",
     "heatmap": "Each cell is one rate a search tried: the RT client's p99.9 latency (the worst "
-               "of its runs) at that RT load with the co-tenant under that quota. A cross "
+               "of its runs over the repeats) at that RT load with the co-tenant under that quota. A cross "
                "marks a rate where a run did not meet the objective (latency, a lost datagram "
                "or a missed rate). Blank: the searches did not try that rate there.",
     "latency": "Both kernels at one quota, red stock and blue patched: p50 (dotted), p99 "
@@ -568,80 +737,106 @@ EXPLAIN = {
 }
 
 
+# What a stall held by the softirq lock is, for the page (lab/demo/README.md, "Why").
+BH_STALL = """<p class="note"><b>A second inversion, which the epoll fix does not reach.</b> A stall
+held by the softirq lock: the relay slept in epoll_wait while a co-tenant thread, preempted
+inside its softirqs, held the relay's CPU's softirq lock and its cgroup was throttled. On
+PREEMPT_RT whatever would wake the relay needs that lock (its timerfd tick is a soft hrtimer, a
+datagram sent on that CPU is received in its sender's softirq section), and so does the CFS quota
+period's timer that would let the group go: nobody waits for the lock at a priority, so nobody
+lends the holder one, and the relay stands still until the watchdog's write to cpu.max. The
+chain of each is above; docs/measurements.md has the runs.</p>"""
+
+
 def render_page(cap, plots, generated):
     colour = GOOD if cap["fix_buys"] else MIXED
     body = "".join(
         f"<tr><td>{q}%</td><td>{crate} pps</td>" + "".join(
-            f"<td title='{html_text((by.get(k) or {}).get('why_not') or '')}'>"
-            f"{html_text(cap_text(by.get(k)))}</td>"
+            f"<td title='{html_text((by.get(k) or {}).get('why_not') or '')}'"
+            + (" class='unstable'" if ((by.get(k) or {}).get("capacity") or {}).get("unstable") else "")
+            + f">{html_text(cap_text(by.get(k)))}</td>"
             for k in KERNELS) + "</tr>" for (crate, q), by in _by_cell(cap))
+    cells = [(q, k, by[k]) for (_, q), by in _by_cell(cap) for k in KERNELS if k in by]
     ends = "".join(
-        f"<tr><td>{html_text(k)}</td><td>{q}%</td><td>{s['search']:g}</td>"
+        f"<tr><td>{html_text(k)}</td><td>{q}%</td><td>{s['repeat']}</td>"
         f"<td>{html_text(_search_text(s))}</td><td>{s['steps'] or 0:g}</td>"
         f"<td>{html_text(CAUSES.get(s['limit'], s['limit'] or ''))}</td></tr>"
-        for (_, q), by in _by_cell(cap) for k in KERNELS if k in by for s in by[k]["searches"])
-    mixed = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(_mixed_rates(by[k]))}</li>"
-                    for (_, q), by in _by_cell(cap) for k in KERNELS
-                    if k in by and _mixed_rates(by[k]))
-    bad = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(by[k]['verdict'])}</li>"
-                  for (_, q), by in _by_cell(cap) for k in KERNELS
-                  if k in by and by[k]["monotonic"] is False)
-    whys = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(by[k]['why_not'])}</li>"
-                   for (_, q), by in _by_cell(cap) for k in KERNELS
-                   if k in by and by[k]["why_not"])
+        for q, k, c in cells for s in c["searches"])
+    mixed = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(_mixed_rates(c))}</li>"
+                    for q, k, c in cells if _mixed_rates(c))
+    bad = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(c['nonmonotonic'])}</li>"
+                  for q, k, c in cells if c["nonmonotonic"])
+    whys = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(c['why_not'])}</li>"
+                   for q, k, c in cells if c["why_not"])
+    stalls = "".join(f"<li><b>{html_text(k)} at {q}%</b>: " + "<br>".join(html_text(x) for x in stall_lines(c))
+                     + "</li>" for q, k, c in cells if c.get("stalls"))
     probs = "".join(f"<li><b>{html_text(k)} at {q}%</b>: {html_text(p)}</li>"
-                    for (_, q), by in _by_cell(cap) for k in KERNELS
-                    if k in by for p in by[k]["problems"])
+                    for q, k, c in cells for p in c["problems"])
     figs = "".join(f'<figure><img src="plots/{html_text(f)}" alt="{html_text(c)}">'
                    f'<figcaption><b>{html_text(c)}.</b> '
                    f'{html_text(EXPLAIN[re.match("[a-z]+", f).group(0)])}</figcaption></figure>'
                    for f, c in plots)
-    plan = cap["spec"]["capacity"]
+    plan, scen = cap["spec"]["capacity"], cap["spec"].get("scenario") or {}
+    n = cap["spec"].get("repeats", 1)
     quotas = sorted({c["cpu_quota_pct"] for k in KERNELS for c in cap["kernels"][k]["by_quota"]})
     planned = cap["quota_for_rate"]
+    waker = {1: "over AF_UNIX", 0: "over loopback UDP"}.get(scen.get("af_unix"), "?")
     facts = [("run", cap.get("run_id")), ("date", cap.get("date")), ("clock", cap.get("clock")),
              ("objectives", objectives(cap["slo"])),
+             ("repeats", f"{n}, each a guest per kernel of its own (its own boot and salt), "
+                         "one search a cell"),
              ("RT load", f"each search from {plan['rt_rate_from_pps']} pps, doubling up to "
                          f"{plan['rt_rate_to_pps']} pps, then bisecting to "
-                         f"{plan['resolution_pct']} %; {plan['searches']} searches a cell, "
-                         f"steps of {plan['step_s']} s"),
-             ("co-tenant", f"{plan['senders']} loadgen senders at "
+                         f"{plan['resolution_pct']} %; steps of {plan['step_s']} s"),
+             ("co-tenant", f"{scen.get('senders', '?')} loadgen senders at "
                            f"{', '.join(map(str, plan['cotenant_rate_pps']))} pps on the relay's "
-                           f"CPU, busy-waiting for a demand of {plan['cotenant_demand_pct']} % "
-                           f"of the quota, cpu.max period {plan['period_us']} us"),
+                           f"CPU, waking it {waker}, busy-waiting for a demand of "
+                           f"{plan['cotenant_demand_pct']} % of the quota, cpu.max period "
+                           f"{scen.get('period_us', '?')} us"),
              ("run spec", "spec.json: " + json.dumps(cap["spec"], sort_keys=True)),
              ("initramfs sha256", cap.get("initramfs_sha256")),
              ("wall time", f"{cap.get('wall_s')} s")] + \
         [(f"{k} kernel", f"{cap['kernels'][k]['version']} ({cap['kernels'][k]['outcome']})")
          for k in KERNELS]
     dl = "".join(f"<dt>{html_text(a)}</dt><dd>{html_text(b)}</dd>" for a, b in facts)
+    conf = f"{100 * (1 - 2.0 ** (1 - n)):.1f}".rstrip("0").rstrip(".")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Capacity: stock vs patched PREEMPT_RT</title>
-<style>{CSS}</style></head>
+<style>{CSS} td.unstable {{ background: #fdebd0; }}</style></head>
 <body><main>
 <h1>Capacity: what the fix buys</h1>
 <div class="verdict" style="background:{colour}"><b>CAPACITY</b>{html_text(cap['headline'])}</div>
 <h2 id="capacity">Highest RT load meeting {html_text(objectives(cap['slo']))}</h2>
 <table><thead><tr><th>co-tenant quota</th><th>co-tenant rate</th><th>stock</th><th>patched</th></tr></thead>
 <tbody>{body}</tbody></table>
-<p class="muted">Each cell's capacity is the median of its searches, with the lowest and the
-highest; a search doubles the RT load until a step misses, then bisects between the last rate
-that met and the first that missed. "none" where a search's lowest rate missed (not a measured
-0); "&gt;=" where the highest rate loadgen tried still met: a ceiling of the load generator's,
-not the relay's capacity. A step that lost a datagram or missed its rate is not met. In
-brackets: what bounded the searches, from the cell's kernel trace where it was recorded.</p>
+<p class="muted">Each cell rests on {n} independent repeat{"s" if n != 1 else ""}: a guest per
+kernel of its own for each, with its own boot and salt, so that each follows a trajectory of
+its own on the virtual clock, and one search a cell that starts from the lowest rate, never
+from what another found. A search doubles the RT load until a step misses, then bisects
+between the last rate that met and the first that missed. The capacity is the median of the
+repeats, with the interval from the lowest to the highest
+{f"(which holds the median of what such a search finds with {conf} % confidence: all {n} fall on one side of it otherwise)" if n > 1 else ""};
+where some repeats found one and others none they disagree, and the cell says
+<b>unstable</b> with how many found one, instead of a number. "none" where every repeat's
+lowest rate missed (not a measured 0); "&gt;=" where the highest rate loadgen tried still
+met: a ceiling of the load generator's, not the relay's capacity. A step that lost a
+datagram or missed its rate is not met. In brackets: what bounded the searches, from the
+cell's kernel trace where it was recorded.</p>
 <h2 id="plots">Plots</h2>
 {figs}
 <h2 id="quota">How tight the co-tenants' quota may be</h2>
 {_threshold_html(cap)}
 <p>From the rows above (the co-tenant filling each quota): for {planned['rt_rate_pps']:.0f} pps,
-every search meeting the objective at that quota and every looser one of the grid
+every repeat meeting the objective at that quota and every looser one of the grid
 ({html_text(", ".join(f"{q} %" for q in quotas))}):
 {"; ".join(f"<b>{html_text(k)}</b> {html_text(quota_text(planned[k], quotas))}" for k in KERNELS)}.</p>
-<h2 id="searches">Each search</h2>
-<table><thead><tr><th>kernel</th><th>quota</th><th>search</th><th>met / first missed</th>
+<h2 id="stalls">The relay's stalls, and what held it</h2>
+<ul>{stalls or "<li>no stall in any cell</li>"}</ul>
+{BH_STALL if any(x.get("held_by") == "softirq lock" for _, _, c in cells for x in c.get("stalls") or []) else ""}
+<h2 id="searches">Each repeat's search</h2>
+<table><thead><tr><th>kernel</th><th>quota</th><th>repeat</th><th>met / first missed</th>
 <th>steps</th><th>bounded by</th></tr></thead><tbody>{ends}</tbody></table>
 {f'<h3>Rates some runs met and some did not</h3><ul>{mixed}</ul>' if mixed else ""}
 {f'<h3>Not monotonic</h3><ul>{bad}</ul>' if bad else ""}
@@ -665,15 +860,16 @@ def _threshold_html(cap):
     def row(k, r):
         met = {True: "met", False: "missed"}.get(r["met"], "no result")
         p999 = "" if r["p99_9_us"] is None else f"{r['p99_9_us'] / 1000:.3g} ms"
-        return (f"<tr><td>{html_text(k)}</td><td>{r['probe']}</td><td>{r['cpu_quota_pct']} %</td>"
-                f"<td>{met}</td><td>{p999}</td><td>{html_text(r['cause'] or '')}</td></tr>")
-    rows = "".join(row(k, r) for k in KERNELS if ts[k] for r in ts[k]["probes"])
+        return (f"<tr><td>{html_text(k)}</td><td>{r['repeat']}</td><td>{r['probe']}</td>"
+                f"<td>{r['cpu_quota_pct']} %</td><td>{met}</td><td>{p999}</td>"
+                f"<td>{html_text(r['cause'] or '')}</td></tr>")
+    rows = "".join(row(k, r) for k in KERNELS if ts[k] for x in ts[k]["repeats"] for r in x["probes"])
     return (f"<p>The tightest co-tenant quota at which {t['planned_rate_pps']} pps of RT load still "
             f"met the objective, searched between {t['quota_range_pct'][0]} % and "
             f"{t['quota_range_pct'][1]} % to {t['resolution_pct']} points, with "
             f"{_cotenant_wants(t)} (a quota below its demand throttles it): "
             + "; ".join(f"<b>{html_text(k)}</b> {html_text(threshold_text(ts[k]))}" for k in KERNELS)
-            + ".</p>\n<table><thead><tr><th>kernel</th><th>probe</th><th>quota</th><th>RT load</th>"
+            + ".</p>\n<table><thead><tr><th>kernel</th><th>repeat</th><th>probe</th><th>quota</th><th>RT load</th>"
             f"<th>p99.9</th><th>cause</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
@@ -691,7 +887,7 @@ def check(run_dir, screenshot=None):
             raise CheckError(f"capacity.json has no {name}")
     for k in KERNELS:
         for c in cap["kernels"][k]["by_quota"]:
-            need = {"cpu_quota_pct", "capacity_pps", "capacity", "searches", "rates", "steps"}
+            need = {"cpu_quota_pct", "capacity_pps", "capacity", "searches", "rates", "steps", "stalls"}
             if not need <= set(c):
                 raise CheckError(f"capacity.json: {k} by_quota lacks {', '.join(sorted(need - set(c)))}")
     if not text.rstrip().splitlines()[-1].startswith("headline: "):
