@@ -6,8 +6,7 @@ import os
 import subprocess
 import xml.etree.ElementTree as ET
 
-from . import png, views
-from .files import DataError
+from . import png
 from .page import badge_colour
 from .plots import COLOURS
 
@@ -49,19 +48,14 @@ def read_texts(run_dir, names):
     return out
 
 
-def files(run_dir):
-    """The summary, the table, the page and its plots parse. Returns the
-    view the page was made from."""
-    try:
-        view = views.load(run_dir)
-    except DataError as e:
-        raise CheckError(str(e))
+def files(run_dir, view):
+    """The table, the page and its plots of RUN_DIR, whose VIEW the page
+    was made from, parse."""
     table, page = read_texts(run_dir, ("table.txt", "report.html"))
     if "\nverdict: " not in table:
         raise CheckError("table.txt has no verdict line")
     has_data = any(c.hgrm or c.timeseries for c in view.columns)
     plots(run_dir, page, "report.html", has_data)
-    return view
 
 
 def plots(run_dir, page, name, needed):

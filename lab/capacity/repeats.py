@@ -24,10 +24,12 @@ the repeats:
 Two runs agree on a cell when both say none, both say unstable, or both
 found one and their intervals overlap.
 """
-import json
 import os
 import sys
 from dataclasses import dataclass
+
+from report import formats
+from report.files import DataError
 
 
 @dataclass(frozen=True)
@@ -126,10 +128,12 @@ def main(argv):
     if len(argv) != 2:
         print("usage: mk/py lab.capacity.repeats RUN_A RUN_B", file=sys.stderr)
         return 64
-    docs = []
-    for run in argv:
-        with open(os.path.join(run, "capacity.json"), encoding="utf-8") as f:
-            docs.append(json.load(f))
+    try:
+        docs = [formats.raw(formats.read(formats.Capacity, os.path.join(run, "capacity.json")))
+                for run in argv]
+    except DataError as e:
+        print(f"repeats: {e}", file=sys.stderr)
+        return 65
     rows, ok = compare(*docs)
     for k, q, rate, x, y, same in rows:
         print(f"{k:8} {q:3d} % {rate:6d} pps  {x:45}  {y:45}  {'agree' if same else 'DISAGREE'}")

@@ -401,9 +401,10 @@ def capacity(argv):
         used = guest.sha256(initrd)
         memory = TRACED_MEMORY_MB if grid["trace"] == "on" else None
         explainer = Explainer(run) if grid["trace"] == "on" else None
-        record["guest_wall_s"] = watch(run, guests, lambda g: g.boot(images[g.kernel], initrd, clock, timeout,
-                                                                        memory),
-                                       slots, ncells, steps, probes, explainer)
+
+        def start(g):
+            g.boot(images[g.kernel], initrd, clock, timeout, memory)
+        record["guest_wall_s"] = watch(run, guests, start, slots, ncells, steps, probes, explainer)
         for g in guests:
             out = guest.outcome(g.out)
             guest.record(g.out, outcome=out, exit_status=g.proc.returncode, initramfs_sha256=used,

@@ -54,10 +54,9 @@ def boot(image, initrd, out, clock, timeout, log=None, memory_mb=None, append=No
     """Start one guest (kernel/vm/boot) in the background: the Popen.
     Its console goes to OUT/console.log, its /results to OUT/results.
     memory_mb: the guest's RAM when not boot's default (a traced guest
-    holds its trace buffers); append: words for the kernel's command
-    line (which of a run's guests it is). The guest ends with the driver,
-    however the driver ends (SIGTERM to boot when it exits, which passes
-    it on)."""
+    holds its trace buffers); append: words for the kernel command line.
+    The guest ends with the driver, however the driver ends (SIGTERM to
+    boot when it exits, which passes it on)."""
     os.makedirs(out, exist_ok=True)
     argv = ["setpriv", "--pdeathsig", "TERM",
             os.path.join(TOP, "kernel/vm/boot"), "--kernel", image, "--initrd", initrd,

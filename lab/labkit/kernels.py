@@ -38,15 +38,20 @@ def debian_image(run, name):
     """The vmlinuz of Debian's own image NAME (kernel/debian-images.conf),
     fetched and checked first if need be."""
     log = run.path(f"kernels-debian-{name}.log")
+    answer = run.path(f"kernels-debian-{name}.image")
     try:
-        run.command([os.path.join(TOP, "kernel/debian-image"), name], log, "kernel/debian-image")
+        run.command([os.path.join(TOP, "kernel/debian-image"), name], log, "kernel/debian-image",
+                    answer=answer)
     except LabError as e:
         raise LabError(EX_KERNELS, str(e))
-    with open(log, encoding="utf-8") as f:
-        lines = f.read().split()
-    image = lines[-1] if lines else ""
+    # Its standard output is the image's path, one line; what it says on
+    # the way is in the log.
+    with open(answer, encoding="utf-8") as f:
+        said = f.read().splitlines()
+    image = said[0] if len(said) == 1 else ""
     if not os.path.isfile(image):
-        raise LabError(EX_KERNELS, f"kernel/debian-image {name} named no image (log: {log})")
+        raise LabError(EX_KERNELS, f"kernel/debian-image {name} named no image on its standard output "
+                       f"({answer}; log: {log})")
     return image
 
 

@@ -10,13 +10,14 @@
 import argparse
 import sys
 
-from report import check, views
+from lab import results
+from report import check
 
 
 def refusal(run_dir, png):
     """Why the picture check refuses PNG as RUN_DIR's page; None when it passes."""
     try:
-        check.screenshot(views.load(run_dir), png)
+        check.screenshot(results.load(run_dir)[1], png)
     except check.CheckError as e:
         return str(e)
     return None
