@@ -687,13 +687,20 @@ class HoldersTest(unittest.TestCase):
 
     def test_a_callback_left_open_before_a_writer_took_the_lock(self):
         lines = [
-            "          rcuc/1-26      [001] ..s.4     1.000000: ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002ab0e00",
-            "           relay-71      [001] d..1.     1.100000: contention_begin: ffff888002ab0e90 (flags=WRITE|RT)",
-            "           relay-71      [001] d..1.     1.200000: contention_end: ffff888002ab0e90 (ret=0)",
-            "         loadgen-120     [001] ..s.4     1.250000: ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002ab0e00",
-            "           relay-71      [001] d..1.     1.300000: contention_begin: ffff888002ab0e90 (flags=WRITE|RT)",
-            "         loadgen-120     [001] ..s.4     1.400000: ep_cb_ret: (__wake_up_common+0x4c/0x78 <- ep_poll_callback)",
-            "           relay-71      [001] d..1.     1.400010: contention_end: ffff888002ab0e90 (ret=0)",
+            "          rcuc/1-26      [001] ..s.4     1.000000: "
+            "ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002ab0e00",
+            "           relay-71      [001] d..1.     1.100000: "
+            "contention_begin: ffff888002ab0e90 (flags=WRITE|RT)",
+            "           relay-71      [001] d..1.     1.200000: "
+            "contention_end: ffff888002ab0e90 (ret=0)",
+            "         loadgen-120     [001] ..s.4     1.250000: "
+            "ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002ab0e00",
+            "           relay-71      [001] d..1.     1.300000: "
+            "contention_begin: ffff888002ab0e90 (flags=WRITE|RT)",
+            "         loadgen-120     [001] ..s.4     1.400000: "
+            "ep_cb_ret: (__wake_up_common+0x4c/0x78 <- ep_poll_callback)",
+            "           relay-71      [001] d..1.     1.400010: "
+            "contention_end: ffff888002ab0e90 (ret=0)",
         ]
         tl = chains.Timeline(tracefile.parse(lines))
         first, second = tl.waits
