@@ -259,6 +259,7 @@ class GuestTrace:
         tl = self.tl
         rt, other, boosts, lent = [], 0, [], []
         self.longest = self.longest_other = None
+
         def longer(w, than):
             return than is None or w.end - w.begin > than.end - than.begin
         for w in tl.waits:
@@ -400,7 +401,8 @@ class GuestTrace:
                 "unexplained": sum(1 for r in rows if "unexplained" in r) + unlisted}
 
     def document(self):
-        stalls = [self.stall(s) for s in self.scen.stalls if self.read(self.t0 + s.start_s, self.t0 + s.end_s)]
+        stalls = [self.stall(s) for s in self.scen.stalls
+                  if self.read(self.t0 + s.start_s, self.t0 + s.end_s)]
         late = [self.late(s) for s in self.scen.listed if self.read(self.t0 + s.due_s, self.t0 + s.echo_s)]
         doc = {"kernel": self.name,
                "trace": {"events": self.nevents, "lost": self.lost, "complete": self.lost["total"] == 0,
@@ -527,7 +529,8 @@ def headline(doc):
                 + f"; {fr['in_stalls']} inside stalls)")
         if fr["unexplained"]:
             first = next((r for r in fr["rows"] if "unexplained" in r), None)
-            text += f", {fr['unexplained']} unexplained" + (f" (the first {freezes.line(first)})" if first else "")
+            text += f", {fr['unexplained']} unexplained"
+            text += f" (the first {freezes.line(first)})" if first else ""
         parts.append(text)
     sh = doc["softirq_held"]
     if sh and sh["over_late_ms"]:

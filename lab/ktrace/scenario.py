@@ -89,7 +89,8 @@ def _field(obj, key, where, kind="number", need=True):
     ok = {"number": _number, "int": lambda x: isinstance(x, int) and not isinstance(x, bool),
           "bool": lambda x: isinstance(x, bool)}[kind](v)
     if not ok:
-        raise TraceError(f"{where}.{key}: expected a{'n' if kind == 'int' else ''} {kind}, got {str(v)[:40]!r}")
+        article = "an" if kind == "int" else "a"
+        raise TraceError(f"{where}.{key}: expected {article} {kind}, got {str(v)[:40]!r}")
     return v
 
 
@@ -124,7 +125,8 @@ def _probe(i, p, where):
         listed = tuple(Freeze(cpu, _field(f, "due_s", f"{w}.listed[{j}]"),
                               _field(f, "woke_s", f"{w}.listed[{j}]"))
                        for j, f in enumerate(_records(p["listed"], f"{w}.listed")))
-    return Probe(cpu, _field(p, "prio", w, "int", need=False), _field(p, "freezes", w, "int", need=False) or 0,
+    return Probe(cpu, _field(p, "prio", w, "int", need=False),
+                 _field(p, "freezes", w, "int", need=False) or 0,
                  _field(p, "in_stalls", w, "int", need=False) or 0, _field(p, "min_ms", w, need=False),
                  _field(p, "max_ms", w, need=False), listed)
 
@@ -153,7 +155,8 @@ def read(results):
     if not isinstance(ticker, dict):
         raise TraceError(f"{path}: ticker: expected a record")
     where = f"{path}: ticker"
-    listed = tuple(Listed(_field(s, "due_s", f"{where}.listed[{i}]"), _field(s, "echo_s", f"{where}.listed[{i}]"))
+    listed = tuple(Listed(_field(s, "due_s", f"{where}.listed[{i}]"),
+                          _field(s, "echo_s", f"{where}.listed[{i}]"))
                    for i, s in enumerate(_records(ticker.get("listed"), f"{where}.listed")))
     probes = tuple(_probe(i, p, f"{where}.freeze_probes")
                    for i, p in enumerate(_records(ticker.get("freeze_probes"), f"{where}.freeze_probes")))

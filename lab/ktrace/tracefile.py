@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 # The task's name may hold spaces and dashes; the pid is the last -NUMBER
 # before the CPU column.
 _LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?"
-                   r"(?:\[(?P<cpu>\d{1,5})\]\s+(?:(?P<flags>\S{4,7})\s+)?|(?P<lcpu>\d{1,5})(?P<lflags>[^\d\s]\S{3,7})\s+)"
+                   r"(?:\[(?P<cpu>\d{1,5})\]\s+(?:(?P<flags>\S{4,7})\s+)?"
+                   r"|(?P<lcpu>\d{1,5})(?P<lflags>[^\d\s]\S{3,7})\s+)"
                    r"(?P<ts>\d+\.\d+):\s+(?P<name>[\w.]+):\s?(?P<body>.*)$")
 # trace-cmd's latency format: the CPU and the flag columns as one word.
 _LAT_CPU = re.compile(r"^(\d{1,5})([^\d\s]\S{3,7})$")

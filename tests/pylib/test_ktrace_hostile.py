@@ -69,7 +69,8 @@ class HostileTraceTest(unittest.TestCase):
         self.assertEqual(got, sorted(os.listdir(CORPUS)))
         for name, *_ in cases():
             for f in ("scenario.json", "trace-stats.txt", "trace-probes.txt"):
-                with open(os.path.join(tmp, name, f), "rb") as a, open(os.path.join(CORPUS, name, f), "rb") as b:
+                with open(os.path.join(tmp, name, f), "rb") as a, \
+                        open(os.path.join(CORPUS, name, f), "rb") as b:
                     self.assertEqual(a.read(), b.read(), f"{name}/{f}")
 
     def test_a_link_to_an_endless_file_is_refused(self):

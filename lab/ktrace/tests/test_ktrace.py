@@ -805,8 +805,8 @@ class FreezeTest(unittest.TestCase):
 
     def row(self, lines, stalls=(), covered=lambda a, b: True):
         from lab.ktrace import freezes, scenario
-        before = ["  demo-scenario-90 [000] d..2. 0.995005: sched_switch: prev_comm=demo-scenario prev_pid=90 "
-                  "prev_prio=9 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"]
+        before = ["  demo-scenario-90 [000] d..2. 0.995005: sched_switch: prev_comm=demo-scenario "
+                  "prev_pid=90 prev_prio=9 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"]
         tl = chains.Timeline(tracefile.parse(before + lines), [(0.99, 1.01)])
         pid = freezes.probe_pid(tl, 0, 90)
         self.assertEqual(pid, 90)
@@ -815,8 +815,8 @@ class FreezeTest(unittest.TestCase):
         return r
 
     def test_the_vcpu_that_did_not_execute(self):
-        other = [f"  loadgen-80 [001] ....1 1.00{i}500: ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888000001000"
-                 for i in range(1, 5)]
+        other = [f"  loadgen-80 [001] ....1 1.00{i}500: ep_cb: (ep_poll_callback+0x0/0x1ca) "
+                 "ep=0xffff888000001000" for i in range(1, 5)]
         r = self.row([self.PROBE] + other + [self.RUN])
         self.assertEqual(r["cause"], "vcpu", r)
         self.assertIn("CPU 0 logged nothing", r["text"])
@@ -834,10 +834,12 @@ class FreezeTest(unittest.TestCase):
         lines = [
             "  <idle>-0 [000] d..2. 0.999000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
             "prev_state=R ==> next_comm=migration/0 next_pid=20 next_prio=0",
-            "  migration/0-20 [000] d.h2. 1.000003: sched_waking: comm=demo-scenario pid=90 prio=9 target_cpu=000",
-        ] + [f"  migration/0-20 [000] d.h1. 1.00{i}004: local_timer_entry: vector=236" for i in range(1, 5)] + [
-            "  migration/0-20 [000] d..2. 1.005005: sched_switch: prev_comm=migration/0 prev_pid=20 prev_prio=0 "
-            "prev_state=S ==> next_comm=demo-scenario next_pid=90 next_prio=9"]
+            "  migration/0-20 [000] d.h2. 1.000003: sched_waking: comm=demo-scenario pid=90 prio=9 "
+            "target_cpu=000",
+        ] + [f"  migration/0-20 [000] d.h1. 1.00{i}004: local_timer_entry: vector=236"
+             for i in range(1, 5)] + [
+            "  migration/0-20 [000] d..2. 1.005005: sched_switch: prev_comm=migration/0 prev_pid=20 "
+            "prev_prio=0 prev_state=S ==> next_comm=demo-scenario next_pid=90 next_prio=9"]
         r = self.row(lines)
         self.assertEqual(r["cause"], "task", r)
         self.assertEqual((r["steps"][1]["task"]["comm"], r["steps"][1]["above_probe"]), ("migration/0", True))
