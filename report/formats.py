@@ -29,7 +29,7 @@ import typing
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any, Optional
 
-from .files import DataError, read_json
+from .files import NUMBER_MAX, DataError, LongNumber, quoted, read_json
 
 
 # -- records: a file's fields as a dataclass, read with validation -----------
@@ -59,41 +59,49 @@ def _nullable(t):
 
 
 def _show(v):
+    if isinstance(v, LongNumber) or (isinstance(v, int) and abs(v) >= NUMBER_MAX):
+        return quoted(v)
     text = repr(v)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check(t, v, file, name):
+def check_value(t, v, file, name):
     """V as type T, or a DataError naming FILE and NAME."""
     def wrong(what):
         return DataError(f"{file}: {name}: expected {what}, got {_show(v)}")
     inner = _nullable(t)
     if inner is not None:
-        return None if v is None else _check(inner, v, file, name)
+        return None if v is None else check_value(inner, v, file, name)
     if is_dataclass(t):
         return parse(t, v, file, name)
     origin, args = typing.get_origin(t), typing.get_args(t)
     if origin is list:
         if not isinstance(v, list):
             raise wrong("a list")
-        return [_check(args[0], x, file, f"{name}[{i}]") for i, x in enumerate(v)]
+        return [check_value(args[0], x, file, f"{name}[{i}]") for i, x in enumerate(v)]
     if origin is dict:
         if not isinstance(v, dict):
             raise wrong("an object")
-        return {k: _check(args[1], x, file, f"{name}.{k}") for k, x in v.items()}
+        return {k: check_value(args[1], x, file, f"{name}.{k}") for k, x in v.items()}
     if t is typing.Any:
         return v
     if t is float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise wrong("a number")
+        if isinstance(v, int) and abs(v) >= NUMBER_MAX:
+            raise wrong("a number under 2^63")
+        if not math.isfinite(v):
             raise wrong("a number")
         return v
     if t is int:
         if isinstance(v, bool) or not isinstance(v, int):
             raise wrong("a whole number")
+        if abs(v) >= NUMBER_MAX:
+            raise wrong("a whole number under 2^63")
         return v
     names = {str: "text", bool: "true or false", dict: "an object", list: "a list"}
     if t in names:
-        if not isinstance(v, t) or (t is not bool and isinstance(v, bool)):
+        if not isinstance(v, t) or (t is not bool and isinstance(v, bool)) or isinstance(v, LongNumber):
             raise wrong(names[t])
         return v
     raise TypeError(f"records: {t} is not a type a record reads")
@@ -115,7 +123,7 @@ def parse(cls, obj, file, name=None):
         if v is None and _nullable(hints[f.name]) is None and key in obj:
             raise DataError(f"{file}: {where}: null, expected a value")
         if key in obj:
-            got[f.name] = _check(hints[f.name], v, file, where)
+            got[f.name] = check_value(hints[f.name], v, file, where)
     rec = cls(**got)
     object.__setattr__(rec, "_raw", obj)   # a frozen record's one extra: what it was read from
     return rec
@@ -366,6 +374,13 @@ class Stall:
     end_s: Optional[float] = optional("when the relay moved again (null: it did not)")
     after_lift_ms: Optional[float] = optional("from the lift to the end")
 
+    @property
+    def until_s(self):
+        """When it ended: its end, else the quota's restore, else its start
+        plus its length."""
+        return next((v for v in (self.end_s, self.restore_s) if v is not None and v >= 0),
+                    self.start_s + self.length_ms / 1000)
+
 
 @dataclass(frozen=True)
 class Watchdog:
@@ -384,6 +399,12 @@ class ScenarioCgroup:
 
 
 @dataclass(frozen=True)
+class FreezeListed:
+    due_s: float = _f("the probe's slot (the results' seconds)")
+    woke_s: float = _f("when it woke")
+
+
+@dataclass(frozen=True)
 class FreezeProbe:
     cpu: int = _f("the vCPU it watched")
     wakes: int = _f("its wake-ups, every 5 ms")
@@ -392,6 +413,9 @@ class FreezeProbe:
     total_ms: float = _f("the time lost to them")
     min_ms: int = _f("how late counts as a freeze")
     in_stalls: Optional[int] = optional("of the freezes, those inside a stall")
+    prio: Optional[int] = optional("its SCHED_FIFO priority")
+    listed: Optional[list[FreezeListed]] = optional("each freeze, for the trace to explain (fewer than "
+                                                    "freezes when its list filled)")
 
 
 @dataclass(frozen=True)
@@ -426,7 +450,7 @@ class Ticker:
 @dataclass(frozen=True)
 class Scenario:
     """scenario.json: what demo-scenario saw of one run (lab/demo/scenario)."""
-    params: dict = _f("every parameter as it ran, by its name (demo-scenario --help)")
+    params: dict[str, float] = _f("every parameter as it ran, by its name (demo-scenario --help)")
     kernel: Optional[str] = optional("uname -r")
     kernel_version: Optional[str] = optional("uname -v")
     machine: Optional[str] = optional("uname -m")
@@ -535,6 +559,9 @@ class ChainTotals:
     late_explained: int = _f("those with a chain")
     late_by_lock: Optional[int] = optional("explained by a wait on the ready-list lock")
     late_vcpu_idle: Optional[int] = optional("while the ticker's vCPU did not execute")
+    freezes: Optional[int] = optional("freezes the probes counted")
+    freezes_explained: Optional[int] = optional("those the trace accounts for")
+    freezes_unexplained: Optional[int] = optional("those it does not")
 
 
 @dataclass(frozen=True)
@@ -559,6 +586,19 @@ class ChainStep:
 
 
 @dataclass(frozen=True)
+class ChainFreezes:
+    counted: int = _f("freezes the probes counted")
+    explained: int = _f("those the trace accounts for")
+    unexplained: int = _f("those it does not, the unlisted ones too")
+    rows: list[dict] = _f("a row per listed freeze: cpu, due_s, woke_s, late_ms, in_stall, steps, "
+                          "cause (vcpu, idle or task) or unexplained (why), and text")
+    limit_ms: Optional[float] = optional("how late counts as a freeze")
+    unlisted: Optional[int] = optional("freezes counted but not listed (a list that filled)")
+    in_stalls: Optional[int] = optional("rows inside a stall")
+    by_cause: Optional[dict[str, int]] = optional("the explained ones by cause")
+
+
+@dataclass(frozen=True)
 class Chains:
     """chains.json: what lab/ktrace/explain made of one guest's trace: a
     chain per stall and slow RT datagram (lab/demo/README.md)."""
@@ -575,6 +615,8 @@ class Chains:
     longest_non_rt_wait: Optional[dict] = optional("the chain of the longest other wait")
     softirq_held: Optional[dict] = optional("softirqs held by a throttled task (the non-RT waker)")
     steps: Optional[list[ChainStep]] = optional("with --sweep: each step's cause, in the sweep's order")
+    freezes: Optional[ChainFreezes] = optional("each late wake-up of the freeze probes, explained "
+                                               "(lab/ktrace/freezes.py)")
 
 
 # capacity: cell.json, probe.json ---------------------------------------------
@@ -655,6 +697,13 @@ class Freezes:
     total_ms: float = _f("time lost to them")
     max_ms: float = _f("the longest")
     min_ms: Optional[float] = optional("how late counts as one")
+    outside: Optional[list[dict]] = optional("each freeze outside the stalls: cpu, due_s, late_ms")
+    explained: Optional[list[dict]] = optional("those the trace accounts for, with their cause and text")
+    borderline: Optional[list[dict]] = optional("those it does not, within the probe's resolution of "
+                                                "the limit")
+    unexplained: Optional[list[dict]] = optional("the others, with their text: on the virtual clock, "
+                                                 "the run is invalid")
+    complete: Optional[bool] = optional("scenario.json listed every freeze it counted")
 
 
 @dataclass(frozen=True)
@@ -691,19 +740,37 @@ class DemoKernel:
     rt_late_all: Optional[int] = optional("late, every one")
     rt_late_in_guest_freeze: Optional[int] = optional("host clock: late only by a freeze")
     rt_late_uncorrected: Optional[int] = optional("late from send()")
+    rt_late_borderline: Optional[int] = optional("late by no more than the latency's resolution "
+                                                 "(on the virtual clock, not counted)")
     rt_samples: Optional[int] = optional("datagrams measured")
     rt_expected: Optional[int] = optional("datagrams the run should have sent")
     guest_freezes: Optional[Freezes] = optional("what the freeze probes saw")
     timer_late_windows: Optional[int] = optional("100 ms windows with the timer tick late")
+    image_facts: Optional[dict] = optional("what the driver knew of the image before it booted (its "
+                                           "kernel.json: how it was obtained, its ep->lock, its throttle "
+                                           "model, the probe's offsets)")
     why: Optional[dict] = optional("the trace's chains in brief (chains.json's line, totals, trace, "
                                    "contentions, worst_stall, worst_late, non_rt_waiter, longest_rt_wait, "
-                                   "softirq_held, and chains: its path)")
+                                   "softirq_held, freezes, and chains: its path)")
 
 
 @dataclass(frozen=True)
 class Honesty:
     same_initramfs: bool = _f("both kernels booted the same initramfs")
     same_params: bool = _f("and ran the same parameters")
+
+
+@dataclass(frozen=True)
+class VerdictRule:
+    """The verdict rule a demo's summary was judged by (lab/demo/judge.py)."""
+    clock: Optional[str] = optional("the clock it is for: virtual or host")
+    late_ms: Optional[float] = optional("an RT datagram this late counts as late")
+    signal_ms: Optional[float] = optional("late_ms's name in summaries before it")
+    effect_ratio: Optional[float] = optional("stock's RT max over patched's that shows the effect")
+    effect_min_late: Optional[int] = optional("late RT datagrams that show the effect")
+    patched_late_allowance: Optional[int] = optional("late RT datagrams the patched kernel may have")
+    min_rt_share: Optional[float] = optional("the share of its RT datagrams a kernel must have measured")
+    text: Optional[str] = optional("the rule, in words")
 
 
 @dataclass(frozen=True)
@@ -725,9 +792,12 @@ class DemoSummary:
     patched: Optional[DemoKernel] = optional("the patched kernel's run")
     host: Optional[DemoKernel] = optional("the run on this machine")
     ratio: Optional[float] = optional("the RT p99, stock over patched")
-    rule: Optional[dict] = optional("the verdict rule as data: clock, late_ms, effect_ratio, "
-                                    "effect_min_late, patched_late_allowance, min_rt_share, and text")
+    rule: Optional[VerdictRule] = optional("the verdict rule as data, and in words")
     non_rt_waker: Optional[dict] = optional("the caveat counted: what, and each kernel's late timer windows")
+    borderline: Optional[list[str]] = optional("the verdict's inputs within their resolution of a limit, "
+                                               "in words")
+    margins: Optional[list[dict]] = optional("each input with a limit: input, value, limit, unit, "
+                                             "resolution, borderline (lab/demo/margins.py)")
     cost: Optional[dict] = optional("the kernel harness's cost.json, when it has run")
 
 
@@ -840,9 +910,35 @@ class Capacity:
 
 @dataclass(frozen=True)
 class Matrix:
-    """matrix.json of make demo-matrix (lab/demo/matrix.py): a row per pair."""
-    pairs: list[dict] = _f("pair, what, stock and patched (kernel, obtained), demos (by waker: run, verdict, "
-                           "headline, stock_trace, stock and patched figures; or error), verdict")
+    """matrix.json of make demo-matrix (lab/demo/matrix.py, lab/demo/cells.py)."""
+    pairs: list[dict] = _f("a row per pair: pair, what, demos (by waker, a list of: run, verdict, headline, "
+                           "stock_trace, stock and patched figures; or error), wakers (each waker's verdict "
+                           "over its runs), verdict")
+    kernels: list[dict] = _f("a row per kernel: pair, side, kernel, obtained, lock (and lock_from, "
+                             "lock_seen), model (and model_from), probe_ep, offsets_from, cells (a waiter's: "
+                             "word, runs, words, figures, chain, values; null when not run)")
+    fixes: dict[str, dict] = _f("epoll and throttle: sentence, comparisons (without, with, context, waiters)")
+    on_7x: dict = _f("the 7.x kernels' cells (kernels) and the comparisons that involve them (fixes)")
+    runs: dict[str, int] = _f("the demos each pair was to run, by waker (unix, udp)")
+
+
+# kernel.json ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelFacts:
+    """kernel.json beside a guest's results: what the driver knew of the image
+    before it booted (lab/labkit/kernels.py facts)."""
+    image: Optional[str] = optional("the image file")
+    obtained: Optional[str] = optional("how it was obtained, in words")
+    release: Optional[str] = optional("its uname -r")
+    lock: Optional[str] = optional("struct eventpoll's lock type: rwlock_t or spinlock_t")
+    lock_from: Optional[str] = optional("where that was read: its BTF, its fs/eventpoll.c as built")
+    throttle_model: Optional[str] = optional("its CFS throttle model: cfs_rq or task")
+    throttle_from: Optional[str] = optional("where that was read")
+    offsets: Optional[dict[str, int]] = optional("struct member -> byte offset, the probe's and the "
+                                                 "analysis'")
+    probe_ep: Optional[str] = optional("the callback probe's fetch argument for the epoll instance")
+    offsets_from: Optional[str] = optional("where the offsets were read (or assumed)")
 
 
 # merged.json --------------------------------------------------------------------
@@ -957,6 +1053,7 @@ FILES = (
     ("summary.json (model)", ModelSummary),
     ("capacity.json", Capacity),
     ("matrix.json", Matrix),
+    ("kernel.json", KernelFacts),
     ("merged.json", Merged),
     ("cost.json", Cost),
     ("falseneg.jsonl", FalsenegPass),
@@ -976,6 +1073,8 @@ def record_for(path, obj):
         name = "unixwake.json"
     if name.startswith("matrix") and name.endswith(".json"):
         name = "matrix.json"
+    if name.startswith("summary-") and name.endswith(".json"):
+        name = "summary.json"
     if name == "summary.json":
         kind = obj.get("kind") if isinstance(obj, dict) else None
         model = isinstance(obj, dict) and "rwlock" in obj

@@ -14,6 +14,8 @@ from report.files import DataError, number, read_json
 from report.slo import objectives
 
 from . import repeats
+from ..labkit.spec import SpecError, read_back
+from .run import PARAMS
 
 KERNELS = ("stock", "patched")
 
@@ -389,7 +391,10 @@ def build(run_dir):
     spec = formats.read(formats.Spec, spec_path)
     if spec.capacity is None:
         raise DataError(f"{spec_path}: not a capacity run's spec (no \"capacity\" object)")
-    plan = spec.capacity
+    try:
+        plan = read_back(spec.capacity, PARAMS, f"{spec_path}: capacity")
+    except SpecError as e:
+        raise DataError(str(e))
     kernels, slo = {}, None
     for k in KERNELS:
         reps = _repeat_dirs(run_dir, k)

@@ -323,10 +323,11 @@ class Explainer:
         for cell in sorted(os.listdir(grid)) if os.path.isdir(grid) else []:
             res, sweep = os.path.join(grid, cell, "cotenant"), os.path.join(grid, cell, "sweep.json")
             if os.path.exists(os.path.join(res, "trace")) and os.path.exists(sweep):
-                self.todo.append((g.name, cell, res, sweep, os.path.join(grid, cell, "explain.log")))
+                self.todo.append((g.name, g.kernel, cell, res, sweep,
+                                  os.path.join(grid, cell, "explain.log")))
         # The biggest first: the last to end is then a small one.
         self.todo.sort(key=lambda job: -sum(os.path.getsize(p) for p in glob.glob(
-            os.path.join(job[2], "trace", "cpu*.raw.gz"))))
+            os.path.join(job[3], "trace", "cpu*.raw.gz"))))
 
     def pump(self, slots):
         """Say what ended; start queued cells while fewer than SLOTS run."""
@@ -334,8 +335,9 @@ class Explainer:
             self.running.remove(job)
             self.run.say(f"      [{job[1]}] {last_line(job[2])}")
         while self.todo and len(self.running) < slots:
-            name, cell, res, sweep, log = self.todo.pop(0)
-            self.running.append((guest.explain(res, f"{name} {cell}", log, sweep, missed_only=True),
+            name, kernel, cell, res, sweep, log = self.todo.pop(0)
+            self.running.append((guest.explain(res, f"{name} {cell}", log, sweep, missed_only=True,
+                                               kernel=self.run.path(kernel, "kernel.json")),
                                  f"{name} {cell}", log))
 
     def drain(self):
@@ -381,8 +383,10 @@ def capacity(argv):
             images = kernels.images(run)
     record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "kernels": {k: guest.kernel_version(images[k]) for k in images}}
+    _, spec["trace_probes"] = kernels.described(run, images, record["kernels"])
+    write_json(run.path("spec.json"), spec)
     with run.phase("initramfs: busybox, the binaries, the grid, the spec", "a few seconds"):
-        initrd = run.path("initramfs.cpio.gz")
+        initrd = run.path("initramfs.cpio")
         files = {f"/bin/{b}": os.path.join(bin_dir, b)
                  for b in ("relay", "loadgen", "demo-scenario", "labspec", "ktrace-drain")}
         files["/bin/capacity-grid"] = os.path.join(HERE, "grid")

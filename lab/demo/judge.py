@@ -9,8 +9,10 @@ wrote: scenario.json, relay.json, loadgen.json, cpu.stat, ...).
 import os
 from dataclasses import dataclass
 
-from report.files import DataError, number, read_timeseries
+from report.files import DataError, number, read_json, read_timeseries
 from report import formats
+
+from . import margins
 
 # The verdict rule depends on the guests' clock (kernel/vm/boot --clock).
 # On the virtual clock guest time is instruction count: the host cannot make
@@ -63,6 +65,11 @@ def kernel_summary(kdir, rule):
            "wall_s": boot.wall_s,
            "timeout_s": boot.timeout_s}
     res = os.path.join(kdir, "results")
+    # What the driver knew of the image before it booted (lab/labkit's
+    # kernels.described): how it was obtained, its lock, its throttle model.
+    facts = os.path.join(kdir, "kernel.json")
+    if os.path.exists(facts):
+        out["image_facts"] = read_json(facts)
     # A guest that finished its scenario and then never sent its results
     # hung in the harness (or after the run), not in the run: no evidence
     # either way.
@@ -117,14 +124,22 @@ def kernel_summary(kdir, rule):
     out["guest_freezes"] = ({"count": sum(p.freezes for p in probes),
                              "in_stalls": sum(p.in_stalls or 0 for p in probes),
                              "total_ms": round(sum(p.total_ms for p in probes), 1),
-                             "max_ms": round(max((p.max_ms for p in probes), default=0), 1),
+                             "max_ms": round(max((p.max_ms for p in probes), default=0), 3),
                              "min_ms": probes[0].min_ms} if probes else None)
+    out["why"] = why(res)
+    if out["guest_freezes"]:
+        # Those outside the stalls, each explained by the trace or not
+        # (lab/ktrace/freezes.py), and those within the probe's resolution
+        # of its limit (margins.py).
+        spans = [(st.start_s, st.until_s) for st in stalls]
+        out["guest_freezes"].update(margins.judge_freezes(scen, spans, (out["why"] or {}).get("freezes")))
     if rule.clock == "virtual" and clock_broke(out):
         f = out["guest_freezes"]
         out["problems"].append(
-            f"the virtual clock did not hold: the freeze probes saw {f['count'] - f['in_stalls']} "
-            f"wake-ups {f['min_ms']} ms late or more outside the stalls "
-            f"(worst {f['max_ms']} ms)")
+            f"the virtual clock did not hold: {len(f['unexplained'])} freeze probe wake-ups "
+            f"{f['min_ms']} ms late or more outside the stalls that the trace does not account for: "
+            + "; ".join(x["text"] for x in f["unexplained"][:3]))
+    out["rt_late_borderline"] = margins.late_borderline(tick, rule.late_ms) if tick else None
     # The same datagrams timed from their send() instead of their slot in
     # the schedule: blind to the slots the ticker could not send while its
     # own send() was blocked (coordinated omission), shown for comparison.
@@ -153,7 +168,6 @@ def kernel_summary(kdir, rule):
             out["problems"].append(f"relay did not run real-time: {relay.sched.why or '?'}")
     else:
         out["problems"].append("no relay.json: relay wrote no statistics")
-    out["why"] = why(res)
     lg_path = os.path.join(res, "loadgen.json")
     if os.path.exists(lg_path):
         lg = formats.read(formats.Loadgen, lg_path)
@@ -195,17 +209,41 @@ def why(res):
     ch = formats.read(formats.Chains, path)
     try:
         stalls = [s for s in ch.stalls if isinstance(s.get("chain"), dict)]
-        worst = max(stalls, key=lambda s: number(s["chain"]["wait"]["ms"], path, True) or 0, default=None)
-        worst_late = max(ch.late, key=lambda r: number(r["latency_ms"], path, True) or 0, default=None)
+        wait_ms = f"{path}: stalls[].chain.wait.ms"
+        worst = max(stalls, key=lambda s: number(s["chain"]["wait"]["ms"], wait_ms, True) or 0, default=None)
+        late_ms = f"{path}: late[].latency_ms"
+        worst_late = max(ch.late, key=lambda r: number(r["latency_ms"], late_ms, True) or 0, default=None)
         non_rt = next((s["non_rt_waiter"] for s in ch.stalls if s.get("non_rt_waiter")),
                       ch.longest_non_rt_wait)
     except (KeyError, TypeError, AttributeError) as e:
         raise DataError(f"{path}: a stall or an RT datagram without its chain's fields ({e})")
+    raw = formats.raw(ch)
     return {"line": ch.line, "totals": formats.raw(ch.totals), "trace": formats.raw(ch.trace),
             "contentions": formats.raw(ch.contentions), "worst_stall": worst, "worst_late": worst_late,
             "non_rt_waiter": non_rt, "longest_rt_wait": ch.longest_rt_wait,
-            "softirq_held": ch.softirq_held,
+            "softirq_held": ch.softirq_held, "freezes": _freezes(ch.freezes, path),
+            # The quota period's timer, the throttle model and what the
+            # cgroup and its tasks were throttled (null in a chains.json
+            # from before they were traced).
+            "quota_timer": raw.get("quota_timer"), "throttling": raw.get("throttling"),
+            "timer_tick": raw.get("timer_tick"),
+            "throttle_model": raw.get("throttle_model"), "ready_list_lock": raw.get("ready_list_lock"),
             "chains": os.path.relpath(path, os.path.dirname(os.path.dirname(res)))}
+
+
+def _freezes(fr, path):
+    """chains.json's freezes (formats.ChainFreezes), as the summary carries
+    them: the counts and, for each freeze, its CPU, time, cause and words.
+    None when the trace's analysis did not look at them (a chains.json
+    from before)."""
+    if fr is None:
+        return None
+    keep = ("cpu", "due_s", "late_ms", "in_stall", "cause", "unexplained", "text")
+    for i, r in enumerate(fr.rows):
+        number(r.get("due_s"), f"{path}: freezes.rows[{i}].due_s")
+    return {"limit_ms": fr.limit_ms, "counted": fr.counted, "explained": fr.explained,
+            "unexplained": fr.unexplained, "in_stalls": fr.in_stalls, "by_cause": fr.by_cause,
+            "rows": [{k: r[k] for k in keep if k in r} for r in fr.rows]}
 
 
 def _rt_key(k):
@@ -245,7 +283,14 @@ def is_clean(k, rule):
         return True
     if not k.get("rt_expected") or (k.get("rt_samples") or 0) < MIN_RT_SHARE * k["rt_expected"]:
         return False
-    return (k.get("rt_late") or 0) <= rule.allowance
+    return late_counted(k, rule) <= rule.allowance
+
+
+def late_counted(k, rule):
+    """The late RT datagrams the rule counts: on the virtual clock, not
+    those late by no more than the latency's resolution (borderline)."""
+    borderline = (k.get("rt_late_borderline") or 0) if rule.clock == "virtual" else 0
+    return (k.get("rt_late") or 0) - borderline
 
 
 def _pct_ms(k, p):
@@ -321,10 +366,40 @@ def verdict(stock, patched, rule):
 
 
 def clock_broke(k):
-    """Whether a kernel's freeze probes woke late outside every stall (on
-    the virtual clock: the clock did not hold)."""
+    """Whether a kernel's freeze probes woke late outside every stall where
+    the trace cannot say why (on the virtual clock: the clock did not
+    hold). Freezes the trace explains (the vCPU did not execute, the CPU
+    stayed idle with the probe woken, a task held it) are the emulated
+    machine's or the guest's own, and a freeze within the probe's
+    resolution of its limit is borderline: neither breaks it. A scenario
+    that did not list its freezes leaves only the count to judge."""
     f = k.get("guest_freezes") or {}
-    return (f.get("count") or 0) > (f.get("in_stalls") or 0)
+    if f.get("complete") is False or "unexplained" not in f:
+        return (f.get("count") or 0) > (f.get("in_stalls") or 0)
+    return bool(f["unexplained"])
+
+
+def notes(kernels, rule):
+    """What the headline adds about the clock and the limits: freezes
+    outside the stalls that the trace explained (counted apart), and the
+    inputs within their resolution of a limit (borderline), in words."""
+    explained, borderline = [], []
+    for name, k in kernels.items():
+        f = k.get("guest_freezes") or {}
+        if f.get("explained"):
+            n = len(f["explained"])
+            explained.append(f"the {name} freeze probes woke late {n} time{'s' if n != 1 else ''} "
+                             f"outside the stalls, each explained by the trace ({f['explained'][0]['text']}"
+                             + (", ..." if n > 1 else "") + ")")
+        for x in f.get("borderline") or []:
+            borderline.append(f"the {name} freeze probe's {x['late_ms']:.3f} ms wake-up on CPU {x['cpu']} at "
+                              f"{x['due_s']:.3f} s lies within its {margins.FREEZE_RESOLUTION_MS:g} ms "
+                              f"resolution of the {f.get('min_ms')} ms limit: not taken as the clock failing")
+        if rule.clock == "virtual" and k.get("rt_late_borderline"):
+            res_us = margins.bucket_ms(rule.late_ms) * 1000
+            borderline.append(f"{k['rt_late_borderline']} {name} RT datagrams took over {rule.late_ms:g} ms "
+                              f"by no more than its {res_us:g} us resolution: not counted late")
+    return explained, borderline
 
 
 def rule_json(rule):
@@ -332,7 +407,10 @@ def rule_json(rule):
     late = f"{rule.late_ms:g} ms"
     if rule.clock == "virtual":
         how = ("on the virtual clock (guest time is instruction count): every RT datagram over "
-               f"{late} counts, and the freeze probes must see nothing outside the stalls")
+               f"{late} counts (but one within {margins.bucket_ms(rule.late_ms) * 1000:g} us of it, the "
+               "latency's resolution, which is borderline), and every late wake-up of the freeze "
+               "probes outside the stalls must be explained by the kernel's trace (or lie within "
+               f"the probe's {margins.FREEZE_RESOLUTION_MS:g} ms resolution of its limit)")
     else:
         how = ("on the host clock: RT datagrams are counted late when over the limit even "
                "after the time the guest or a vCPU was seen frozen is taken out")
@@ -409,11 +487,20 @@ def build(run_dir):
             word, line = "invalid", "the two runs did not use the same initramfs and parameters: " + line
         frozen = [n for n, k in kernels.items() if rule.clock == "virtual" and clock_broke(k)]
         if frozen:
+            what = "; ".join(x["text"] for n in frozen for x in kernels[n]["guest_freezes"].get("unexplained")
+                             or [])
             word, line = "invalid", (f"the virtual clock did not hold on the {' and '.join(frozen)} "
-                                     "kernel (the freeze probes saw late wake-ups outside the "
-                                     "stalls): " + line)
+                                     "kernel (the freeze probes saw late wake-ups outside the stalls "
+                                     "that the trace does not account for" + (f": {what}" if what else "")
+                                     + "): " + line)
+        explained, borderline = notes(kernels, rule) if rule.clock == "virtual" else ([], [])
+        if explained:
+            line += "; " + "; ".join(explained)
+        if borderline:
+            line += "; borderline: " + "; ".join(borderline)
         summary.update(verdict=word, headline=line, ratio=ratio, rule=rule_json(rule),
-                       non_rt_waker=caveat(kernels, rule))
+                       non_rt_waker=caveat(kernels, rule), borderline=borderline,
+                       margins=margins.rows(kernels["stock"], kernels["patched"], rule, EFFECT_RATIO))
     else:
         only = next(iter(kernels))
         summary.update(verdict="single run",

@@ -83,17 +83,40 @@ def _freeze_cell(c):
     f = c.data.guest_freezes
     if not f:
         return "-"
-    inside = f" ({f.in_stalls} in stalls)" if f.in_stalls else ""
-    return f"{f.count}, {f.total_ms:.0f}{inside}"
+    notes = [f"{f.in_stalls} in stalls"] if f.in_stalls else []
+    for key, word in (("explained", "explained by the trace"), ("borderline", "borderline"),
+                      ("unexplained", "unexplained")):
+        if getattr(f, key):
+            notes.append(f"{len(getattr(f, key))} {word}")
+    return f"{f.count}, {f.total_ms:.0f}" + (f" ({', '.join(notes)})" if notes else "")
+
+
+# What cpu.stat's throttled time counts, by the kernel's throttle model
+# (the trace's, else the image's): from v6.18 (eb962f251fbb) it starts
+# when the first task of the hierarchy is taken off on its way to user
+# space, not when the quota runs out.
+THROTTLED_TIME = {"cfs_rq": "from when the quota ran out",
+                  "task": "from the first task's throttle on its way to user space"}
+
+
+def throttle_model(d):
+    """A kernel's throttle model (D: its summary's record): its trace's,
+    else its image's; None."""
+    tm = ((d.why or {}).get("throttle_model") or {}).get("model")
+    return tm or (d.image_facts or {}).get("throttle_model")
 
 
 def _throttle_cells(c):
     d = c.data
     if d.throttled_periods is None:
         return "-"
-    if d.periods:
-        return f"{d.throttled_periods}/{d.periods}"
-    return str(d.throttled_periods)
+    text = f"{d.throttled_periods}/{d.periods}" if d.periods else str(d.throttled_periods)
+    # The time only with what it counts: a kernel whose model neither its
+    # trace nor its image says keeps the periods alone.
+    meaning = THROTTLED_TIME.get(throttle_model(d))
+    if d.throttled_us is not None and meaning:
+        text += f", {d.throttled_us / 1000:.0f} ms ({meaning})"
+    return text
 
 
 def view_of(run_dir, s):
@@ -101,9 +124,9 @@ def view_of(run_dir, s):
     patched, or one host run)."""
     cols = [_kernel_column(run_dir, k, getattr(s, k)) for k in KERNEL_ORDER if getattr(s, k) is not None]
     rt = any(c.data.rt_ticker for c in cols)
-    rule = s.rule or {}
-    late = rule.get("late_ms", rule.get("signal_ms", HOST_CLOCK_LATE_MS))
-    clock = None if s.kind == "host" else s.clock or rule.get("clock", "host")
+    rule = s.rule or formats.VerdictRule()
+    late = next((v for v in (rule.late_ms, rule.signal_ms) if v is not None), HOST_CLOCK_LATE_MS)
+    clock = None if s.kind == "host" else s.clock or rule.clock or "host"
     virtual = clock == "virtual"
     sections = []
     if rt:
@@ -164,10 +187,12 @@ def view_of(run_dir, s):
             "The guests ran on a virtual clock: QEMU counts instructions and the guest's "
             "time is that count, so the host's scheduling cannot make the guest late. "
             "A thread above every other one on each vCPU wakes every 5 ms and records when "
-            "it woke 5 ms late or more: on this clock it must see nothing outside the "
-            "stalls, and the run is invalid if it does. Inside a stall it may: the stalled "
-            "RT ticker holds its CPU's softirq lock, and that CPU's softirq work stands "
-            "still with it.",
+            "it woke 5 ms late or more. Inside a stall it may: the stalled kernel holds that "
+            "CPU's work too. Outside one, the kernel's trace must say what held that CPU (the "
+            "emulated CPU idle with the probe woken, a vCPU QEMU did not run while it ran the "
+            "other, a task), each named in the \"why\" section; a late wake-up the trace cannot "
+            "account for makes the run invalid, and one within the probe's 0.1 ms resolution "
+            "of its limit is called borderline instead.",
             "The virtual clock is faithful to the bug (the inversion needs a preempted "
             "lock holder, not two CPUs in the same nanosecond) but runs the two vCPUs one "
             "after the other: it hides the reader parallelism that the rwlock bought, so "
@@ -204,7 +229,7 @@ def view_of(run_dir, s):
         "client waking the relay (--ticker-us 0) the patched kernel can stall too. Non-RT "
         "wakers keep waiting until the task-based CFS throttling of v6.18.",
     ]
-    rule = (s.rule or {}).get("text")
+    rule = s.rule.text if s.rule else None
     if rule:
         caveats.insert(0, "Verdict rule: " + rule + ".")
     if s.kind == "host":

@@ -21,8 +21,8 @@ import sys
 from collections import Counter
 
 from ..labkit.run import LabError, write_json
-from . import chains, freezes, scenario, tracefile
-from .chains import rel_s, span_ms
+from . import chains, freezes, quota, scenario, tracefile
+from .chains import covering, percentiles, rel_s, span_ms
 
 EX_DATA = 65
 EX_NOINPUT = 66
@@ -33,19 +33,6 @@ WINDOW_LEAD = 1.0
 # A stall is the lock's when one RT wait on a ready-list lock covers at
 # least this share of it.
 STALL_COVERED = 0.5
-
-
-def percentiles(values):
-    """{"p50", "p90", "p99", "max", "n"} of a list (nearest rank), or None."""
-    if not values:
-        return None
-    v = sorted(values)
-    out = {}
-    for p in (50, 90, 99, 100):
-        k = max(0, min(len(v) - 1, -(-p * len(v) // 100) - 1))
-        out["max" if p == 100 else f"p{p}"] = round(v[k], 3)
-    out["n"] = len(v)
-    return out
 
 
 def lost(results):
@@ -71,29 +58,21 @@ def lost(results):
 FREEZE_DETAIL = 1e-3
 
 
-def covering(waits, a, b):
-    """Of waits, the one that covers most of [a, b], and how much of it
-    (s): (None, 0.0) when none does."""
-    best, most = None, 0.0
-    for w in waits:
-        o = min(w.until(b), b) - max(w.begin, a)
-        if o > most:
-            best, most = w, o
-    return best, most
-
-
 class GuestTrace:
     """One guest's trace and scenario, and what explains what."""
 
-    def __init__(self, results, name=None, windows=None):
+    def __init__(self, results, name=None, windows=None, kernel=None):
         """WINDOWS: [(a, b)] on the trace's clock, the only spans read (a
         trace that lost events is read whole: what it saw then ends where
         a buffer filled). A trace whose guest kept some spans only
-        (tracefile.kept) is read there, and no further."""
+        (tracefile.kept) is read there, and no further. KERNEL: what the
+        host knew of the image before it booted (labkit.kernels.facts):
+        the ready-list lock's offset in struct eventpoll is its, the
+        trace's recurring distance a check on it."""
+        self.kernel = kernel or {}
         self.scen = scenario.read(results)
         self.t0 = self.scen.t0
         self.lost = lost(results)
-        self.probed = probed(results)
         # No span at all (a sweep that met at every rate it tried, a short
         # one): read whole.
         wanted = _merged(windows) if windows and not self.lost["dropped"] else None
@@ -108,7 +87,13 @@ class GuestTrace:
         detail = _merged([(self.t0 + f.due_s - FREEZE_DETAIL, self.t0 + f.woke_s + FREEZE_DETAIL)
                           for p in self.scen.probes for f in p.freezes or ()])
         self.tl = chains.Timeline(tracefile.ievents(results, keep), detail)
-        self.offset, self.offset_support = chains.ready_list_offset(self.tl)
+        self.offset_seen, self.offset_support = chains.ready_list_offset(self.tl)
+        self.offset = (self.kernel.get("offsets") or {}).get("eventpoll.lock")
+        self.offset_from = self.kernel.get("offsets_from") if self.offset is not None else None
+        if self.offset is None:
+            self.offset = self.offset_seen
+            self.offset_from = "the trace: a lock-to-instance distance that recurs"
+        self.tl.model, self.model_from = throttle_model(results, self.kernel)
         self.name = name
         self.nevents = self.tl.count
         # A buffer that filled dropped what came after: the trace sees
@@ -168,7 +153,7 @@ class GuestTrace:
             # CPU's softirq lock was held by a throttled task?
             sc = None
             if self.relay is not None and self.tl.flags:
-                sc = chains.softirq_stall(self.tl, self.relay, a, b, self.t0, "relay/period" in self.probed)
+                sc = chains.softirq_stall(self.tl, self.relay, a, b, self.t0)
             if sc is not None and sc["complete"] and (sc["covers_ms"] or 0) >= STALL_COVERED * (b - a) * 1000:
                 row.update(chain=sc, held_by="softirq lock", line=chains.softirq_line(sc))
             elif w is None:
@@ -392,6 +377,8 @@ class GuestTrace:
             rows += [freezes.explain(self.tl, f, pid, self.t0, self.scen.stalls, self.covers)
                      for f in p.freezes or ()]
             unlisted += p.count - len(p.freezes or ())
+        for r in rows:
+            r["text"] = freezes.line(r)
         rows.sort(key=lambda r: r["due_s"])
         causes = Counter(r["cause"] for r in rows if "unexplained" not in r)
         return {"limit_ms": limit, "counted": counted, "rows": rows, "unlisted": unlisted,
@@ -410,7 +397,14 @@ class GuestTrace:
                          # null: all of it; else the spans read, seconds since t0
                          "read_s": self.windows and [[rel_s(a, self.t0), rel_s(b, self.t0)]
                                                      for a, b in self.windows]},
-               "ready_list_lock": {"offset_in_eventpoll": self.offset, "support": self.offset_support},
+               "ready_list_lock": {"offset_in_eventpoll": self.offset, "from": self.offset_from,
+                                   "trace_offset": self.offset_seen, "support": self.offset_support,
+                                   "trace_agrees": None if self.offset_seen is None
+                                   else self.offset_seen == self.offset},
+               "throttle_model": {"model": self.tl.model, "from": self.model_from},
+               "image": {k: self.kernel.get(k) for k in ("release", "obtained", "lock", "lock_from",
+                                                         "throttle_model", "probe_ep", "offsets_from")}
+               if self.kernel else None,
                "stalls": stalls, "late": late,
                "late_listed_over_us": self.scen.list_over_us,
                "late_list_complete": self.scen.listed_complete,
@@ -427,6 +421,16 @@ class GuestTrace:
         # Only the flag columns say which task held its CPU's softirqs (a
         # trace without them gets no word rather than a wrong one).
         doc["softirq_held"] = self.softirq_held() if self.tl.flags else None
+        # The quota's own timer, and how long the cgroup and its tasks
+        # were throttled (what cpu.stat counted).
+        doc["quota_timer"] = quota.document(self.tl, self.t0, self.scen.params.get("late_ms"), self.offset,
+                                            chains.softirq_holds(self.tl, self.t0) if self.tl.flags else [])
+        doc["throttling"] = quota.throttling(self.tl, self.t0)
+        # The relay's timerfd tick, delivered by its CPU's timer softirq:
+        # that task's waits on the relay's ready-list lock.
+        cpu = self.scen.params.get("cpu")
+        doc["timer_tick"] = (quota.tick_waits(self.tl, self.offset, self.t0, cpu)
+                             if isinstance(cpu, int) else None)
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),
@@ -452,13 +456,30 @@ def lock_line(c):
     return text
 
 
-def probed(results):
-    """The kprobe events the trace recorded (trace-probes.txt's names), so
-    that an event it never saw is told apart from one it did not record."""
-    path = os.path.join(results, "trace-probes.txt")
-    if not os.path.exists(path):
-        return set()
-    return {line.split()[0] for line in tracefile.small_text(path) if line.split()}
+# The task-based model's task work, which a kernel has only with it.
+TASK_MODEL_SYMBOL = "throttle_cfs_rq_work"
+
+
+def throttle_model(results, kernel):
+    """The CFS throttle model of the kernel that ran (chains.MODELS) and
+    how it is known: the trace's probe on TASK_MODEL_SYMBOL (ktrace places
+    it where the kernel's symbols have it), the kernel's own symbols (a
+    raw trace's kallsyms), or what the host read from the image (KERNEL:
+    its BTF). (None, why) when nothing tells."""
+    probes = os.path.join(results, "trace-probes.txt")
+    names = [line.split()[0] for line in tracefile.small_text(probes) if line.split()] \
+        if os.path.exists(probes) else []
+    if "throttle_task" in names:
+        return "task", f"its symbols: the trace's probe on {TASK_MODEL_SYMBOL} (the task-based model's)"
+    syms = os.path.join(results, "trace", "kallsyms")
+    if os.path.exists(syms):
+        with open(syms, encoding="utf-8", errors="replace") as f:
+            has = any(line.rstrip("\n").endswith(" " + TASK_MODEL_SYMBOL) for line in f)
+        return ("task", f"its symbols: {TASK_MODEL_SYMBOL} in its kallsyms") if has else \
+            ("cfs_rq", f"its symbols: no {TASK_MODEL_SYMBOL} in its kallsyms")
+    if kernel.get("throttle_model") in chains.MODELS:
+        return kernel["throttle_model"], kernel.get("throttle_from") or "the image"
+    return None, "not known: a text trace of a kernel whose image says nothing of it"
 
 
 def vcpu_idle(row):
@@ -530,7 +551,8 @@ def headline(doc):
         if fr["unexplained"]:
             first = next((r for r in fr["rows"] if "unexplained" in r), None)
             text += f", {fr['unexplained']} unexplained"
-            text += f" (the first {freezes.line(first)})" if first else ""
+            if first:
+                text += f" (the first {freezes.line(first)})"
         parts.append(text)
     sh = doc["softirq_held"]
     if sh and sh["over_late_ms"]:
@@ -594,6 +616,21 @@ def _sweep_steps(path):
         raise tracefile.TraceError(f"{path}: not a loadgen sweep's JSON ({e})")
 
 
+def kernel_facts(path):
+    """The kernel.json at PATH, checked for what the analysis takes from
+    it: TraceError naming what is wrong."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            k = json.load(f)
+    except (OSError, ValueError) as e:
+        raise tracefile.TraceError(f"{path}: {e}")
+    off = (k.get("offsets") or {}).get("eventpoll.lock") if isinstance(k, dict) else None
+    if not isinstance(off, int) or not 0 <= off < 4096:
+        raise tracefile.TraceError(f"{path}: no offsets.\"eventpoll.lock\" of 0-4095 bytes "
+                                   "(not a kernel.json of lab/labkit/kernels.py)")
+    return k
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="lab/ktrace/explain",
                                  description="explain a guest's stalls and slow RT datagrams from its trace")
@@ -602,6 +639,9 @@ def main(argv=None):
     ap.add_argument("--out", help="where chains.json goes (default: RESULTS/chains.json)")
     ap.add_argument("--sweep", help="a loadgen sweep's JSON run during the trace: the cause of "
                     "each step that missed, from the trace, goes into chains.json's steps")
+    ap.add_argument("--kernel", help="what the host read from the image before it booted "
+                    "(lab/labkit/kernels.py's kernel.json): the struct offsets the analysis takes, "
+                    "its lock and throttle model")
     ap.add_argument("--missed-only", action="store_true",
                     help="with --sweep: read only the missed steps' spans of the trace (each from "
                     f"{WINDOW_LEAD:g} s before it), and the stalls within them: a capacity cell's causes "
@@ -615,7 +655,8 @@ def main(argv=None):
         return EX_NOINPUT
     try:
         steps = _sweep_steps(a.sweep) if a.sweep else None
-        run = GuestTrace(a.results, a.name, missed_windows(steps) if a.missed_only else None)
+        run = GuestTrace(a.results, a.name, missed_windows(steps) if a.missed_only else None,
+                         kernel_facts(a.kernel) if a.kernel else None)
         doc = run.document()
         if steps is not None:
             doc["steps"] = [run.step(st) for st in steps]

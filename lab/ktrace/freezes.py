@@ -182,8 +182,8 @@ def explain(tl, f, probe, t0, stalls, covered):
     wk = tl.woken_after(probe, due - SLACK)
     ran = tl.ran_after(probe, wk.ts) if wk else None
     if wk is None or wk.ts > woke + SLACK or ran is None or ran > woke + SLACK:
-        row["unexplained"] = (f"no wake-up of the probe on CPU {f.cpu} in the trace between its slot "
-                              f"and {f.woke_s:.6f} s")
+        row["unexplained"] = (f"no wake-up of the probe on CPU {f.cpu} in the trace between its slot and "
+                              f"{f.woke_s:.6f} s")
         return row
     steps = [_step(tl, "its timer to its wake-up", f.cpu, due, wk.ts, probe, t0),
              _step(tl, "woken to running", f.cpu, wk.ts, ran, probe, t0)]

@@ -2,14 +2,12 @@
 kernel stack a `stacktrace` trigger printed after it attached, and the
 buffer's own account of what it dropped. The text trace (tracefs' `trace`
 file, trace.txt.gz) is read as it is; the raw one (the buffers' pages,
-trace/, `ktrace stop --raw`) through trace-cmd's report in its latency
-format (`report -l`), which says the same events in its own words (a
-sched_switch as `prev:pid [prio] S ==> next:pid [prio]`, stack frames
-with their addresses), the CPU and the flag columns as one word
-("1d.s23": CPU 1, irqs off, serving softirqs) and the task's name cut
-to 8 characters (the events' own fields carry the whole names). The flag
-columns say who held its CPU's softirqs: the inversion through the
-softirq lock needs them.
+trace/, `ktrace stop --raw`) through trace-cmd, whose report says the
+same events in its own words (a sched_switch as `prev:pid [prio] S ==>
+next:pid [prio]`, stack frames with their addresses). Its latency format
+(report -l) gives the flag columns too, right after the CPU ("1d.s22"),
+and cuts the running task's name to 8 characters: the full names come
+from the events' own fields (sched_switch, sched_waking).
 
 A line the reader does not understand is an error naming the file and the
 line, never a guess: an analysis built on a misread trace would explain
@@ -29,12 +27,17 @@ from dataclasses import dataclass, field
 # "          relay-95      [001] d..2.    12.345678: sched_switch: prev_comm=..."
 # The task's name may hold spaces and dashes; the pid is the last -NUMBER
 # before the CPU column.
-_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?"
-                   r"(?:\[(?P<cpu>\d{1,5})\]\s+(?:(?P<flags>\S{4,7})\s+)?"
-                   r"|(?P<lcpu>\d{1,5})(?P<lflags>[^\d\s]\S{3,7})\s+)"
+# The CPU column: "[001]" (the kernel's, trace-cmd's), or the CPU with the
+# flag columns right after it, "1d.s22" (trace-cmd report -l).
+_CPU = r"(?:\[(?P<cpu>\d{1,5})\]\s+(?:(?P<flags>\S{4,7})\s+)?|(?P<lcpu>\d{1,5})(?P<lflags>[^\d\s]\S{3,6})\s+)"
+_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?" + _CPU +
                    r"(?P<ts>\d+\.\d+):\s+(?P<name>[\w.]+):\s?(?P<body>.*)$")
-# trace-cmd's latency format: the CPU and the flag columns as one word.
-_LAT_CPU = re.compile(r"^(\d{1,5})([^\d\s]\S{3,7})$")
+_LATENCY_CPU = re.compile(r"^(\d{1,5})([^\d\s]\S{3,6})$")
+# The common shapes at once: "comm-pid [cpu] flags ts: name: body" and
+# "comm-pid cpuflags ts: name: body" (one match costs what _split's steps
+# cost the other lines).
+_FAST = re.compile(r"^\s*(.*?)-(\d{1,10})\s+(?:\[(\d{1,5})\]\s+(\S{4,7})\s+|(\d{1,5})([^\d\s]\S{3,6})\s+)"
+                   r"(\d+\.\d+): ([a-z_]\w*):\s*(.*)$")
 _FIELD = re.compile(r"(\w+)=(\S+)")
 _PROBE = re.compile(r"^\((?P<where>[^)]*)\)\s*(?P<rest>.*)$")
 _LOCK = re.compile(r"^(?P<addr>(?:0x)?[0-9a-f]{1,16}) \((?P<what>flags|ret)=(?P<val>[^)]*)\)$")
@@ -45,8 +48,7 @@ _SWITCH = re.compile(r"^prev_comm=(?P<pc>.*?) prev_pid=(?P<pp>\d{1,10}) prev_pri
 _SWITCH_TC = re.compile(r"^(?P<pc>.*):(?P<pp>\d{1,10}) \[(?P<ppr>-?\d{1,4})\] (?P<ps>\S+) ==> "
                         r"(?P<nc>.*):(?P<np>\d{1,10}) \[(?P<npr>-?\d{1,4})\]$")
 # The line a stacktrace trigger prints before the frames.
-_STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?"
-                    r"(?:\[(?P<cpu>\d{1,5})\]\s+(?:\S{4,7}\s+)?|(?P<lcpu>\d{1,5})[^\d\s]\S{3,7}\s+)"
+_STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?" + _CPU +
                     r"\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
 _SOFTIRQ = re.compile(r"^vec=(?P<vec>\d{1,2}) \[action=(?P<action>\w{1,16})\]$")
 _COMM_PID = re.compile(r"^comm=(?P<comm>.*?) pid=(?P<pid>\d{1,10}) (?P<rest>.*)$")
@@ -56,7 +58,7 @@ class TraceError(Exception):
     """The trace cannot be read: which file, which line, what was wrong."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     ts: float           # seconds, CLOCK_MONOTONIC (trace_clock mono)
     cpu: int
@@ -96,6 +98,19 @@ def _fields(name, body):
         # "vector=236"
         f = {k: int(v) for k, v in _FIELD.findall(body)}
         return f if "vector" in f else None
+    if name in ("hrtimer_start", "hrtimer_expire_entry"):
+        # The kernel's "hrtimer=ffff888003a1c0e8 function=sched_cfs_period_timer
+        # expires=123 softexpires=123 mode=ABS|PINNED", trace-cmd's
+        # "hrtimer=0xffff888003a1c0e8 now=123 function=sched_cfs_period_timer"
+        f = dict(_FIELD.findall(body))
+        if "hrtimer" not in f or "function" not in f:
+            return None
+        out = {"hrtimer": int(f["hrtimer"], 16), "function": re.split(r"[+/]", f["function"])[0]}
+        for k in ("expires", "softexpires", "now"):
+            if k in f:
+                out[k] = int(f[k])
+        return out if ("now" in out) == (name == "hrtimer_expire_entry") and \
+            ("expires" in out) == (name == "hrtimer_start") else None
     if name in ("sched_waking", "sched_wakeup", "sched_pi_setprio"):
         m = _COMM_PID.match(body)
         if not m:
@@ -120,16 +135,25 @@ MAX_LINE = 64 << 10
 
 
 def _lines(f, source):
-    """The lines of f, each refused (TraceError) past MAX_LINE bytes."""
-    n = 0
+    """The lines of f, each refused (TraceError) past MAX_LINE bytes; read
+    a megabyte at a time (a line at a time costs as much as the line's
+    parsing)."""
+    n, rest = 0, ""
     while True:
-        line = f.readline(MAX_LINE + 1)
-        if not line:
+        block = f.read(1 << 20)
+        if not block:
+            if rest:
+                yield rest
             return
-        n += 1
-        if len(line) > MAX_LINE:
-            raise TraceError(f"{source}:{n}: a line of more than {MAX_LINE} bytes: not a trace")
-        yield line
+        lines = (rest + block).split("\n")
+        rest = lines.pop()
+        for line in lines:
+            if len(line) > MAX_LINE:
+                raise TraceError(f"{source}:{n + 1}: a line of more than {MAX_LINE} bytes: not a trace")
+            n += 1
+            yield line
+        if len(rest) > MAX_LINE:
+            raise TraceError(f"{source}:{n + 1}: a line of more than {MAX_LINE} bytes: not a trace")
 
 
 def _open(path):
@@ -177,10 +201,10 @@ def _split(line):
     that does not add up."""
     head, sep, rest = line.partition(": ")
     if sep:
-        # "comm-pid [cpu] ts", "comm-pid [cpu] flags ts", or trace-cmd's
-        # latency format: "comm-pid CPUflags ts"
+        # "comm-pid [cpu] ts" (trace-cmd's), "comm-pid [cpu] flags ts", or
+        # "comm-pid cpuflags ts" (trace-cmd report -l)
         cols, flags = head.rsplit(None, 2), ""
-        lat = _LAT_CPU.match(cols[1]) if len(cols) == 3 else None
+        lat = _LATENCY_CPU.match(cols[1]) if len(cols) == 3 else None
         if lat:
             cols[1], flags = f"[{lat[1]}]", lat[2]
         elif len(cols) == 3 and not cols[1].startswith("["):
@@ -267,10 +291,15 @@ def iparse(lines, source="trace", keep=None):
             if in_stack is None:
                 in_stack = []   # a stack of an event we did not keep
             continue
-        parts = _split(line)
-        if parts is None:
-            raise TraceError(f"{source}:{n}: not a trace line: {line[:120]!r}")
-        comm, pid, cpu, flags, ts, name, body = parts
+        m = _FAST.match(line)
+        if m:
+            comm, pid, c, flags, lc, lf, ts, name, body = m.groups()
+            pid, cpu, flags, ts = int(pid), int(c or lc), flags or lf, float(ts)
+        else:
+            parts = _split(line)
+            if parts is None:
+                raise TraceError(f"{source}:{n}: not a trace line: {line[:120]!r}")
+            comm, pid, cpu, flags, ts, name, body = parts
         if flags and columns:
             if len(flags) != len(columns):
                 raise TraceError(f"{source}:{n}: {len(flags)} flag columns ({flags!r}), "
@@ -395,6 +424,7 @@ def iread_raw(d, keep=None, cpu_stats=None):
         # Its errors to a file: a pipe that nobody reads until the end
         # could fill and stop it.
         with tempfile.TemporaryFile("w+", prefix="ktrace-err-") as err:
+            # -l: the flag columns, which the plain report leaves out.
             p = _trace_cmd(["report", "-l", "-i", dat], d, err)
             try:
                 yield from iparse((line for line in _lines(p.stdout, d) if not line.startswith("cpus=")),

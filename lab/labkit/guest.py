@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from . import TOP
-from .run import EX_INITRAMFS, LabError
+from .run import EX_INITRAMFS, LabError, write_json
 
 SPEC_IN_GUEST = "/etc/lab/spec.json"
 # The span of salt_us(): five of the demo's quota periods on the virtual
@@ -21,18 +21,21 @@ def salt_us(run_id):
     move the boot only when they move its unpacking, and two runs of a
     series once gave identical figures. Started this much later, the
     experiment meets the kernel's tick and timers at other phases: each
-    run its own trajectory, the same one again for the same run id."""
+    run its own trajectory. (The same run id does not always replay it:
+    two boots of one initramfs parted when the host's timing served two
+    vCPUs' timers due at one instant in the other order.)"""
     return int(hashlib.sha256(run_id.encode()).hexdigest()[:12], 16) % SALT_SPAN_US
 
 
 def initramfs(init, files, spec_path, out, log):
     """Pack busybox, INIT as /init, FILES ({guest path: host path}) and the
-    spec at SPEC_IN_GUEST into OUT; returns its sha256. The spec holds the
+    spec at SPEC_IN_GUEST into OUT, a plain cpio archive (an emulated guest
+    unpacks a gzip slowly); returns its sha256. The spec holds the
     run id, so every run's initramfs differs and a guest on the virtual
     clock follows a trajectory of its own (the same initramfs replays the
     same one)."""
     argv = [os.path.join(TOP, "kernel/vm/mkinitramfs"), "--init", init,
-            "--add", f"{spec_path}:{SPEC_IN_GUEST}", "--out", out]
+            "--add", f"{spec_path}:{SPEC_IN_GUEST}", "--compress", "none", "--out", out]
     for guest, host in sorted(files.items()):
         argv += ["--add", f"{host}:{guest}"]
     with open(log, "w", encoding="utf-8") as f:
@@ -71,12 +74,15 @@ def boot(image, initrd, out, clock, timeout, log=None, memory_mb=None, append=No
                                 stdin=subprocess.DEVNULL)
 
 
-def explain(results, name, log, sweep=None, missed_only=False):
+def explain(results, name, log, sweep=None, missed_only=False, kernel=None):
     """Start lab/ktrace/explain on a guest's results (chains.json beside
     them; with sweep, each step's cause too, and with missed_only from the
-    missed steps' spans alone) in the background: the Popen. What it says
-    goes to LOG."""
+    missed steps' spans alone) in the background: the Popen. KERNEL: the
+    kernel.json of the image (labkit.kernels.described), whose offsets
+    the analysis takes. What it says goes to LOG."""
     argv = [os.path.join(TOP, "lab/ktrace/explain"), results, "--name", name]
+    if kernel and os.path.exists(kernel):
+        argv += ["--kernel", kernel]
     if sweep:
         argv += ["--sweep", sweep] + (["--missed-only"] if missed_only else [])
     with open(log, "w", encoding="utf-8") as sink:
@@ -101,11 +107,7 @@ def record(out, **fields):
         with open(path, encoding="utf-8") as f:
             rec = json.load(f)
     rec.update(fields)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(rec, f)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_json(path, rec)
 
 
 def kernel_version(image):

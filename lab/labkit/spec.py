@@ -202,6 +202,37 @@ def _parse(p, text):
     return out[0]
 
 
+def _kind_of(p, v):
+    """Is V, read back from a spec.json, of P's kind and in its range?"""
+    if p.kind == "str":
+        return isinstance(v, str) and (not p.choices or v in p.choices)
+    if p.kind == "ints":
+        one = Param(p.name, "int", None, "", p.lo, p.hi)
+        return isinstance(v, list) and len(v) > 0 and all(_kind_of(one, x) for x in v)
+    number = (int, float) if p.kind == "float" else int
+    if isinstance(v, bool) or not isinstance(v, number) or v != v or v in (float("inf"), float("-inf")):
+        return False
+    return (p.lo is None or v >= p.lo) and (p.hi is None or v <= p.hi)
+
+
+def read_back(obj, params, where):
+    """OBJ, a spec's object as a judge reads it back from spec.json (WHERE
+    names it there), with every parameter of PARAMS it holds of the row's
+    kind and inside its range: what the driver resolved. A SpecError
+    naming the parameter if one is not (a parameter it lacks is the
+    judge's to miss: older runs have fewer)."""
+    if not isinstance(obj, dict):
+        raise SpecError(f"{where}: expected an object")
+    for p in params:
+        if p.name in obj and not _kind_of(p, obj[p.name]):
+            want = {"ints": "whole numbers", "float": "a number", "str": "text"}.get(p.kind, "a whole number")
+            rng = f" in {p.lo}..{p.hi}" if p.lo is not None or p.hi is not None else ""
+            choice = f" (one of {', '.join(p.choices)})" if p.choices else ""
+            got = json.dumps(obj[p.name])[:60]
+            raise SpecError(f"{where}.{p.name}: expected {want}{rng}{choice}, got {got}")
+    return obj
+
+
 def flags(parser, params):
     """Add one flag per parameter to an argparse parser, its help ending in
     the default."""

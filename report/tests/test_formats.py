@@ -20,14 +20,31 @@ FIXTURES = os.path.join(TOP, "tests", "fixtures")
 REPORT = os.path.join(FIXTURES, "report")
 
 
+def hostile_scenarios():
+    """The scenario.json files of the hostile trace corpus made not to fit
+    (its expect.tsv: the error names scenario.json), which
+    tests/pylib/test_ktrace_hostile.py sees refused; the corpus's others
+    fit."""
+    corpus = os.path.join(FIXTURES, "hostile", "traces")
+    with open(os.path.join(corpus, "expect.tsv"), encoding="utf-8") as f:
+        for line in f:
+            case = line.rstrip("\n").split("\t")
+            if not line.startswith("#") and len(case) == 4 and "scenario.json" in case[2]:
+                yield os.path.join(corpus, case[0], "scenario.json")
+
+
 class FixturesTest(unittest.TestCase):
     def test_every_json_fixture_has_a_reader_and_fits_it(self):
         # loadgen's sweeps are checked by their own readers; a percentile
         # object alone is lib/results.c's fixture
         def a_sweep(j, path):
             return (search.check if search.is_search(j) else sweep.check)(j, path)
+        # the why timeline's fixture is one chain of chains.json, an object
+        # passed on as it is (Chains.longest_rt_wait)
         others = {"sweep.json": a_sweep, "search.json": a_sweep,
-                  "percentiles.json": lambda j, p: formats.parse(formats.Percentiles, j, p)}
+                  "percentiles.json": lambda j, p: formats.parse(formats.Percentiles, j, p),
+                  "why-patched-throttled.json": lambda j, p: formats.check_value(dict, j, p, "chain")}
+        refused = set(hostile_scenarios())
         paths = sorted(glob.glob(os.path.join(FIXTURES, "**", "*.json"), recursive=True) +
                        glob.glob(os.path.join(FIXTURES, "**", "*.jsonl"), recursive=True))
         self.assertGreater(len(paths), 80)
@@ -39,6 +56,8 @@ class FixturesTest(unittest.TestCase):
                 name = os.path.basename(path)
                 if name in others:
                     others[name](read_json(path), path)
+                    continue
+                if path in refused:
                     continue
                 got = formats.check(path)
                 kinds.add(type(got[0] if isinstance(got, list) else got).__name__)
@@ -129,6 +148,42 @@ class RefusedTest(unittest.TestCase):
                      "cpu_quota_pct: expected a whole number, got 10.5")
         self.refused(formats.Boot, {"outcome": "ok", "wall_s": float("nan")},
                      "wall_s: expected a number, got nan")
+
+    def test_numbers_past_what_a_float_holds(self):
+        # A whole number of 4300 digits is what Python's json still reads;
+        # no float holds it, and no writer of ours makes one past 2^63.
+        s = json.loads(json.dumps(self.scenario))
+        s["ticker"]["latency_us"]["p99"] = int("9" * 4300)
+        self.refused(formats.Scenario, s, "ticker.latency_us.p99: expected a number under 2^63, "
+                                          "got a number of 4300 digits")
+        self.refused(formats.Cell, {"cpu_quota_pct": 2 ** 63, "cotenant_rate_pps": 1, "cotenant_spin_us": 0},
+                     "cpu_quota_pct: expected a whole number under 2^63, got a number of 19 digits")
+        s = json.loads(json.dumps(self.scenario))
+        s["params"]["ticker_us"] = "1\n2"
+        self.refused(formats.Scenario, s, "params.ticker_us: expected a number, got '1\\n2'")
+        # one of 4301 digits is refused by int(): read, it stands for
+        # itself until its reader names the field it is in
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        path = os.path.join(d, "cell.json")
+        with open(path, "w") as f:
+            f.write('{"cpu_quota_pct": -%s, "cotenant_rate_pps": 1, "cotenant_spin_us": 0}' % ("9" * 4301))
+        with self.assertRaises(DataError) as e:
+            formats.read(formats.Cell, path)
+        self.assertEqual(str(e.exception), f"{path}: cpu_quota_pct: expected a whole number, "
+                                           "got a number of 4301 digits")
+        with open(path, "w") as f:
+            f.write('{"outcome": %s}' % ("9" * 4301))
+        with self.assertRaisesRegex(DataError, "outcome: expected text, got a number of 4301 digits"):
+            formats.read(formats.Boot, path)
+
+    def test_the_verdict_rule(self):
+        summary = read_json(os.path.join(REPORT, "expected", "demo", "summary.json"))
+        s = formats.parse(formats.DemoSummary, summary, "summary.json")
+        self.assertEqual((s.rule.clock, s.rule.late_ms),
+                         (summary["rule"]["clock"], summary["rule"]["late_ms"]))
+        summary["rule"]["text"] = 1e300
+        self.refused(formats.DemoSummary, summary, "rule.text: expected text, got 1e+300")
 
     def test_an_unknown_key_is_let_through_an_unknown_file_is_not(self):
         boot = formats.parse(formats.Boot, {"outcome": "ok", "new_field": 1}, "boot.json")

@@ -396,8 +396,10 @@ class ExplainerTest(unittest.TestCase):
         mod = capacity_run
         started = []
 
-        def fake(res, name, log, sweep=None, missed_only=False):
+        def fake(res, name, log, sweep=None, missed_only=False, kernel=None):
             self.assertTrue(missed_only)
+            # each cell's kernel as the driver described it
+            self.assertEqual(kernel, run.path(name.split()[0], "kernel.json"))
             started.append(name)
             with open(log, "w") as f:
                 f.write(f"{name}: explained\n")
