@@ -296,8 +296,13 @@ class Spec:
     guest_timeout_s: Optional[int] = optional("a guest not done by then is hung (wall seconds)")
     salt_us: Optional[int] = optional("how long a guest waits before its experiment starts "
                                       "(labkit.guest.salt_us)")
-    scenario: Optional[dict] = optional("demo, host A/B: demo-scenario's parameters by their names "
-                                        "(lab/README.md's names table; demo-scenario --help)")
+    repeats: Optional[int] = optional("capacity: the independent repeats, each a stock and a patched "
+                                      "guest of its own")
+    salts_us: Optional[list[int]] = optional("capacity: each repeat's salt, from repeat 1 (both guests "
+                                             "of a repeat share it)")
+    scenario: Optional[dict] = optional("demo, host A/B, capacity: demo-scenario's parameters by their "
+                                        "names (lab/README.md's names table; demo-scenario --help); "
+                                        "capacity: without each cell's rate, quota and busy-wait")
     capacity: Optional[dict] = optional("capacity: the grid's parameters (lab/capacity/README.md's table), "
                                         "and slo, the objectives as given")
     seconds: Optional[int] = optional("falseneg, unixwake: each guest's run, guest seconds")
@@ -350,6 +355,8 @@ class Boot:
     attempts: Optional[int] = optional("boots it took (a guest whose timer failed calibration is "
                                        "booted again)")
     problem: Optional[str] = optional("what went wrong, in words")
+    repeat: Optional[int] = optional("capacity: the repeat it ran (lab.repeat=N on its command line)")
+    salt_us: Optional[int] = optional("capacity: that repeat's salt")
 
 
 # scenario.json ---------------------------------------------------------------
@@ -631,6 +638,21 @@ class Probe:
     cotenant_spin_us: Optional[int] = optional("its busy-wait")
 
 
+@dataclass(frozen=True)
+class Running:
+    """running.json: the scenario once its loadgen sends, written whole by
+    demo-scenario into its --out, for a driver that runs its own load
+    beside it (a capacity cell's RT client and its trace: lab/capacity/grid)."""
+    cgroup: str = _f("the co-tenant's cgroup (its directory under /sys/fs/cgroup), whose cpu.max is "
+                     "the quota")
+    relay_udp: str = _f("the relay's UDP listener on loopback (udp://127.0.0.1:PORT): where RT clients send")
+    loadgen_target: str = _f("where the co-tenant's loadgen sends: relay_udp, or with af_unix 1 the relay's "
+                             "abstract AF_UNIX name (unix://@relay-demo-PID)")
+    relay_pid: int = _f("the relay's process id")
+    loadgen_pid: int = _f("the co-tenant loadgen's process id")
+    senders: int = _f("the co-tenant's sender threads (its cgroup holds them and its main thread)")
+
+
 # the kernel's manifest.json ----------------------------------------------------
 
 @dataclass(frozen=True)
@@ -858,11 +880,13 @@ class ModelSummary:
 
 @dataclass(frozen=True)
 class CapacityKernel:
-    outcome: Optional[str] = optional("the guest's outcome")
+    outcome: Optional[str] = optional("its guests' outcome: one word when all agree, else each repeat's")
     version: Optional[str] = optional("the image's version string")
+    repeats: Optional[list[dict]] = optional("each repeat's guest: repeat, outcome, version, salt_us, wall_s")
     by_quota: list[dict] = field(default_factory=list, metadata=about(
-        "a cell per co-tenant quota and rate: cpu_quota_pct, cotenant_rate_pps, cotenant_spin_us, "
-        "capacity_pps, capacity, at_least, limit, searches, rates, steps, problems (report/README.md)"))
+        "a cell per co-tenant quota and rate over the repeats: cpu_quota_pct, cotenant_rate_pps, "
+        "cotenant_spin_us, capacity_pps, capacity (repeats, found, unstable, median, interval), "
+        "at_least, limit, searches, rates, steps, stalls, problems (report/README.md)"))
     quota_threshold: Optional[dict] = optional("the quota search, when it ran")
 
 
@@ -1022,6 +1046,7 @@ FILES = (
     ("chains.json", Chains),
     ("cell.json", Cell),
     ("probe.json", Probe),
+    ("running.json", Running),
     ("manifest.json", Manifest),
     ("summary.json (demo)", DemoSummary),
     ("summary.json (host A/B)", HostSummary),

@@ -108,10 +108,12 @@ class Boost:
 @dataclass(slots=True, frozen=True)
 class Switch:
     """A sched_switch seen from one task: in (ts, the CPU it ran on) or
-    out (ts, the state it left in, "R+" preempted, "S" asleep, ...)."""
+    out (ts, the state it left in, "R+" preempted, "S" asleep, ..., and
+    the flag columns it left with: "d.s23" inside its softirqs)."""
     ts: float
     cpu: int = -1
     state: str = ""
+    flags: str = ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -176,6 +178,10 @@ MIN_OFFSET_SUPPORT = 3
 # project's config); the locks of sockets, files and epoll instances are
 # slab objects, far from it.
 PERCPU_NEAR = 256 << 10
+# include/linux/interrupt.h: the hrtimer softirq, which runs a CPU's soft
+# hrtimers (on PREEMPT_RT every hrtimer not marked hard: a timerfd's, the
+# CFS quota period's).
+HRTIMER_SOFTIRQ = 8
 
 
 def policy(prio):
@@ -274,6 +280,8 @@ class Timeline:
         self.callbacks = defaultdict(list)     # pid -> [Callback]
         self.boosts = defaultdict(list)        # pid -> [Boost]
         self.throttles = defaultdict(list)     # (tg, rq) -> [Throttle]
+        self.hrtimer_raised = defaultdict(list)    # cpu -> [ts of each raise of its hrtimer softirq]
+        self.hrtimer_served = defaultdict(list)    # cpu -> [OnCpu: when, and who served it]
         self.task_throttles = defaultdict(list)  # pid -> [Throttle] (task-based model)
         self.timer_arms = defaultdict(list)    # hrtimer -> [TimerArm] (the quota period's)
         self.timer_runs = []                   # [TimerRun]
@@ -314,7 +322,7 @@ class Timeline:
                         # (sched_setscheduler after a boost it once had).
                         self.base[pid] = prio
                 self.comm[f["next_pid"]] = f["next_comm"]
-                self.stops[f["prev_pid"]].append(Switch(e.ts, e.cpu, f["prev_state"]))
+                self.stops[f["prev_pid"]].append(Switch(e.ts, e.cpu, f["prev_state"], e.flags))
                 self.runs[f["next_pid"]].append(Switch(e.ts, e.cpu))
                 self.on_cpu[e.cpu].append(OnCpu(e.ts, f["next_pid"]))
             elif n == "sched_waking":
@@ -360,6 +368,10 @@ class Timeline:
                 ivs = self.throttles.get((f.get("tg"), f.get("rq")), [])
                 if ivs and ivs[-1].end is None:
                     ivs[-1].end, ivs[-1].cause = e.ts, unthrottle_cause(e.stack)
+            elif n == "softirq_raise" and f["vec"] == HRTIMER_SOFTIRQ:
+                self.hrtimer_raised[e.cpu].append(e.ts)
+            elif n == "softirq_entry" and f["vec"] == HRTIMER_SOFTIRQ:
+                self.hrtimer_served[e.cpu].append(OnCpu(e.ts, e.pid))
             elif n == "throttle_task":
                 own.append(e)
             elif n in ("hrtimer_start", "hrtimer_expire_entry") and period_timer(f["function"]):
@@ -369,8 +381,15 @@ class Timeline:
         self.begins = [w.begin for w in self.waits]
         self.longest_wait = max((w.until(self.last) - w.begin for w in self.waits), default=0)
         self.waits_on = defaultdict(list)      # (pid, lock) -> its waits
+        self.taken_alone = defaultdict(list)   # lock -> when a wait took it with nobody inside
         for w in self.waits:
             self.waits_on[(w.pid, w.lock)].append(w)
+            # a spinlock's waiter, or an rwlock's writer: when its wait
+            # ended, nobody else held the lock
+            if w.end is not None and "READ" not in w.flags:
+                self.taken_alone[w.lock].append(w.end)
+        for ends in self.taken_alone.values():
+            ends.sort()
 
     def _timer(self, e):
         """The quota period's timer armed (hrtimer_start: when it is due)
@@ -553,14 +572,23 @@ def holders(tl, w, offset):
     """The tasks inside ep_poll_callback on the waited-for lock's epoll
     instance when the wait began, not themselves waiting for that lock
     then (a reader queued behind a pending writer is inside the callback
-    too, but holds nothing): [(pid, Callback)]."""
+    too, but holds nothing), and not inside since before another waiter
+    took the lock alone: [(pid, Callback)]."""
     out = []
+    ends = tl.taken_alone.get(w.lock, [])
     for pid in tl.callbacks:
         if pid == w.pid:
             continue
         cb = tl.inside_callback(pid, w.begin)
         if (cb and cb.ep is not None and offset is not None and cb.ep + offset == w.lock
                 and not tl.waiting_at(pid, w.lock, w.begin)):
+            # Someone took the lock alone since the callback began: it held
+            # nothing then. (Its return was not recorded: the callback
+            # probes were narrowed to the co-tenant's threads while it was
+            # inside, ktrace holders.)
+            i = bisect.bisect_right(ends, cb.entry)
+            if i < len(ends) and ends[i] < w.begin:
+                continue
             out.append((pid, cb))
     return out
 
@@ -790,13 +818,26 @@ def softirq_holds(tl, t0):
     a socket's wait queue) lets it run only to that lock's release, with
     softirqs still held. [dict], in time order."""
     out = []
-    for group, iv in tl.dequeues():
+    if tl.model == "task":
+        rows = tl.dequeues()
+    else:
+        # per cfs_rq every throttle: one that fired in another task of the
+        # group stops a holder too, found by bh_holder
+        rows = [(g, iv) for g, ivs in tl.throttles.items() for iv in ivs]
+    for group, iv in rows:
         rq = group[1] if group else None
-        if not holds_bh(iv.flags):
-            continue
+        # the task the throttle caught in its own switch-out, or one of
+        # the group's that was preempted inside its softirqs before it
+        # and stays stopped with the group
+        pid, flags = iv.pid, iv.flags
+        if not holds_bh(flags) or (tl.model != "task" and not throttled_itself(tl, pid, iv.stack)):
+            found = bh_holder(tl, iv.cpu, iv.start)
+            if found is None or (found[2] is not None and iv.end is not None and found[2] < iv.end):
+                continue
+            pid, flags = found[0], found[1].flags
         end, boost = iv.end, None
-        rows = tl.boosts.get(iv.pid, [])
-        for b in rows[bisect.bisect_right(rows, iv.start, key=_ts):]:
+        rows_b = tl.boosts.get(pid, [])
+        for b in rows_b[bisect.bisect_right(rows_b, iv.start, key=_ts):]:
             if end is not None and b.ts > end:
                 break
             w = b.through
@@ -804,8 +845,8 @@ def softirq_holds(tl, t0):
                     and abs(w.lock - rq) < PERCPU_NEAR and b.raises():
                 end, boost = b.ts, {"by": tl.task(b.by), "through_lock": hex(w.lock), "to": policy(b.new)}
                 break
-        h = {"holder": tl.task(iv.pid), "cpu": iv.cpu,
-             "holding": "serving softirqs" if iv.flags[2] in "sH" else "with softirqs disabled",
+        h = {"holder": tl.task(pid), "cpu": iv.cpu,
+             "holding": "serving softirqs" if flags[2] in "sH" else "with softirqs disabled",
              "throttled_s": rel_s(iv.start, t0), "held_until_s": rel_s(end, t0),
              "held_ms": span_ms(iv.start, end),
              "ended_by": "boost" if boost else ("unthrottle" if end is not None else None),
@@ -817,3 +858,168 @@ def softirq_holds(tl, t0):
         out.append(h)
     out.sort(key=lambda h: h["throttled_s"])
     return out
+
+
+def throttled_tasks(tl):
+    """The tasks of a throttled group, as far as the trace tells: those a
+    throttle caught in their own switch-out (throttled_itself), and the
+    other threads of their program (the same name, not RT: the
+    co-tenant's senders and its main thread share one cgroup). A task
+    outside it, ksoftirqd, runs when its switches are not recorded."""
+    if getattr(tl, "_throttled_tasks", None) is None:
+        own = {iv.pid for ivs in tl.throttles.values() for iv in ivs
+               if throttled_itself(tl, iv.pid, iv.stack)}
+        names = {tl.comm.get(pid) for pid in own}
+        tl._throttled_tasks = own | {pid for pid, comm in tl.comm.items()
+                                     if comm in names and not tl.is_rt(pid)}
+    return tl._throttled_tasks
+
+
+def bh_holder(tl, cpu, t):
+    """The task that held CPU's softirq lock at t without running: the last
+    task of a throttled group (throttled_tasks) switched out on CPU inside
+    its softirq section (its flag columns then: BH disabled, or serving
+    softirqs; tracefile.holds_bh) that had done nothing since. (pid, its
+    Switch out, when it next ran: None when not by the trace's end), or
+    None: none did, or the trace has no flag columns."""
+    best = None
+    group = throttled_tasks(tl)
+    for pid, stops in tl.stops.items():
+        i = _at_or_before(stops, t)
+        if i < 0 or pid not in group:
+            continue
+        out = stops[i]
+        if out.cpu != cpu or not holds_bh(out.flags) or (best and out.ts <= best[1].ts):
+            continue
+        back = tl.ran_after(pid, out.ts + 1e-9)
+        if back is not None and back <= t:
+            continue
+        # its own doings since then, which the switches may not show (a
+        # switch between two tasks that are not RT is not recorded)
+        cb = tl.callback_after(pid, out.ts + 1e-9)
+        if cb is not None and cb.entry <= t:
+            continue
+        best = (pid, out, back)
+    return best
+
+
+def _next(rows, t):
+    """The first time in rows (sorted) after t, or None."""
+    i = bisect.bisect_right(rows, t)
+    return rows[i] if i < len(rows) else None
+
+
+def _last(rows, t):
+    """The last time in rows (sorted) at or before t, or None."""
+    i = bisect.bisect_right(rows, t) - 1
+    return rows[i] if i >= 0 else None
+
+
+def _throttle_over(tl, a, b):
+    """The throttled interval that covers most of [a, b], as ((tg, rq),
+    Throttle), or None."""
+    best, most = None, 0.0
+    for key, ivs in tl.throttles.items():
+        i = max(_at_or_before(ivs, a, _start), 0)
+        for iv in ivs[i:i + 3]:
+            o = min(iv.end if iv.end is not None else tl.last, b) - max(iv.start, a)
+            if o > most:
+                best, most = (key, iv), o
+    return best
+
+
+def softirq_stall(tl, relay, a, b, t0):
+    """Why the relay (pid RELAY) made no progress over [a, b] (the trace's
+    clock) when it waited on no lock: asleep (in epoll_wait), while its
+    CPU's softirq lock was held by a task its cgroup's throttle stopped
+    (bh_holder). On PREEMPT_RT whatever would have woken the relay runs as
+    a softirq of that CPU or needs the lock: its timerfd tick is a soft
+    hrtimer, a datagram sent on that CPU is received in its sender's
+    softirq section; so is the quota period's timer, which would let the
+    group go: the hold ends only when something outside lets the group go
+    (a write to cpu.max) or an RT task that needs the lock boosts the
+    holder through it. Nobody waits for the lock at a priority, so
+    nobody lends one: an inversion the epoll fix does not reach.
+    The period's timer is told of when the trace recorded it
+    (Timeline.timer_runs). The chain (kind "softirq"), complete or saying what
+    is missing; None when the relay was not asleep or no task held the
+    lock then."""
+    stops = tl.stops.get(relay, [])
+    # The stall begins at the relay's last progress; it goes to sleep
+    # right after, within its own loop.
+    i = _at_or_before(stops, a + 5e-3)
+    if i < 0 or not stops[i].state.startswith("S"):
+        return None
+    asleep = stops[i]
+    back = tl.ran_after(relay, asleep.ts + 1e-9)
+    if back is not None and back < b - 5e-3:
+        return None
+    cpu = asleep.cpu
+    found = bh_holder(tl, cpu, asleep.ts)
+    if found is None:
+        return None
+    pid, out, ran = found
+    missing = []
+    c = {"kind": "softirq", "cpu": cpu,
+         "relay": {"task": tl.task(relay), "state": "asleep", "asleep_since_s": rel_s(asleep.ts, t0),
+                   "ran_again_s": rel_s(back, t0)},
+         "holder": dict(tl.task(pid), holding="serving softirqs" if out.flags[2] in "sH"
+                        else "with softirqs disabled", switched_out_s=rel_s(out.ts, t0),
+                        switched_out_state=out.state, ran_again_s=rel_s(ran, t0))}
+    thr = _throttle_over(tl, max(out.ts, a), b)
+    end = ran
+    if thr is None:
+        missing.append("no throttle of a cgroup held the holder then")
+    else:
+        _, iv = thr
+        c["throttle"] = {"throttled_s": rel_s(iv.start, t0), "unthrottled_s": rel_s(iv.end, t0),
+                         "unthrottled_by": iv.cause, "unthrottled_by_text": UNTHROTTLE_TEXT.get(iv.cause)}
+        if iv.end is None:
+            missing.append("the throttle had not ended when the trace stopped")
+        # the holder runs again once its group does, and lets the lock go
+        end = iv.end if end is None or (iv.end is not None and iv.end < end) else end
+        if tl.timer_arms or tl.timer_runs:
+            rows = [r.ts for r in tl.timer_runs if r.cpu == cpu]
+            nxt = _next(rows, iv.start)
+            c["period_timer"] = {"last_before_s": rel_s(_last(rows, iv.start), t0), "next_s": rel_s(nxt, t0),
+                                 "none_for_ms": span_ms(iv.start, nxt if nxt is not None else iv.end)}
+    if ran is None and (thr is None or thr[1].end is None):
+        missing.append("the holder had not run again when the trace stopped")
+    raised = _next(tl.hrtimer_raised.get(cpu, []), out.ts)
+    if raised is not None and (end is None or raised <= end):
+        served = _first_at_or_after(tl.hrtimer_served.get(cpu, []), raised)
+        c["hrtimer_softirq"] = {"raised_s": rel_s(raised, t0),
+                                "served_s": rel_s(served.ts if served else None, t0),
+                                "served_by": tl.task(served.pid) if served else None,
+                                "pending_ms": span_ms(raised, served.ts if served else None)}
+    # who waited for the lock meanwhile: a task of the CPU on a per-CPU
+    # lock of that CPU (the run queue's neighbour, PERCPU_NEAR)
+    rq = thr[0][1] if thr else None
+    waiters = {w.pid for w in tl.waits_between(out.ts, end if end is not None else tl.last)
+               if w.cpu == cpu and w.pid != pid and rq is not None and abs(w.lock - rq) < PERCPU_NEAR}
+    c["waiters"] = [tl.task(w) for w in sorted(waiters)]
+    c["held_ms"] = span_ms(out.ts, end)
+    c["covers_ms"] = span_ms(max(a, out.ts), min(b, end)) if end is not None else span_ms(max(a, out.ts), b)
+    c["complete"] = not missing
+    if missing:
+        c["missing"] = missing
+    return c
+
+
+def softirq_line(c):
+    """A softirq chain in words, for the terminal and the page."""
+    h, r = c["holder"], c["relay"]
+    text = (f"the relay slept in epoll_wait from {r['asleep_since_s']} s while CPU {c['cpu']}'s softirq lock "
+            f"was held by {h['comm']}/{h['pid']}, switched out {h['holding']} at {h['switched_out_s']} s")
+    t = c.get("throttle")
+    if t:
+        text += f" while its cgroup was throttled (from {t['throttled_s']} s)"
+    text += ("; the relay's tick (a timerfd), datagrams sent on that CPU and the quota period's refill "
+             "(sched_cfs_period_timer: soft hrtimers on PREEMPT_RT) all waited for that lock, and no task "
+             "that waited for it could lend the holder a priority")
+    p = c.get("period_timer")
+    if p and p["none_for_ms"] is not None:
+        text += f"; the period's timer did not run for {p['none_for_ms']:.1f} ms"
+    if t and t["unthrottled_s"] is not None:
+        text += f"; let go at {t['unthrottled_s']} s by {t['unthrottled_by_text']}"
+    return text

@@ -144,17 +144,34 @@ class GuestTrace:
         w, covered = covering([x for x in waits if x.pid == self.relay], a, b)
         if covered < STALL_COVERED * (b - a):
             w, covered = covering(waits, a, b)
-        if w is None:
-            row["unexplained"] = "no RT task waited on a ready-list lock during the stall"
+        if w is not None:
+            row["chain"] = chains.chain(self.tl, w, self.offset, self.t0)
+        if w is not None and row["chain"]["complete"] and covered >= STALL_COVERED * (b - a):
+            row.update(held_by="ready-list lock", line=lock_line(row["chain"]))
         else:
-            c = row["chain"] = chains.chain(self.tl, w, self.offset, self.t0)
-            if not c["complete"]:
-                row["unexplained"] = "; ".join(c["missing"])
-            elif covered < STALL_COVERED * (b - a):
+            # No wait on the lock held the relay: was it asleep while its
+            # CPU's softirq lock was held by a throttled task?
+            sc = None
+            if self.relay is not None and self.tl.flags:
+                sc = chains.softirq_stall(self.tl, self.relay, a, b, self.t0)
+            if sc is not None and sc["complete"] and (sc["covers_ms"] or 0) >= STALL_COVERED * (b - a) * 1000:
+                row.update(chain=sc, held_by="softirq lock", line=chains.softirq_line(sc))
+            elif w is None:
+                row["unexplained"] = "no RT task waited on a ready-list lock during the stall"
+            elif not row["chain"]["complete"]:
+                row["unexplained"] = "; ".join(row["chain"]["missing"])
+            else:
                 # A wait of a millisecond inside a stall of 200 is not what
                 # held the relay (the patched kernel's waits are that short).
                 row["unexplained"] = (f"the longest RT wait on a ready-list lock in it covers "
                                       f"{covered * 1000:.1f} ms of its {(b - a) * 1000:.1f} ms")
+            if "unexplained" in row:
+                if sc is not None:
+                    row["softirq_chain"] = sc
+                    row["unexplained"] += ("; its CPU's softirq lock held by a throttled task: "
+                                           + "; ".join(sc.get("missing") or [f"covers {sc['covers_ms']} ms"]))
+                elif not self.tl.flags:
+                    row["unexplained"] += "; the trace has no flag columns to see who held the softirqs"
         other = self.best_chain(a, b, rt=False)
         if other:
             row["non_rt_waiter"] = other
@@ -426,6 +443,19 @@ class GuestTrace:
         return doc
 
 
+def lock_line(c):
+    """A ready-list lock chain in words: who waited where, on which lock,
+    held by whom doing what."""
+    w, h, st = c["waiter"], c["holder"], c["holder_state"]
+    text = (f"RT {w['comm']} ({w['policy']} {w['priority']}) waited in {w['where']} on ep->lock "
+            f"({c['lock']['kind']}) held by {h['comm']}/{h['pid']}")
+    if st.get("state") == "throttled":
+        text += f", throttled in {st['throttled_in']}"
+        if st.get("unthrottled_by_text"):
+            text += f", let go by {st['unthrottled_by_text']}"
+    return text
+
+
 # The task-based model's task work, which a kernel has only with it.
 TASK_MODEL_SYMBOL = "throttle_cfs_rq_work"
 
@@ -467,19 +497,31 @@ def headline(doc):
     ex = [s for s in doc["stalls"] if "unexplained" not in s]
     if t["stalls"]:
         line = f"{t['stalls_explained']} of {t['stalls']} stalls explained"
-        if ex:
-            c = ex[0]["chain"]
+        lock = [s for s in ex if s.get("held_by") == "ready-list lock"]
+        bh = [s for s in ex if s.get("held_by") == "softirq lock"]
+        said = []
+        if lock:
+            c = lock[0]["chain"]
             w, h, st = c["waiter"], c["holder"], c["holder_state"]
-            line += (f": RT {w['comm']} ({w['policy']} {w['priority']}) waited in {w['where']} on "
-                     f"ep->lock ({c['lock']['kind']}) held by {h['comm']}/{h['pid']}")
+            text = (f"RT {w['comm']} ({w['policy']} {w['priority']}) waited in {w['where']} on "
+                    f"ep->lock ({c['lock']['kind']}) held by {h['comm']}/{h['pid']}")
             if st.get("state") == "throttled":
-                line += f", throttled in {st['throttled_in']}"
-            rel = [s["chain"]["released_after_unthrottle_ms"] for s in ex
+                text += f", throttled in {st['throttled_in']}"
+            rel = [s["chain"]["released_after_unthrottle_ms"] for s in lock
                    if s["chain"].get("released_after_unthrottle_ms") is not None]
             if rel:
-                line += f"; released {min(rel):.2f}-{max(rel):.2f} ms after the unthrottle"
-        else:
-            line += f" (the first: {doc['stalls'][0]['unexplained']})"
+                text += f"; released {min(rel):.2f}-{max(rel):.2f} ms after the unthrottle"
+            said.append((f"{len(lock)} by the ready-list lock: " if bh else "") + text)
+        if bh:
+            h = bh[0]["chain"]["holder"]
+            said.append(f"{len(bh)} by CPU {bh[0]['chain']['cpu']}'s softirq lock: the relay asleep while "
+                        f"{h['comm']}/{h['pid']} held it, throttled {h['holding']}, the quota period's "
+                        "refill a softirq waiting for it (an inversion the epoll fix does not reach)")
+        if said:
+            line += ": " + "; ".join(said)
+        if t["stalls_explained"] < t["stalls"]:
+            first = next(s for s in doc["stalls"] if "unexplained" in s)
+            line += f" (the first{' unexplained' if ex else ''}: {first['unexplained']})"
         parts.append(line)
     else:
         parts.append("no stall")

@@ -50,6 +50,7 @@ _SWITCH_TC = re.compile(r"^(?P<pc>.*):(?P<pp>\d{1,10}) \[(?P<ppr>-?\d{1,4})\] (?
 # The line a stacktrace trigger prints before the frames.
 _STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?" + _CPU +
                     r"\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
+_SOFTIRQ = re.compile(r"^vec=(?P<vec>\d{1,2}) \[action=(?P<action>\w{1,16})\]$")
 _COMM_PID = re.compile(r"^comm=(?P<comm>.*?) pid=(?P<pid>\d{1,10}) (?P<rest>.*)$")
 
 
@@ -89,6 +90,10 @@ def _fields(name, body):
         else:
             f["ret"] = int(m["val"])
         return f
+    if name in ("softirq_raise", "softirq_entry", "softirq_exit"):
+        # "vec=8 [action=HRTIMER]"
+        m = _SOFTIRQ.match(body)
+        return {"vec": int(m["vec"]), "action": m["action"]} if m else None
     if name in ("local_timer_entry", "reschedule_entry"):
         # "vector=236"
         f = {k: int(v) for k, v in _FIELD.findall(body)}

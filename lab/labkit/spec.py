@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import asdict, dataclass
 
 from . import TOP
@@ -139,6 +140,22 @@ def refusal(program, **values):
     return p.stderr.strip().splitlines()[0].removeprefix(program + ": ")
 
 
+def scenario(clock, values, program="demo-scenario"):
+    """Every parameter of the scenario as demo-scenario resolves them from
+    a run spec of CLOCK whose "scenario" object is VALUES ({name: value}):
+    the clock's defaults for what VALUES leave out. SpecError with its own
+    words when it refuses them."""
+    described(program)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="labkit-spec-") as f:
+        json.dump({"clock": clock, "scenario": values}, f)
+        f.flush()
+        p = subprocess.run([os.path.join(TOP, "build", "release", "bin", program), "--spec", f.name,
+                            "--resolve"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SpecError(p.stderr.strip().replace(f"{f.name}: ", "").replace(program + ": ", ""))
+    return json.loads(p.stdout)
+
+
 def describe(params, program):
     """A driver's table as demo-scenario --describe prints its own: a row
     per parameter (name, flag, type, unit, min, max, default, help, and
@@ -245,7 +262,8 @@ def table(params):
     """The parameters as a Markdown table: name, default, meaning."""
     rows = ["| parameter (flag) | default | meaning |", "|---|---|---|"]
     for p in params:
-        d = ",".join(map(str, p.default)) if isinstance(p.default, list) else p.default
+        d = ",".join(map(str, p.default)) if isinstance(p.default, list) else \
+            "-" if p.default is None else p.default
         rows.append(f"| `{p.name}` (`{p.flag}`) | {d} | {p.help} |")
     return "\n".join(rows) + "\n"
 

@@ -35,7 +35,7 @@ jq '.rule.text = 1e300' "$FIXTURES/report/expected/demo-virtual/summary.json" >"
 refused "$top/report/render" "$dir" "$dir/summary.json: rule.text: expected text, got 1e+300"
 dir=$TEST_TMP/capacity
 cp -r "$FIXTURES/report/capacity" "$dir"
-cell=$dir/stock/results/grid/q10-c30000/cell.json
+cell=$dir/stock/r1/results/grid/q10-c30000/cell.json
 printf '{"cpu_quota_pct": %s, "cotenant_rate_pps": 30000, "cotenant_spin_us": 5}\n' \
 	"$(printf '9%.0s' $(seq 4301))" >"$cell"
 refused "$top/report/capacity" "$dir" "$cell: cpu_quota_pct: expected a whole number, got a number of 4301 digits"

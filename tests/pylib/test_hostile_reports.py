@@ -12,6 +12,8 @@ class MutateTest(unittest.TestCase):
     def test_places(self):
         self.assertEqual(h.places(json.loads(DOC)),
                          ["/a", "/a/b", "/a/b/0", "/a/b/1", "/a/b/1/c", "/d"])
+        # a key a path cannot name (a task's, "rcuc/1") is left out
+        self.assertEqual(h.places({"rcuc/1": {"x": 1}, "e": 2}), ["/e"])
 
     def test_a_value_in_a_place(self):
         self.assertEqual(json.loads(h.mutated(DOC, "/a/b/1/c", '"1\\n2"'))["a"]["b"][1]["c"], "1\n2")

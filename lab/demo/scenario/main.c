@@ -8,10 +8,12 @@
  * datagrams wait: the RT waker the fix is about. Freeze probes (probe.h)
  * tell the host's pauses of the guest apart from the kernel's.
  *
- * Everything lands in --out: scenario.json (parameters, kernel, stalls,
- * cgroup counters, how each process ended), events.csv (stalls, quota lifts
- * and restores), cpu.stat (the kernel's own), and the files relay and loadgen
- * write (relay.json, loadgen.json, *.hgrm, *.timeseries.csv, *.log).
+ * Everything lands in --out: running.json once loadgen sends (where a
+ * driver that runs beside the scenario finds its cgroup and the relay),
+ * scenario.json (parameters, kernel, stalls, cgroup counters, how each
+ * process ended), events.csv (stalls, quota lifts and restores), cpu.stat
+ * (the kernel's own), and the files relay and loadgen write (relay.json,
+ * loadgen.json, *.hgrm, *.timeseries.csv, *.log).
  *
  * Exit status: 0 the run completed; 1 it ran but something went wrong on
  * the way (listed under "problems" in scenario.json); 64 bad command line;
@@ -36,6 +38,7 @@
 #include "cgroup.h"
 #include "clock.h"
 #include "hist.h"
+#include "newfile.h"
 #include "params.h"
 #include "probe.h"
 #include "results.h"
@@ -235,6 +238,33 @@ static int start_relay(struct run *r)
 	return 0;
 }
 
+static int put_json(FILE *f, const void *doc)
+{
+	return json_dumpf((const json_t *)doc, f, JSON_INDENT(1)) < 0 || fputc('\n', f) == EOF
+		? -1 : 0;
+}
+
+/* running.json (docs/formats.md), once loadgen sends: what a driver that
+ * runs its own load beside the scenario needs (a capacity cell's RT
+ * client, and the trace of the co-tenant's threads), so that it reads no
+ * log. Written whole under its name, never half. */
+static int write_running(const struct run *r, char *err, size_t errlen)
+{
+	char file[512];
+	path(file, sizeof(file), r->p.out, "running.json");
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "cgroup", r->cg.path,
+		"relay_udp", r->udp_addr, "loadgen_target", r->relay_addr,
+		"relay_pid", (int)r->relay.pid, "loadgen_pid", (int)r->loadgen.pid,
+		"senders", r->p.senders);
+	if (!doc) {
+		snprintf(err, errlen, "running.json: out of memory");
+		return -1;
+	}
+	int rc = newfile_write(file, put_json, doc, err, errlen);
+	json_decref(doc);
+	return rc;
+}
+
 static int start_loadgen(struct run *r)
 {
 	const struct params *p = &r->p;
@@ -259,6 +289,10 @@ static int start_loadgen(struct run *r)
 	}
 	fprintf(stderr, "demo-scenario: loadgen sending %d pps for %d s from %d threads in %s\n",
 		p->rate_pps, p->duration_s, p->senders, r->cg.path);
+	if (write_running(r, err, sizeof(err)) < 0) {
+		problem(r, "%s", err);
+		return -1;
+	}
 	if (p->spin_us)
 		fprintf(stderr, "demo-scenario: its senders spin %d us before each send\n", p->spin_us);
 	/* Its own --duration ends it, plus its start-up and its 2 s wait for
