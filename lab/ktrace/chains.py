@@ -457,6 +457,16 @@ class Timeline:
         i = bisect.bisect_right(self.begins_on.get((pid, lock), ()), t) - 1
         return i >= 0 and (ws[i].end is None or ws[i].end >= t)
 
+    def had_lock(self, pid, lock, entry, t):
+        """Since when pid, inside a callback entered at entry, held lock at t:
+        the end of its last wait for it begun in the callback by t, else
+        entry."""
+        ws = self.waits_on.get((pid, lock), [])
+        i = bisect.bisect_right(self.begins_on.get((pid, lock), ()), t) - 1
+        if i >= 0 and ws[i].begin >= entry and ws[i].end is not None and ws[i].end <= t:
+            return ws[i].end
+        return entry
+
     def inside_callback(self, pid, t):
         """pid's Callback that holds t, or None."""
         cbs = self.callbacks.get(pid, [])
@@ -588,11 +598,13 @@ def holders(tl, w, offset):
         cb = tl.inside_callback(pid, w.begin)
         if (cb and cb.ep is not None and offset is not None and cb.ep + offset == w.lock
                 and not tl.waiting_at(pid, w.lock, w.begin)):
-            # Someone took the lock alone since the callback began: it held
-            # nothing then. (Its return was not recorded: the callback
+            # Someone took the lock alone since the callback had it: it
+            # held nothing then. (Its return was not recorded: the callback
             # probes were narrowed to the co-tenant's threads while it was
-            # inside, ktrace holders.)
-            i = bisect.bisect_right(ends, cb.entry)
+            # inside, ktrace holders.) A callback that waited for the lock
+            # had it from the end of that wait, not from its entry: the
+            # writer it queued behind takes the lock alone before it.
+            i = bisect.bisect_right(ends, tl.had_lock(pid, w.lock, cb.entry, w.begin))
             if i < len(ends) and ends[i] < w.begin:
                 continue
             out.append((pid, cb))
