@@ -390,6 +390,12 @@ class Timeline:
                 self.taken_alone[w.lock].append(w.end)
         for ends in self.taken_alone.values():
             ends.sort()
+        # The times the lookups bisect, as plain lists: a patched guest's
+        # trace asks some two million times who was inside the callback
+        # when a wait began, and a bisect by key calls the key about ten
+        # times a question.
+        self.entries = {pid: [c.entry for c in cbs] for pid, cbs in self.callbacks.items()}
+        self.begins_on = {k: [w.begin for w in ws] for k, ws in self.waits_on.items()}
 
     def _timer(self, e):
         """The quota period's timer armed (hrtimer_start: when it is due)
@@ -448,13 +454,23 @@ class Timeline:
         """Whether pid was waiting for lock at t (its waits on one lock do
         not nest: the last one begun by t is the one)."""
         ws = self.waits_on.get((pid, lock), [])
-        i = bisect.bisect_right(ws, t, key=lambda w: w.begin) - 1
+        i = bisect.bisect_right(self.begins_on.get((pid, lock), ()), t) - 1
         return i >= 0 and (ws[i].end is None or ws[i].end >= t)
+
+    def had_lock(self, pid, lock, entry, t):
+        """Since when pid, inside a callback entered at entry, held lock at t:
+        the end of its last wait for it begun in the callback by t, else
+        entry."""
+        ws = self.waits_on.get((pid, lock), [])
+        i = bisect.bisect_right(self.begins_on.get((pid, lock), ()), t) - 1
+        if i >= 0 and ws[i].begin >= entry and ws[i].end is not None and ws[i].end <= t:
+            return ws[i].end
+        return entry
 
     def inside_callback(self, pid, t):
         """pid's Callback that holds t, or None."""
         cbs = self.callbacks.get(pid, [])
-        i = _at_or_before(cbs, t, _entry)
+        i = bisect.bisect_right(self.entries.get(pid, ()), t) - 1
         return cbs[i] if i >= 0 and cbs[i].holds(t) else None
 
     def throttled_at(self, t):
@@ -582,11 +598,13 @@ def holders(tl, w, offset):
         cb = tl.inside_callback(pid, w.begin)
         if (cb and cb.ep is not None and offset is not None and cb.ep + offset == w.lock
                 and not tl.waiting_at(pid, w.lock, w.begin)):
-            # Someone took the lock alone since the callback began: it held
-            # nothing then. (Its return was not recorded: the callback
+            # Someone took the lock alone since the callback had it: it
+            # held nothing then. (Its return was not recorded: the callback
             # probes were narrowed to the co-tenant's threads while it was
-            # inside, ktrace holders.)
-            i = bisect.bisect_right(ends, cb.entry)
+            # inside, ktrace holders.) A callback that waited for the lock
+            # had it from the end of that wait, not from its entry: the
+            # writer it queued behind takes the lock alone before it.
+            i = bisect.bisect_right(ends, tl.had_lock(pid, w.lock, cb.entry, w.begin))
             if i < len(ends) and ends[i] < w.begin:
                 continue
             out.append((pid, cb))

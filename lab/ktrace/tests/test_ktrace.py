@@ -888,6 +888,50 @@ class SoftirqTest(unittest.TestCase):
             self.assertFalse(tl.waiting_at(78, rw, t), t)
         self.assertFalse(tl.waiting_at(79, rw, 1.1))
 
+    def test_inside_the_callback(self):
+        # Two callbacks of one task, the second never seen to return: the
+        # one holding t from its entry to its return, none between them,
+        # the open one from its entry on; another task's are its own.
+        cb = "ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002a34e00"
+        ret = "ep_cb_ret: (ffffffff8115f01e <- ffffffff8106bf5f)"
+        lines = [f"  loadgen-77  [001] d..3.  1.000: {cb}",
+                 f"  loadgen-77  [001] d..3.  1.002: {ret}",
+                 f"  loadgen-78  [000] d..3.  1.003: {cb}",
+                 f"  loadgen-77  [001] d..3.  1.005: {cb}"]
+        tl = chains.Timeline(tracefile.parse(lines))
+        for t, entry in ((0.999, None), (1.0, 1.0), (1.001, 1.0), (1.002, 1.0), (1.003, None),
+                         (1.005, 1.005), (9.0, 1.005)):
+            got = tl.inside_callback(77, t)
+            self.assertEqual(got and got.entry, entry, t)
+        self.assertEqual(tl.inside_callback(78, 1.004).entry, 1.003)
+        self.assertIsNone(tl.inside_callback(78, 1.0))
+        self.assertIsNone(tl.inside_callback(79, 1.004))
+
+    def test_a_holder_that_queued_behind_the_writer(self):
+        # A stock run's stall 26 (2026-12-07), cut down: loadgen enters the
+        # callback and queues for the read lock behind the relay's write
+        # wait; the relay takes the lock alone and lets it go; loadgen
+        # gets it, is throttled inside the callback, and the relay's next
+        # wait finds it holding the lock. The relay's solo take came before
+        # loadgen had the lock, so it clears nothing.
+        lock, cb = "ffff888002b33290", "ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002b33200"
+        lines = [f"  loadgen-90  [001] d..3.  8.423772: {cb}",
+                 f"  loadgen-90  [001] d..3.  8.423773: contention_begin: {lock} (flags=READ|RT)",
+                 f"  relay-84  [001] d..3.  8.423807: contention_end: {lock} (ret=0)",
+                 f"  loadgen-90  [001] d..3.  8.423845: contention_end: {lock} (ret=0)",
+                 f"  relay-84  [001] d..3.  8.423888: contention_begin: {lock} (flags=WRITE|RT)"]
+        # The relay's wait that the solo take ended, begun before them.
+        lines.insert(0, f"  relay-84  [001] d..3.  8.423755: contention_begin: {lock} (flags=WRITE|RT)")
+        tl = chains.Timeline(tracefile.parse(lines))
+        w = tl.waits[-1]
+        self.assertEqual(w.begin, 8.423888)
+        self.assertEqual([pid for pid, _ in chains.holders(tl, w, 0x90)], [90])
+        # Had loadgen held the lock before the relay took it alone, it
+        # would hold nothing at the relay's next wait.
+        early = [ln.replace("8.423845", "8.423790") for ln in lines]
+        tl = chains.Timeline(tracefile.parse(early))
+        self.assertEqual(chains.holders(tl, tl.waits[-1], 0x90), [])
+
     def test_holds_bh(self):
         for flags, held in (("dNs26", True), ("DNZ13", True), ("b...3", True), ("d.H2.", True),
                             ("dN.2.", False), ("d.h3.", False), ("", False), ("d.", False)):
