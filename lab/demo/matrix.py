@@ -433,6 +433,12 @@ DEMO_LOG = re.compile(r"demo-(.+)-(unix|udp)-(\d+)\.log")
 RESULTS_LINE = re.compile(r"^results: (\S+)", re.M)
 
 
+def _in_order(done):
+    """DONE's pairs in the matrix's order (PAIRS', the packages' last)."""
+    order = list(DEFAULT_PAIRS) + ["packages"]
+    return sorted(done, key=lambda x: order.index(x[0]) if x[0] in order else len(order))
+
+
 def _from_logs(where):
     """What a matrix run in WHERE that has no matrix.json (stopped before
     its end) ran, from its demos' logs: (done, runs). Pairs in PAIRS'
@@ -452,9 +458,7 @@ def _from_logs(where):
             dirs[-1] if ok else LabError(1, f"no report (log: {os.path.join(where, name)})"))
     if not got:
         raise LabError(65, f"{where}: neither a matrix.json nor a demo's log (demo-PAIR-WAKER-N.log)")
-    order = list(DEFAULT_PAIRS) + ["packages"]
-    done = [(p, {w: got[p][w] for w in WAKERS if w in got[p]})
-            for p in sorted(got, key=lambda p: order.index(p) if p in order else len(order))]
+    done = _in_order([(p, {w: got[p][w] for w in WAKERS if w in got[p]}) for p in got])
     runs = {w: max(len(g.get(w, [])) for _, g in done) for w in WAKERS}
     return done, runs
 
@@ -525,7 +529,7 @@ def again(where, more=(), out=sys.stdout):
                 for w, xs in _linked(where, got).items():
                     _pooled(mine.setdefault(w, []), xs)
     runs = {w: max([runs.get(w, 0)] + [len(g.get(w, [])) for _, g in done]) for w in WAKERS}
-    krows, fixes = write(where, done, runs)
+    krows, fixes = write(where, _in_order(done), runs)
     say(krows, fixes, out)
     print(f"page: {os.path.join(where, 'matrix.html')}", file=out)
     return 0
