@@ -105,7 +105,8 @@ class ManifestTest(unittest.TestCase):
                 (["differing_files"], ["fs/eventpoll.c", "kernel/sched/fair.c"],
                  "trees differ in ['fs/eventpoll.c', 'kernel/sched/fair.c'], expected only fs/eventpoll.c"),
                 (["eventpoll_locks", "stock"], ["rt_spin_lock", "rt_spin_unlock"],
-                 "stock eventpoll.o calls ['rt_spin_lock', 'rt_spin_unlock'], not rt_read_lock/rt_write_lock"),
+                 "stock eventpoll.o calls ['rt_spin_lock', 'rt_spin_unlock'], "
+                 "not rt_read_lock/rt_write_lock"),
                 (["probe_offsets", "stock"], offsets,
                  "stock: probe offsets %s, probe_ep '+72(-8(%%di))'" % offsets)):
             self.assertEqual(run(kernel_manifest.images, edited(path, value, LINE_7_3)), (failure, ""))

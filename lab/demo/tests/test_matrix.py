@@ -312,7 +312,8 @@ class PairTest(unittest.TestCase):
             # in the matrix's order, whichever run had a pair first
             self.assertEqual([p["pair"] for p in doc["pairs"]], ["debian13", "7.3"])
             demos = doc["pairs"][1]["demos"]
-            self.assertEqual([d["run"] for d in demos["unix"]], ["20261207-013048-2758", "20261207-073125-ff4c"])
+            self.assertEqual([d["run"] for d in demos["unix"]],
+                             ["20261207-013048-2758", "20261207-073125-ff4c"])
             self.assertEqual([d.get("run") or d["error"] for d in demos["udp"]],
                              ["20261207-073354-0000", "exited 4"])
             self.assertEqual(doc["pairs"][1]["wakers"]["unix"], "no effect")
