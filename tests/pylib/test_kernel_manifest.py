@@ -37,7 +37,7 @@ HISTORICAL = {
 # 7.3.4-1~bpo13+1, ep->lock an rwlock again against as shipped): the
 # factorial's proofs as the build recorded them.
 LINE_7_3 = kernel_manifest.read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
-                                             "kernel", "manifest-7.3.json"))
+                                             "kernel", "7.3", "manifest.json"))
 
 
 def edited(path, value, base=MANIFEST):
