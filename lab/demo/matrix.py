@@ -27,6 +27,7 @@ with make demo's verdicts, each linked to that demo's report.
                   RUN's matrix.json, .md and .html made anew from its demos' run
                   directories (no guest boots; from its demos' logs if it stopped
                   before its end), with the pairs of each MORE run added
+                  (the demos of a pair both have pooled, as repeats)
 
 Flags go to every lab/demo/run (scenario parameters, --trace, --clock).
 Each pair runs the demo N times with the co-tenant's sends waking the
@@ -292,6 +293,12 @@ DEMO_LOG = re.compile(r"demo-(.+)-(unix|udp)-(\d+)\.log")
 RESULTS_LINE = re.compile(r"^results: (\S+)", re.M)
 
 
+def _in_order(done):
+    """DONE's pairs in the matrix's order (PAIRS', the packages' last)."""
+    order = list(DEFAULT_PAIRS) + ["packages"]
+    return sorted(done, key=lambda x: order.index(x[0]) if x[0] in order else len(order))
+
+
 def _from_logs(where):
     """What a matrix run in WHERE that has no matrix.json (stopped before
     its end) ran, from its demos' logs: (done, runs). Pairs in PAIRS'
@@ -311,9 +318,7 @@ def _from_logs(where):
             dirs[-1] if ok else LabError(1, f"no report (log: {os.path.join(where, name)})"))
     if not got:
         raise LabError(65, f"{where}: neither a matrix.json nor a demo's log (demo-PAIR-WAKER-N.log)")
-    order = list(DEFAULT_PAIRS) + ["packages"]
-    done = [(p, {w: got[p][w] for w in WAKERS if w in got[p]})
-            for p in sorted(got, key=lambda p: order.index(p) if p in order else len(order))]
+    done = _in_order([(p, {w: got[p][w] for w in WAKERS if w in got[p]}) for p in got])
     runs = {w: max(len(g.get(w, [])) for _, g in done) for w in WAKERS}
     return done, runs
 
@@ -353,19 +358,38 @@ def _linked(where, got):
     return out
 
 
+def _pooled(mine, theirs):
+    """THEIRS' demos of one pair and waker added to MINE, each once: a
+    run directory by where it really is, a demo without a report by its
+    error (so that --again over the same runs twice gives the same page)."""
+    def key(x):
+        return str(x) if isinstance(x, LabError) else os.path.realpath(x)
+    seen = {key(x) for x in mine}
+    for x in theirs:
+        if key(x) not in seen:
+            seen.add(key(x))
+            mine.append(x)
+
+
 def again(where, more=(), out=sys.stdout):
     """--again DIR [MORE...]: the matrix's files of DIR made anew from its
     demos' run directories (no guest boots), with the pairs of each MORE
-    matrix run added (a pair DIR has too, replaced): a page of this
-    version of the code from the runs of an earlier one, or of the pairs
-    of several runs."""
+    matrix run added (a pair DIR has too gets MORE's demos beside its own,
+    the repeats of a waker pooled): a page of this version of the code
+    from the runs of an earlier one, or of the pairs and repeats of
+    several runs."""
     done, runs = recorded(where)
     for m in more:
-        d2, r2 = recorded(m)
+        d2, _ = recorded(m)
         for pair, got in d2:
-            done = [x for x in done if x[0] != pair] + [(pair, _linked(where, got))]
-        runs = {w: max(runs.get(w, 0), r2.get(w, 0)) for w in WAKERS}
-    krows, fixes = write(where, done, runs)
+            mine = dict(done).get(pair)
+            if mine is None:
+                done.append((pair, _linked(where, got)))
+            else:
+                for w, xs in _linked(where, got).items():
+                    _pooled(mine.setdefault(w, []), xs)
+    runs = {w: max([runs.get(w, 0)] + [len(g.get(w, [])) for _, g in done]) for w in WAKERS}
+    krows, fixes = write(where, _in_order(done), runs)
     say(krows, fixes, out)
     print(f"page: {os.path.join(where, 'matrix.html')}", file=out)
     return 0

@@ -7,7 +7,8 @@
 # fs/eventpoll.c back; both touch that file alone, apply with patch -p1
 # and git am, and pass the tree's checkpatch.pl; every config option
 # survives (kernel/build --check-only). A built result, when there is
-# one, has the nm proofs and the probe offsets.
+# one, has the nm proofs and the probe offsets (the 7.3 build's manifest is
+# also a fixture: tests/fixtures/kernel/7.3/, tests/pylib/test_kernel_manifest.py).
 # timeout: 900
 # variants: release
 . "$(dirname "$0")/../lib.sh"

@@ -3,6 +3,7 @@ made-up manifest shaped as kernel/build writes it."""
 import contextlib
 import copy
 import io
+import os
 import unittest
 
 from tests.pylib import kernel_manifest
@@ -30,6 +31,13 @@ HISTORICAL = {
                "rt_patches": [{"patch": "a.patch"}, {"patch": "b.patch"}]},
     "images": {"historical": {"sha256": "cc"}},
 }
+
+
+# kernel/build's manifest of the 7.3 line as built (linux-source-7.3
+# 7.3.4-1~bpo13+1, ep->lock an rwlock again against as shipped): the
+# factorial's proofs as the build recorded them.
+LINE_7_3 = kernel_manifest.read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                                             "kernel", "7.3", "manifest.json"))
 
 
 def edited(path, value, base=MANIFEST):
@@ -80,6 +88,28 @@ class ManifestTest(unittest.TestCase):
                 (["eventpoll_locks", "patched"], ["rt_write_lock"],
                  "patched eventpoll.o locks ['rt_write_lock']")):
             self.assertEqual(run(kernel_manifest.debs, edited(path, value)), (failure, ""))
+
+    def test_line_7_3_holds(self):
+        self.assertEqual(run(kernel_manifest.images, LINE_7_3),
+                         (None, "ok: stock eventpoll.o calls rt_read_lock rt_read_unlock rt_spin_lock "
+                          "rt_spin_unlock rt_write_lock rt_write_unlock\n"
+                          "ok: patched eventpoll.o calls rt_spin_lock rt_spin_unlock\n"))
+        self.assertEqual(LINE_7_3["eventpoll_source"]["stock"],
+                         {"struct_eventpoll_lock": "rwlock_t", "ep_poll_callback_lock": "read_lock_irqsave"})
+        self.assertEqual(LINE_7_3["eventpoll_source"]["patched"]["struct_eventpoll_lock"], "spinlock_t")
+
+    def test_line_7_3_failures(self):
+        offsets = dict(LINE_7_3["probe_offsets"]["stock"])
+        del offsets["eventpoll.ovflist"]
+        for path, value, failure in (
+                (["differing_files"], ["fs/eventpoll.c", "kernel/sched/fair.c"],
+                 "trees differ in ['fs/eventpoll.c', 'kernel/sched/fair.c'], expected only fs/eventpoll.c"),
+                (["eventpoll_locks", "stock"], ["rt_spin_lock", "rt_spin_unlock"],
+                 "stock eventpoll.o calls ['rt_spin_lock', 'rt_spin_unlock'], "
+                 "not rt_read_lock/rt_write_lock"),
+                (["probe_offsets", "stock"], offsets,
+                 "stock: probe offsets %s, probe_ep '+72(-8(%%di))'" % offsets)):
+            self.assertEqual(run(kernel_manifest.images, edited(path, value, LINE_7_3)), (failure, ""))
 
     def test_historical_holds(self):
         self.assertEqual(run(kernel_manifest.historical, HISTORICAL),

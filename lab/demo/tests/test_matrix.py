@@ -295,6 +295,29 @@ class PairTest(unittest.TestCase):
         with mock.patch("sys.stderr"):
             self.assertEqual(matrix.matrix(["--again"]), 2)
 
+    def test_again_pools_the_repeats_of_a_pair_two_runs_have(self):
+        a, b = os.path.join(self.d, "a-demo-matrix"), os.path.join(self.d, "b-demo-matrix")
+        first = self.run_dir("7.3", os.path.join("a-demo-matrix", "20261207-013048-2758"))
+        second = self.run_dir("7.3", os.path.join("b-demo-matrix", "20261207-073125-ff4c"))
+        udp = self.run_dir("7.3", os.path.join("b-demo-matrix", "20261207-073354-0000"))
+        matrix.write(a, [("7.3", {"unix": [first]})], {"unix": 1, "udp": 0})
+        d13 = self.run_dir("debian13", os.path.join("b-demo-matrix", "20261207-005729-53ca"))
+        matrix.write(b, [("7.3", {"unix": [second], "udp": [udp, labrun.LabError(1, "exited 4")]}),
+                         ("debian13", {"unix": [d13]})], {"unix": 1, "udp": 2})
+        for _ in range(2):      # twice over the same runs: the same page, nothing pooled twice
+            self.assertEqual(matrix.again(a, [b], out=io.StringIO()), 0)
+            with open(os.path.join(a, "matrix.json"), encoding="utf-8") as f:
+                doc = json.load(f)
+            self.assertEqual(doc["runs"], {"unix": 2, "udp": 2})
+            # in the matrix's order, whichever run had a pair first
+            self.assertEqual([p["pair"] for p in doc["pairs"]], ["debian13", "7.3"])
+            demos = doc["pairs"][1]["demos"]
+            self.assertEqual([d["run"] for d in demos["unix"]],
+                             ["20261207-013048-2758", "20261207-073125-ff4c"])
+            self.assertEqual([d.get("run") or d["error"] for d in demos["udp"]],
+                             ["20261207-073354-0000", "exited 4"])
+            self.assertEqual(doc["pairs"][1]["wakers"]["unix"], "no effect")
+
     def test_a_stopped_run_from_its_logs_with_another_run_s_pairs(self):
         a, b = os.path.join(self.d, "a-demo-matrix"), os.path.join(self.d, "b-demo-matrix")
         os.makedirs(a)
