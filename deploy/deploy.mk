@@ -46,7 +46,7 @@ install: release
 	install -m 0644 deploy/sysusers.d/relay.conf $(DESTDIR)$(DEPLOY_SYSUSERSDIR)/relay.conf
 	install -m 0644 deploy/relay.preset $(DESTDIR)$(DEPLOY_PRESETDIR)/90-relay.preset
 	@# Never overwrite a configuration an operator has edited.
-	for f in relay.conf loadgen/smoke.conf; do \
+	for f in relay.conf loadgen/smoke.conf loadgen/unix.conf; do \
 		if [ -e $(DESTDIR)$(DEPLOY_ETC)/$$f ]; then \
 			echo "install: keeping the existing $(DESTDIR)$(DEPLOY_ETC)/$$f"; \
 		else install -m 0644 deploy/$$f $(DESTDIR)$(DEPLOY_ETC)/$$f || exit 1; fi; \

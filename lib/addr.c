@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -340,38 +339,11 @@ int addr_listen_socket(const struct addr *a, int type, char *err,
 	return fd;
 }
 
-/* Whether the unix:// path of a is a socket that nobody serves any more
- * (what a relay that was killed leaves behind): connecting to it is
- * refused. Anything else, a live socket or another file, stays. */
-static bool stale_socket(const struct addr *a)
-{
-	const struct sockaddr_un *un = (const void *)&a->sa;
-	struct stat st;
-	if (!un->sun_path[0] || lstat(un->sun_path, &st) < 0 ||
-	    !S_ISSOCK(st.st_mode))
-		return false;
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	bool stale = connect(fd, (const struct sockaddr *)&a->sa, a->salen) < 0 &&
-		     errno == ECONNREFUSED;
-	close(fd);
-	return stale;
-}
-
 int addr_bind_listener(const struct addr *a, int fd, int backlog, char *err,
 		       size_t errlen)
 {
-	const struct sockaddr *sa = (const struct sockaddr *)&a->sa;
-	int rc = bind(fd, sa, a->salen);
-	if (rc < 0 && errno == EADDRINUSE && a->kind == ADDR_UNIX) {
-		if (stale_socket(a) &&
-		    unlink(((const struct sockaddr_un *)sa)->sun_path) == 0)
-			rc = bind(fd, sa, a->salen);
-		else
-			errno = EADDRINUSE;
-	}
-	if (rc == 0 && (backlog <= 0 || listen(fd, backlog) == 0))
+	if (bind(fd, (const struct sockaddr *)&a->sa, a->salen) == 0 &&
+	    (backlog <= 0 || listen(fd, backlog) == 0))
 		return fd;
 	int e = errno;
 	char text[ADDR_TEXT_MAX];
@@ -379,8 +351,11 @@ int addr_bind_listener(const struct addr *a, int fd, int backlog, char *err,
 	snprintf(err, errlen, "%s: cannot listen: %s%s", text, strerror(e),
 		 e != EADDRINUSE ? (e == EADDRNOTAVAIL ?
 				    " (no interface has this address)" : "") :
-		 a->kind == ADDR_UNIX ? " (a program serves this address, or "
-					"a file that is not a socket is there)" :
+		 a->kind == ADDR_UNIX ? " (another program holds this name: "
+					"an abstract name has no owner, so any "
+					"program may take it first; a "
+					"unix:///PATH in a directory only relay "
+					"may write cannot be taken)" :
 		 " (another program holds this port)");
 	close(fd);
 	errno = e;

@@ -76,11 +76,11 @@ int addr_socktype(enum addr_kind kind);
 int addr_listen_socket(const struct addr *a, int type, char *err,
 		       size_t errlen);
 
-/* Bind fd to a (and listen with backlog when backlog > 0). A unix:// path
- * where a socket nobody serves was left behind is replaced; any other file
- * there is not. Returns fd, or closes it and returns -1 with err naming the
- * address and the likely cause (port in use, no such local address),
- * errno kept. */
+/* Bind fd to a (and listen with backlog when backlog > 0): an IP address
+ * or an abstract unix:// name (a unix:///PATH is server/sockfile.h's).
+ * Returns fd, or closes it and returns -1 with err naming the address and
+ * the likely cause (port or name in use, no such local address), errno
+ * kept. */
 int addr_bind_listener(const struct addr *a, int fd, int backlog, char *err,
 		       size_t errlen);
 

@@ -188,11 +188,14 @@ static int decode_counts(struct hist *h, const uint8_t *p, const uint8_t *end,
 		p += used;
 		if (v < 0) {
 			/* -v, not index - v: a run near INT64_MIN would
-			 * overflow the sum and land the index anywhere */
+			 * overflow the sum and land the index anywhere;
+			 * and its length is told unsigned, as INT64_MIN
+			 * has no negation */
 			if (v == INT64_MIN || -v > h->counts_len - index)
-				return why_set(why, whylen, "a run of %lld zero "
+				return why_set(why, whylen, "a run of %llu zero "
 					       "counts goes past the histogram's "
-					       "%d slots", -(long long)v,
+					       "%d slots",
+					       0ULL - (unsigned long long)v,
 					       h->counts_len);
 			index -= v;
 			continue;
@@ -215,17 +218,55 @@ static int decode_counts(struct hist *h, const uint8_t *p, const uint8_t *end,
 /* A histogram's encoding taken apart: its settings and the counts words. */
 struct packed {
 	int64_t lowest, highest, sigfigs;
+	int32_t slots;		/* of the histogram the counts go into */
+	bool other;		/* refused: settings other than into's */
 	uint8_t *plain;		/* the payload, payload bytes */
 	uint64_t payload;
 };
 
-/* Undo base64 and zlib and read the V2 header. Every size is checked
- * against the bytes given before it is allocated: the payload's against
- * DEFLATE's own limit (zlib: at most 1032 bytes out per byte in, 258 at a
- * time), so a short line cannot make a large allocation. Returns 0, or -1
- * with why filled; p->plain is to be freed either way. */
-static int unpack(const char *text, size_t n, struct packed *p, char *why,
-		  size_t whylen)
+/* The slots p's counts go into: into's, when p has its settings, else
+ * (into NULL) those p's settings make, up to HLOG_MAX_SLOTS. What a
+ * reader does with a histogram passes over every slot, so the slots a
+ * line may ask for are the work it may cause. -1 with why when refused. */
+static int32_t settle(struct packed *p, const struct hist *into, char *why,
+		      size_t whylen)
+{
+	if (into) {
+		if (p->lowest == into->lowest && p->highest == into->highest &&
+		    p->sigfigs == into->sigfigs)
+			return into->counts_len;
+		p->other = true;
+		return why_set(why, whylen, "histogram settings (lowest %lld, "
+			       "highest %lld, %lld digits) differ",
+			       (long long)p->lowest, (long long)p->highest,
+			       (long long)p->sigfigs);
+	}
+	int32_t slots = p->sigfigs < 1 || p->sigfigs > 5 ? -1
+			: hist_slots(p->lowest, p->highest, (int)p->sigfigs);
+	if (slots < 0)
+		return why_set(why, whylen, "unsupported histogram settings: "
+			       "lowest %lld, highest %lld, %lld significant "
+			       "digits", (long long)p->lowest,
+			       (long long)p->highest, (long long)p->sigfigs);
+	if (slots > HLOG_MAX_SLOTS)
+		return why_set(why, whylen, "a histogram of %d slots (lowest "
+			       "%lld, highest %lld, %lld significant digits) is "
+			       "larger than the %d read here", slots,
+			       (long long)p->lowest, (long long)p->highest,
+			       (long long)p->sigfigs, HLOG_MAX_SLOTS);
+	return slots;
+}
+
+/* Undo base64 and zlib and read the V2 header, then the payload into
+ * the histogram into (NULL: one of the header's settings; settle()).
+ * Every size is checked before it is allocated: the payload's against
+ * DEFLATE's own limit (zlib: at most 1032 bytes out per byte in, 258 at
+ * a time), so a short line cannot make a large allocation, and against
+ * what the slots' counts can take (WORD_MAX bytes a slot), so a long one
+ * cannot either: 4 GB may come out of a 5 MB line. Returns 0, or -1 with
+ * why filled; p->plain is to be freed either way. */
+static int unpack(const char *text, size_t n, const struct hist *into,
+		  struct packed *p, char *why, size_t whylen)
 {
 	memset(p, 0, sizeof(*p));
 	uint8_t *bin = from_base64(text, &n);
@@ -276,6 +317,13 @@ static int unpack(const char *text, size_t n, struct packed *p, char *why,
 			(unsigned long long)zlen);
 		goto out;
 	}
+	if ((p->slots = settle(p, into, why, whylen)) < 0)
+		goto out;
+	if (p->payload > (uint64_t)p->slots * WORD_MAX) {
+		why_set(why, whylen, "a payload of %llu bytes cannot fit %d "
+			"slots", (unsigned long long)p->payload, p->slots);
+		goto out;
+	}
 	p->plain = malloc(p->payload + 1);
 	if (!p->plain) {
 		why_set(why, whylen, "out of memory");
@@ -295,42 +343,16 @@ out:
 	return rc;
 }
 
-/* The counts of p into h, whose settings they were checked against. */
-static int add_packed(struct hist *h, const struct packed *p, char *why,
-		      size_t whylen)
-{
-	if (p->payload > (uint64_t)h->counts_len * WORD_MAX)
-		return why_set(why, whylen, "a payload of %llu bytes cannot "
-			       "fit %d slots", (unsigned long long)p->payload,
-			       h->counts_len);
-	return decode_counts(h, p->plain, p->plain + p->payload, why, whylen);
-}
-
 int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
 		size_t whylen)
 {
 	memset(h, 0, sizeof(*h));
 	struct packed p;
-	int rc = unpack(text, n, &p, why, whylen);
-	int32_t slots = rc || p.sigfigs < 1 || p.sigfigs > 5 ? -1
-			: hist_slots(p.lowest, p.highest, (int)p.sigfigs);
-	if (!rc && slots < 0)
-		rc = why_set(why, whylen, "unsupported histogram settings: "
-			     "lowest %lld, highest %lld, %lld significant "
-			     "digits", (long long)p.lowest,
-			     (long long)p.highest, (long long)p.sigfigs);
-	/* what a reader does with a histogram passes over every slot: the
-	 * slots a line may ask for are the work it may cause */
-	if (!rc && slots > HLOG_MAX_SLOTS)
-		rc = why_set(why, whylen, "a histogram of %d slots (lowest "
-			     "%lld, highest %lld, %lld significant digits) is "
-			     "larger than the %d read here", slots,
-			     (long long)p.lowest, (long long)p.highest,
-			     (long long)p.sigfigs, HLOG_MAX_SLOTS);
+	int rc = unpack(text, n, NULL, &p, why, whylen);
 	if (!rc && hist_init(h, p.lowest, p.highest, (int)p.sigfigs) < 0)
 		rc = why_set(why, whylen, "out of memory");
 	if (!rc)
-		rc = add_packed(h, &p, why, whylen);
+		rc = decode_counts(h, p.plain, p.plain + p.payload, why, whylen);
 	if (rc < 0)
 		hist_free(h);
 	free(p.plain);
@@ -341,22 +363,12 @@ int hlog_decode_add(const char *text, size_t n, struct hist *h, char *why,
 		    size_t whylen)
 {
 	struct packed p;
-	int rc = unpack(text, n, &p, why, whylen);
-	if (!rc && (p.lowest != h->lowest || p.highest != h->highest ||
-		    p.sigfigs != h->sigfigs)) {
-		rc = why_set(why, whylen, "histogram settings (lowest %lld, "
-			     "highest %lld, %lld digits) differ",
-			     (long long)p.lowest, (long long)p.highest,
-			     (long long)p.sigfigs);
-		free(p.plain);
-		errno = EDOM;
-		return rc;
-	}
+	int rc = unpack(text, n, h, &p, why, whylen);
 	if (!rc)
-		rc = add_packed(h, &p, why, whylen);
+		rc = decode_counts(h, p.plain, p.plain + p.payload, why, whylen);
 	free(p.plain);
 	if (rc < 0)
-		errno = EINVAL;
+		errno = p.other ? EDOM : EINVAL;
 	return rc;
 }
 

@@ -31,17 +31,19 @@ char *hlog_encode(const struct hist *h);
 
 /* Decode the base64 text of n bytes into h, initialised here with the
  * settings the encoding carries (hist_free it); more than HLOG_MAX_SLOTS
- * slots are refused. Returns 0, or -1 with why filled and h left with no
- * counts array. */
+ * slots are refused, and so is a payload longer than the slots' counts
+ * can take, before anything is allocated for it. Returns 0, or -1 with
+ * why filled and h left with no counts array. */
 int hlog_decode(const char *text, size_t n, struct hist *h, char *why,
 		size_t whylen);
 
 /* Add the counts the base64 text of n bytes encodes into h, which must
- * have the settings the encoding carries. Allocates at most what the text
- * can inflate to and works in proportion to it, whatever h's size: the
- * way to add up many intervals. Returns 0, or -1 with why filled and
- * errno EDOM (other settings: why says which) or EINVAL (damage, or a
- * total past 2^63-1); some counts may then have been added to h. */
+ * have the settings the encoding carries. Allocates at most what both the
+ * text can inflate to and h's slots can take, and works in proportion to
+ * the text, whatever h's size: the way to add up many intervals. Returns
+ * 0, or -1 with why filled and errno EDOM (other settings: why says
+ * which) or EINVAL (damage, or a total past 2^63-1); some counts may then
+ * have been added to h. */
 int hlog_decode_add(const char *text, size_t n, struct hist *h, char *why,
 		    size_t whylen);
 

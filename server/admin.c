@@ -44,6 +44,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -285,6 +287,19 @@ int admin_healthy(const struct admin_view *v, char *why, size_t whylen)
 	return 1;
 }
 
+int admin_files_present(const struct admin_view *v, char *why,
+			size_t whylen)
+{
+	for (int i = 0; v->udp_files && i < *v->nudp_labels; i++)
+		if (!sockfile_present(&v->udp_files[i])) {
+			snprintf(why, whylen, "%s: the socket file relay made "
+				 "there was removed or replaced (SIGHUP binds "
+				 "it again)\n", v->udp_labels[i].text);
+			return 0;
+		}
+	return 1;
+}
+
 json_t *admin_json_parts(const struct admin_view *v)
 {
 	json_t *l = json_object(), *u = json_object();
@@ -348,6 +363,34 @@ static void refuse(struct evhttp_request *req, int code, const char *why)
 	reply(req, code, "text/plain; charset=utf-8", why, strlen(why));
 }
 
+/* Why the headers may frame a body, or NULL when they cannot. evhttp
+ * refuses a GET's body (413) but does not read HEAD's, so a body would
+ * be taken for the next request: answered, it smuggles a response past a
+ * proxy that knew the body for a body. And evhttp looks no further than
+ * the first Content-Length (a second one, or "0" then "40", goes unseen)
+ * and keeps a name's blanks before its colon ("Transfer-Encoding :
+ * chunked" is another header to it), where a proxy may take the last
+ * length or the trimmed name. RFC 9112 has a server refuse both (5.1,
+ * 6.3), so every header is looked at here, not the first of a name. */
+static const char *framing_refused(const struct evkeyvalq *in)
+{
+	const struct evkeyval *h;
+	int lengths = 0;
+	TAILQ_FOREACH(h, in, next) {
+		if (h->key[strcspn(h->key, " \t")])
+			return "whitespace in a header name\n";
+		if (strcasecmp(h->key, "Transfer-Encoding") == 0)
+			return "no request body on GET or HEAD\n";
+		if (strcasecmp(h->key, "Content-Length") != 0)
+			continue;
+		if (lengths++)
+			return "Content-Length given more than once\n";
+		if (strcmp(h->value, "0") != 0)
+			return "no request body on GET or HEAD\n";
+	}
+	return NULL;
+}
+
 /* What evhttp lets through that a proxy in front of us would read another
  * way: 0 if none (the request is answered), else the refusal sent. */
 static int refused(struct evhttp_request *req)
@@ -369,14 +412,10 @@ static int refused(struct evhttp_request *req)
 		refuse(req, 505, "only HTTP/1.0 and HTTP/1.1 here\n");
 		return 1;
 	}
-	/* evhttp refuses a GET's body (413) but does not read HEAD's, so the
-	 * body would be taken for the next request: answered, it smuggles a
-	 * response past a proxy that knew the body for a body. */
-	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
-	const char *length = evhttp_find_header(in, "Content-Length");
-	if (evhttp_find_header(in, "Transfer-Encoding") ||
-	    (length && strcmp(length, "0") != 0)) {
-		refuse(req, 400, "no request body on GET or HEAD\n");
+	const char *framing = framing_refused(
+		evhttp_request_get_input_headers(req));
+	if (framing) {
+		refuse(req, 400, framing);
 		return 1;
 	}
 	return 0;
@@ -420,7 +459,8 @@ static void handle(struct evhttp_request *req, void *arg)
 	const char *type = "text/plain; charset=utf-8";
 	if (strcmp(path, "/healthz") == 0) {
 		char why[256];
-		if (admin_healthy(v, why, sizeof(why)))
+		if (admin_healthy(v, why, sizeof(why)) &&
+		    admin_files_present(v, why, sizeof(why)))
 			fputs("ok\n", f);
 		else {
 			fputs(why, f);

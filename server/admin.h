@@ -12,7 +12,7 @@
  *   /hgrm/wake_latency
  *   /hgrm/tick_lateness
  *   /healthz                 200 "ok", or 503 and why (a stalled loop,
- *                            draining)
+ *                            draining, a listener's socket file gone)
  *
  * GET and HEAD (the headers and the body's length); other paths 404. evhttp
  * refuses the rest and closes: 400 a malformed request or one whose line
@@ -27,6 +27,7 @@
 
 #include "addr.h"
 #include "heartbeat.h"
+#include "sockfile.h"
 #include "stats.h"
 #include "tcp.h"
 
@@ -46,6 +47,8 @@ struct admin_view {
 	 * upstreams (*nudp_upstreams) to show. */
 	const struct stats_label *udp_labels;
 	const int *nudp_labels;
+	const struct sockfile *udp_files;	/* each one's (none: not a
+						 * unix:///PATH); NULL: none */
 	const struct stats_label *udp_upstreams;
 	const int *nudp_upstreams;
 	/* Streams: each loop's counters, the tcp:// and tls:// listeners to
@@ -88,5 +91,11 @@ json_t *admin_json_parts(const struct admin_view *v);
 /* 1 when every loop made progress within the last second (plus a tick),
  * else 0 with why filled. Also used for the systemd watchdog. */
 int admin_healthy(const struct admin_view *v, char *why, size_t whylen);
+
+/* 1 when every unix:///PATH listener's file is the one relay bound there,
+ * else 0 with why naming the first that was removed or replaced. /healthz
+ * says so; the watchdog does not: it is for stalls, and SIGHUP mends it. */
+int admin_files_present(const struct admin_view *v, char *why,
+			size_t whylen);
 
 #endif

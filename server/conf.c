@@ -25,7 +25,7 @@
 /* What a key holds, for reload's comparison (opt's types say how to parse
  * it), and whether a new value needs a restart. In the descriptor's tag. */
 enum key_kind { K_INT, K_BOOL, K_SCHED, K_LISTEN, K_UPSTREAM, K_ADMIN, K_CPUS,
-		K_PATH };
+		K_PATH, K_GID, K_PEERS };
 #define K_KIND(tag)	((enum key_kind)((tag) & 0xff))
 #define RELOAD		0
 #define RESTART		0x100
@@ -35,6 +35,9 @@ static int parse_upstream(void *base, const char *v, char *why, size_t whylen);
 static int parse_admin(void *base, const char *v, char *why, size_t whylen);
 static int parse_cpus(void *base, const char *v, char *why, size_t whylen);
 static int parse_sched(void *base, const char *v, char *why, size_t whylen);
+static int parse_mode(void *base, const char *v, char *why, size_t whylen);
+static int parse_group(void *base, const char *v, char *why, size_t whylen);
+static int parse_allow(void *base, const char *v, char *why, size_t whylen);
 
 #define F(field) offsetof(struct conf, field)
 /* A key whose field has its name: an int within [lo, hi], a bool, a path;
@@ -91,6 +94,15 @@ const struct opt conf_opts[] = {
 	    "on SIGTERM, wait this long for replies"),
 	INT(socket_buffer, 0, 1 << 30, "0", RESTART, "N",
 	    "SO_RCVBUF/SO_SNDBUF bytes, 0: the kernel's"),
+	FUNC(unix_mode, unix_mode, K_INT, parse_mode, NULL, RESTART, "MODE",
+	     "unix:///PATH listeners: the socket file's mode,\n"
+	     "e.g. 0660 (none: what the umask leaves)"),
+	FUNC(unix_group, unix_gid, K_GID, parse_group, NULL, RESTART, "GROUP",
+	     "unix:///PATH listeners: the socket file's group\n"
+	     "(a name or a gid; relay must be in it)"),
+	FUNC(unix_allow, unix_allow, K_PEERS, parse_allow, NULL, RELOAD, "LIST",
+	     "unix:// listeners: take datagrams only from these\n"
+	     "senders: uid:ID,gid:ID,... (none: anyone)"),
 	PATH(stats_file, RESTART, "FILE",
 	     "on exit write FILE (JSON), FILE-derived .hgrm files\n"
 	     "and .timeseries.csv"),
@@ -131,6 +143,8 @@ void conf_defaults(struct conf *c)
 {
 	char why[256];
 	memset(c, 0, sizeof(*c));
+	c->unix_mode = -1;
+	c->unix_gid = (gid_t)-1;
 	if (opt_defaults(conf_opts, conf_nopts, c, why, sizeof(why)) < 0) {
 		fprintf(stderr, "relay: %s\n", why);	/* the table is wrong */
 		abort();
@@ -250,6 +264,38 @@ static int parse_sched(void *base, const char *value, char *why, size_t whylen)
 			       "other)", value);
 	c->sched_other = strcmp(value, "other") == 0;
 	return 0;
+}
+
+static int parse_mode(void *base, const char *value, char *why,
+		      size_t whylen)
+{
+	struct conf *c = base;
+	char *end;
+	long v = strtol(value, &end, 8);
+	/* No set-id nor sticky bits: they mean nothing on a socket. */
+	if (!*value || *end || v < 0 || v > 0777)
+		return why_set(why, whylen, "'%s' is not a mode (octal, 0 to "
+			       "0777, e.g. 0660)", value);
+	c->unix_mode = (int)v;
+	return 0;
+}
+
+static int parse_group(void *base, const char *value, char *why,
+		       size_t whylen)
+{
+	struct conf *c = base;
+	uint32_t gid;
+	if (peer_id(true, value, &gid, why, whylen) < 0)
+		return -1;
+	c->unix_gid = (gid_t)gid;
+	return 0;
+}
+
+static int parse_allow(void *base, const char *value, char *why,
+		       size_t whylen)
+{
+	return peer_parse(&((struct conf *)base)->unix_allow, value, why,
+			  whylen);
 }
 
 int conf_set(struct conf *c, const char *key, const char *value,
@@ -494,6 +540,10 @@ static size_t key_size(const struct opt *o)
 		return CONF_PATH_MAX;
 	case K_CPUS:
 		return sizeof(((struct conf *)0)->cpus);
+	case K_GID:
+		return sizeof(gid_t);
+	case K_PEERS:
+		return sizeof(struct peer_list);
 	default:
 		return sizeof(struct addr);
 	}

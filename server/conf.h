@@ -12,8 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include "addr.h"
 #include "opt.h"
+#include "peer.h"
 
 #define CONF_MAX_LISTEN	16
 #define CONF_MAX_CPUS	64
@@ -51,6 +54,11 @@ struct conf {
 	bool udp_gro;			/* coalesced receive, segmented send */
 	int drain_ms;			/* SIGTERM: wait this long for replies */
 	int socket_buffer;		/* SO_RCVBUF/SO_SNDBUF bytes, 0: kernel's */
+	/* unix:// listeners. */
+	int unix_mode;			/* a path's file's mode, -1: the umask's */
+	gid_t unix_gid;			/* and its group, (gid_t)-1: relay's */
+	struct peer_list unix_allow;	/* who may send; none: anyone who may
+					 * reach the socket */
 	char stats_file[CONF_PATH_MAX];
 	char heartbeat[CONF_PATH_MAX];
 	/* Streams: tcp:// and tls:// listeners. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -65,22 +66,34 @@ void control_describe(const struct conf *c, FILE *out)
 		c->tick_us, c->max_flows, c->flow_idle_ms);
 }
 
-/* Open one socket of listener a for a loop. Returns it, or -1 with err. */
+/* Open one socket of listener a for a loop, its file (unix:///PATH) into
+ * file. Returns it, or -1 with err. */
 static int open_listener(const struct conf *c, const struct addr *a,
-			 char *err, size_t errlen)
+			 struct sockfile *file, char *err, size_t errlen)
 {
-	return addr_socktype(a->kind) == SOCK_DGRAM ?
-		udp_open_listener(a, c->socket_buffer, c->udp_gro, err,
-				  errlen) :
-		tcp_open_listener(a, err, errlen);
+	memset(file, 0, sizeof(*file));
+	if (addr_socktype(a->kind) == SOCK_STREAM)
+		return tcp_open_listener(a, err, errlen);
+	const struct udp_listen l = {
+		.socket_buffer = c->socket_buffer, .gro = c->udp_gro,
+		.max_datagram = c->max_datagram, .batch = c->batch,
+		.perm = { .mode = c->unix_mode, .gid = c->unix_gid },
+	};
+	char warn[512];
+	int fd = udp_open_listener(a, &l, file, warn, sizeof(warn), err, errlen);
+	if (fd >= 0 && warn[0])
+		fprintf(stderr, "relay: warning: %s\n", warn);
+	return fd;
 }
 
-/* Open listener a on every loop into fds[]; all or nothing. */
+/* Open listener a on every loop into fds[] (a unix:// one has one loop,
+ * and its file goes into file); all or nothing. */
 static int open_everywhere(const struct conf *c, const struct addr *a,
-			   int *fds, char *err, size_t errlen)
+			   int *fds, struct sockfile *file, char *err,
+			   size_t errlen)
 {
 	for (int i = 0; i < c->ncpus; i++) {
-		fds[i] = open_listener(c, a, err, errlen);
+		fds[i] = open_listener(c, a, file, err, errlen);
 		if (fds[i] < 0) {
 			while (i-- > 0)
 				close(fds[i]);
@@ -155,6 +168,7 @@ static void listener_labels(struct control *ctl)
 	for (int i = 0; i < ctl->nreg; i++) {
 		const struct control_listener *g = &ctl->reg[i];
 		if (addr_socktype(g->a.kind) == SOCK_DGRAM) {
+			ctl->udp_files[ctl->nudp_labels] = g->file;
 			struct stats_label *l =
 				&ctl->udp_labels[ctl->nudp_labels++];
 			l->id = g->id;
@@ -207,14 +221,15 @@ int control_listen(struct control *ctl, char *err, size_t errlen)
 	const struct conf *c = &ctl->conf;
 	for (int j = 0; j < c->nlisten; j++) {
 		int col[CONF_MAX_CPUS];
-		if (open_everywhere(c, &c->listen[j], col, err, errlen) < 0)
+		if (open_everywhere(c, &c->listen[j], col, &ctl->reg[j].file,
+				    err, errlen) < 0)
 			return EX_UNAVAILABLE;
 		for (int i = 0; i < c->ncpus; i++)
 			ctl->start_fds[i][j] = col[i];
 		ctl->reg[j].a = c->listen[j];
 		ctl->reg[j].id = ctl->next_id++;
+		ctl->nreg = j + 1;	/* its file is removed at exit */
 	}
-	ctl->nreg = c->nlisten;
 	listener_labels(ctl);
 	upstream_show(ctl, c, upstream_pick(ctl, c));	/* 0 */
 	return 0;
@@ -263,20 +278,47 @@ static int find_listener(const struct control_listener *reg, int n,
 	return -1;
 }
 
-/* The id listener a runs under: the one it has in the configuration or on
- * a loop a reload did not reach, else a new one. */
-static int listener_id(const struct control *ctl, const struct addr *a,
-		       int *next_id)
+/* The listener at a in the configuration or on a loop a reload did not
+ * reach, or NULL. */
+static const struct control_listener *running_listener(
+	const struct control *ctl, const struct addr *a)
 {
 	int k = find_listener(ctl->reg, ctl->nreg, a, -1);
 	if (k >= 0)
-		return ctl->reg[k].id;
+		return &ctl->reg[k];
 	for (int i = 0; i < ctl->nw; i++) {
 		const struct control_loop *lp = &ctl->loops[i];
 		if ((k = find_listener(lp->reg, lp->nreg, a, -1)) >= 0)
-			return lp->reg[k].id;
+			return &lp->reg[k];
 	}
-	return (*next_id)++;
+	return NULL;
+}
+
+/* Listener a of the reload n as n->reg[j]: under the id it runs under,
+ * with its file; or, new, or a unix:///PATH whose file someone removed
+ * or replaced, under a new id: the loop then closes the old socket and
+ * takes one bound anew. Returns whether it is one the running
+ * configuration lacks. */
+static bool listener_take(const struct control *ctl, struct control_reload *n,
+			  int j, const struct addr *a)
+{
+	const struct control_listener *run = running_listener(ctl, a);
+	struct control_listener *g = &n->reg[j];
+	g->a = *a;
+	memset(&g->file, 0, sizeof(g->file));
+	if (run && !sockfile_present(&run->file)) {
+		fprintf(stderr, "relay: reload: %s: the socket file relay made "
+			"there was removed or replaced; binding it again\n",
+			run->file.path);
+		run = NULL;
+	}
+	if (!run) {
+		g->id = n->next_id++;
+		return true;
+	}
+	g->id = run->id;
+	g->file = run->file;
+	return find_listener(ctl->reg, ctl->nreg, a, run->id) < 0;
 }
 
 /* A command of its own for a loop: proto, with references to its TLS
@@ -293,9 +335,10 @@ static struct worker_cmd *cmd_new(const struct worker_cmd *proto)
 }
 
 /* Loop i's command to go from the listeners it has to n's, with the
- * sockets it lacks opened. NULL with err filled when one cannot be. */
+ * sockets it lacks opened (the files they make noted in n). NULL with err
+ * filled when one cannot be. */
 static struct worker_cmd *loop_cmd(const struct control *ctl, int i,
-				   const struct control_reload *n,
+				   struct control_reload *n,
 				   const struct worker_cmd *proto, char *err,
 				   size_t errlen)
 {
@@ -310,13 +353,18 @@ static struct worker_cmd *loop_cmd(const struct control *ctl, int i,
 				  lp->reg[j].id) < 0)
 			wc->remove_id[wc->nremove++] = lp->reg[j].id;
 	for (int j = 0; j < n->nreg; j++) {
-		const struct control_listener *g = &n->reg[j];
+		struct control_listener *g = &n->reg[j];
 		if (find_listener(lp->reg, lp->nreg, &g->a, g->id) >= 0)
 			continue;
-		int fd = open_listener(&n->conf, &g->a, err, errlen);
+		struct sockfile file;
+		int fd = open_listener(&n->conf, &g->a, &file, err, errlen);
 		if (fd < 0) {
 			worker_cmd_release(wc);
 			return NULL;
+		}
+		if (file.path[0]) {
+			g->file = file;
+			n->made[j] = true;
 		}
 		wc->add_id[wc->nadd] = g->id;
 		wc->add_kind[wc->nadd] = g->a.kind;
@@ -387,18 +435,15 @@ static void reload_prepare(struct control *ctl)
 			"restart; keeping the running value\n", fixed);
 
 	n->next_id = ctl->next_id;
-	for (int j = 0; j < nc->nlisten; j++) {
-		n->reg[j].a = nc->listen[j];
-		n->reg[j].id = listener_id(ctl, &nc->listen[j], &n->next_id);
-		n->nadd += find_listener(ctl->reg, ctl->nreg, &nc->listen[j],
-					 -1) < 0;
-	}
+	for (int j = 0; j < nc->nlisten; j++)
+		n->nadd += listener_take(ctl, n, j, &nc->listen[j]);
 	n->nreg = nc->nlisten;
 	n->nremove = ctl->nreg + n->nadd - n->nreg;
 	struct worker_cmd proto = { .upstream = nc->upstream,
 				    .flow_idle_ms = nc->flow_idle_ms,
 				    .flow_wait_ms = nc->flow_wait_ms,
-				    .drain_ms = nc->drain_ms };
+				    .drain_ms = nc->drain_ms,
+				    .unix_allow = nc->unix_allow };
 	stream_settings(nc, n->tls_server, n->tls_client, &proto.tcp);
 	proto.upstream_id = n->up_id = upstream_pick(ctl, nc);
 
@@ -413,6 +458,9 @@ static void reload_prepare(struct control *ctl)
 			"configuration: %s\n", err);
 		while (i-- > 0)
 			worker_cmd_release(wc[i]);
+		for (int j = 0; j < n->nreg; j++)
+			if (n->made[j])
+				sockfile_remove(&n->reg[j].file);
 		tls_free(n->tls_server);
 		tls_free(n->tls_client);
 		return;
@@ -425,10 +473,41 @@ static void reload_prepare(struct control *ctl)
 static void *reload_main(void *arg)
 {
 	struct control *ctl = arg;
+	/* A umask of its own: binding a unix:///PATH changes it for a moment
+	 * (sockfile.c), which must not reach a file another thread makes.
+	 * Were it refused, none makes one while a reload runs: the stats
+	 * file waits for it (control_drain). */
+	if (unshare(CLONE_FS) < 0)
+		fprintf(stderr, "relay: reload: unshare(CLONE_FS): %s\n",
+			strerror(errno));
 	reload_prepare(ctl);
 	uint64_t one = 1;
 	(void)!write(ctl->reload_efd, &one, sizeof(one));
 	return NULL;
+}
+
+/* Whether listener g is still in the reload n: in its configuration or
+ * on one of the nw loops. */
+static bool kept(const struct control_reload *n, int nw,
+		 const struct control_listener *g)
+{
+	if (find_listener(n->reg, n->nreg, &g->a, g->id) >= 0)
+		return true;
+	for (int i = 0; i < nw; i++)
+		if (find_listener(n->loops[i].reg, n->loops[i].nreg, &g->a,
+				  g->id) >= 0)
+			return true;
+	return false;
+}
+
+/* Remove the socket files of reg[n] that are still relay's: those of the
+ * listeners the reload next does not keep (NULL: all of them). */
+static void remove_files(const struct control_listener *reg, int n,
+			 const struct control_reload *next, int nw)
+{
+	for (int j = 0; j < n; j++)
+		if (!next || !kept(next, nw, &reg[j]))
+			sockfile_remove(&reg[j].file);
 }
 
 /* On the main thread, once the reload thread is done: join it and adopt
@@ -444,6 +523,10 @@ static void reload_finish(struct control *ctl)
 		ctl->reloads.failed++;
 		return;
 	}
+	/* The files of the listeners no loop serves any more go. */
+	remove_files(ctl->reg, ctl->nreg, n, ctl->nw);
+	for (int i = 0; i < ctl->nw; i++)
+		remove_files(ctl->loops[i].reg, ctl->loops[i].nreg, n, ctl->nw);
 	/* Each loop holds references of its own to the contexts it uses. */
 	tls_free(ctl->tls_server);
 	tls_free(ctl->tls_client);
@@ -531,7 +614,8 @@ int control_drain(struct control *ctl)
 				    .upstream_id = ctl->up_id,
 				    .flow_idle_ms = ctl->conf.flow_idle_ms,
 				    .flow_wait_ms = ctl->conf.flow_wait_ms,
-				    .drain_ms = ctl->conf.drain_ms };
+				    .drain_ms = ctl->conf.drain_ms,
+				    .unix_allow = ctl->conf.unix_allow };
 	stream_settings(&ctl->conf, ctl->tls_server, ctl->tls_client,
 			&proto.tcp);
 	int rc = 0;
@@ -570,4 +654,11 @@ void control_free(struct control *ctl)
 	free(ctl->tcp);
 	tls_free(ctl->tls_server);
 	tls_free(ctl->tls_client);
+}
+
+void control_remove_files(struct control *ctl)
+{
+	remove_files(ctl->reg, ctl->nreg, NULL, 0);
+	for (int i = 0; i < ctl->nw; i++)
+		remove_files(ctl->loops[i].reg, ctl->loops[i].nreg, NULL, 0);
 }

@@ -21,6 +21,7 @@
 #include "addr.h"
 #include "conf.h"
 #include "heartbeat.h"
+#include "sockfile.h"
 #include "stats.h"
 #include "tcp.h"
 #include "tls.h"
@@ -35,7 +36,9 @@ struct event;
  * re-read file. */
 struct control_flag { const char *key; const char *value; };
 
-struct control_listener { struct addr a; int id; };
+/* A listener: its address, its id, and for a unix:///PATH the file it
+ * was bound as. */
+struct control_listener { struct addr a; int id; struct sockfile file; };
 
 /* The listeners one loop has: the configuration's, unless a reload did
  * not reach it (then those of the last one that did). The next reload
@@ -51,6 +54,7 @@ struct control_reload {
 	struct conf conf;
 	struct tls *tls_server, *tls_client;
 	struct control_listener reg[CONF_MAX_LISTEN];
+	bool made[CONF_MAX_LISTEN];	/* its socket file made by this reload */
 	int nreg, next_id, up_id, nadd, nremove;
 	struct control_loop loops[CONF_MAX_CPUS];
 	bool ok;		/* it was handed to the loops: adopt it */
@@ -82,6 +86,7 @@ struct control {
 	int ntcp_labels;
 	char tcp_upstream[ADDR_TEXT_MAX];
 	struct stats_label udp_labels[CONF_MAX_LISTEN];
+	struct sockfile udp_files[CONF_MAX_LISTEN];	/* theirs, for admin */
 	int nudp_labels;
 	struct stats_label udp_up[STATS_MAX_UPSTREAM];
 	int nudp_up, next_up_id, up_id;
@@ -130,5 +135,9 @@ int control_drain(struct control *ctl);
 
 /* Free what control_init_loops and control_attach made (after control_drain). */
 void control_free(struct control *ctl);
+
+/* Remove the socket files of the listeners (unix:///PATH) that are still
+ * the ones relay made: at exit, whatever the loops did. */
+void control_remove_files(struct control *ctl);
 
 #endif

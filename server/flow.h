@@ -48,6 +48,7 @@ struct flow {
 	uint8_t has_local;
 	uint8_t upstream;	/* its upstream's slot in the loop's stats */
 	uint8_t refused;	/* the upstream answered ICMP unreachable */
+	uint8_t reply_fails;	/* replies in a row not delivered (udp.h) */
 	int upstream_id;	/* which upstream (udp.h) the socket is for */
 	int fd;			/* upstream socket, -1 for echo or unused */
 	uint32_t pending;	/* requests sent minus replies seen */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "sockfile.h"
 #include "tcp.h"
 
 #define HELP(name, help) help,
@@ -19,10 +20,14 @@ static const char *const error_help[] = { STATS_ERRORS(HELP) };
 #undef HELP
 #undef NAME
 
+/* A label value escaped (label_value): the text format's escapes take
+ * two bytes, U+FFFD three, for each byte of the text. */
+#define LABEL_MAX	(3 * ADDR_TEXT_MAX)
+
 /* Which part of the configuration a family belongs to: it is shown only
  * when relay has that part. */
-enum section { TOTALS, RELOADS, UDP_LISTENERS, UDP_UPSTREAMS, TCP_LISTENERS,
-	       TCP_UPSTREAM, ADMIN };
+enum section { TOTALS, RELOADS, UDP_LISTENERS, UNIX_FILES, UDP_UPSTREAMS,
+	       TCP_LISTENERS, TCP_UPSTREAM, ADMIN };
 
 /* What one request's families are made of, summed once. */
 struct view {
@@ -31,13 +36,60 @@ struct view {
 	const struct stats_snapshot *snap;
 	const struct admin_counts *a;
 	int nl, nu, ntl;
+	int nfiles;			/* unix:///PATH listeners among nl */
 	struct stats_part l[STATS_MAX_LISTEN], u[STATS_MAX_UPSTREAM];
-	char lsel[STATS_MAX_LISTEN][ADDR_TEXT_MAX + 32];
-	char usel[STATS_MAX_UPSTREAM][ADDR_TEXT_MAX + 32];
+	char lsel[STATS_MAX_LISTEN][LABEL_MAX + 32];
+	char usel[STATS_MAX_UPSTREAM][LABEL_MAX + 32];
+	char tl[TCP_MAX_LISTEN][LABEL_MAX];	/* the stream listeners' */
 	struct tcp_totals t[TCP_MAX_LISTEN];
 	uint64_t tu[TCP_NUCOUNTERS], ths[SOCK_NFAILS];
 	const char *tup;		/* the stream upstream, NULL: none */
+	char tup_label[LABEL_MAX];
 };
+
+/* The length of the UTF-8 sequence at s, or 0 when it is none: the second
+ * byte's range leaves out overlong forms, surrogates and what lies past
+ * U+10FFFF. s is NUL-terminated, and NUL ends any sequence. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	int n = c < 0x80 ? 1 : c < 0xc2 ? 0 : c < 0xe0 ? 2 : c < 0xf0 ? 3 :
+		c < 0xf5 ? 4 : 0;
+	unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+	unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	if (n > 1 && (s[1] < lo || s[1] > hi))
+		return 0;
+	for (int i = 2; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* text as a label value (LABEL_MAX bytes at out): the text format wants
+ * backslash, double quote and line feed escaped, and UTF-8, which a
+ * unix:// path need not be: a byte that is not is U+FFFD. Without it a
+ * path with a quote in it ends the value early and breaks every scrape. */
+static void label_value(const char *text, char *out)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	char *o = out, *end = out + LABEL_MAX - 4;
+	while (*s && o < end) {
+		int n = utf8_len(s);
+		if (*s == '\\' || *s == '"' || *s == '\n') {
+			*o++ = '\\';
+			*o++ = *s == '\n' ? 'n' : (char)*s;
+		} else if (n) {
+			memcpy(o, s, (size_t)n);
+			o += n;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			n = 1;
+		}
+		s += n;
+	}
+	*o = 0;
+}
 
 struct family {
 	enum section section;
@@ -153,9 +205,18 @@ static void udp_flows(struct view *m, const struct family *f)
 			(long long)m->l[j].flows_active);
 }
 
+static void unix_files(struct view *m, const struct family *f)
+{
+	const struct sockfile *file = m->v->udp_files;
+	for (int j = 0; j < m->nl; j++)
+		if (file[j].path[0])
+			fprintf(m->out, "%s{%s} %d\n", f->name, m->lsel[j],
+				sockfile_present(&file[j]));
+}
+
 static const char *tcp_text(const struct view *m, int i)
 {
-	return m->v->tcp_labels[i].text;
+	return m->tl[i];
 }
 
 static void tcp_listener(struct view *m, const struct family *f)
@@ -265,6 +326,10 @@ static const struct family families[] = {
 	  "Datagrams dropped, per listener and reason", udp_drops, 0 },
 	{ UDP_LISTENERS, "relay_udp_flows_active", "gauge",
 	  "Flows open now, per listener", udp_flows, 0 },
+	{ UNIX_FILES, "relay_unix_socket_file_present", "gauge",
+	  "1 while a unix:///PATH listener's path holds the socket file relay "
+	  "made there, 0 once it was removed or replaced (SIGHUP binds it "
+	  "again)", unix_files, 0 },
 
 	STATS_UCOUNTERS(UDP_UPSTREAM)
 	{ UDP_UPSTREAMS, "relay_udp_upstream_drops_total", "counter",
@@ -306,25 +371,33 @@ static void gather(struct view *m)
 	const struct admin_view *v = m->v;
 	m->nl = *v->nudp_labels;
 	m->nu = *v->nudp_upstreams;
+	char label[LABEL_MAX];
 	for (int j = 0; j < m->nl; j++) {
+		m->nfiles += v->udp_files && v->udp_files[j].path[0];
 		stats_part_sum(&m->l[j], v->stats, v->n, false,
 			       v->udp_labels[j].id);
+		label_value(v->udp_labels[j].text, label);
 		snprintf(m->lsel[j], sizeof(m->lsel[j]),
-			 "listener=\"%s\",id=\"%d\"", v->udp_labels[j].text,
-			 v->udp_labels[j].id);
+			 "listener=\"%s\",id=\"%d\"", label, v->udp_labels[j].id);
 	}
 	for (int j = 0; j < m->nu; j++) {
 		stats_part_sum(&m->u[j], v->stats, v->n, true,
 			       v->udp_upstreams[j].id);
+		label_value(v->udp_upstreams[j].text, label);
 		snprintf(m->usel[j], sizeof(m->usel[j]), "upstream=\"%s\"",
-			 v->udp_upstreams[j].text);
+			 label);
 	}
 	m->ntl = v->tcp ? *v->ntcp_labels : 0;
-	m->tup = v->tcp && *v->tcp_upstream ? v->tcp_upstream : NULL;
-	for (int i = 0; i < m->ntl; i++)
+	for (int i = 0; i < m->ntl; i++) {
 		tcp_stats_listener(&m->t[i], v->tcp, v->n, v->tcp_labels[i].id);
-	if (m->tup)
+		label_value(v->tcp_labels[i].text, m->tl[i]);
+	}
+	m->tup = NULL;
+	if (v->tcp && *v->tcp_upstream) {
 		tcp_stats_upstream(m->tu, m->ths, v->tcp, v->n);
+		label_value(v->tcp_upstream, m->tup_label);
+		m->tup = m->tup_label;
+	}
 }
 
 static bool shown(const struct view *m, enum section s)
@@ -334,6 +407,8 @@ static bool shown(const struct view *m, enum section s)
 		return m->v->reloads;
 	case UDP_LISTENERS:
 		return m->nl > 0;
+	case UNIX_FILES:
+		return m->nfiles > 0;
 	case UDP_UPSTREAMS:
 		return m->nu > 0;
 	case TCP_LISTENERS:

@@ -207,7 +207,7 @@ static int write_stats_file(struct service *s)
 	return 0;
 }
 
-int service_run(struct control *ctl)
+static int serve(struct control *ctl)
 {
 	static struct service s;
 	struct conf *c = &ctl->conf;
@@ -263,6 +263,7 @@ int service_run(struct control *ctl)
 		.sched = &s.sched, .hb = s.hb, .draining = &s.draining,
 		.start_ns = s.start_ns, .tick_us = c->tick_us,
 		.udp_labels = ctl->udp_labels, .nudp_labels = &ctl->nudp_labels,
+		.udp_files = ctl->udp_files,
 		.udp_upstreams = ctl->udp_up, .nudp_upstreams = &ctl->nudp_up,
 		.tcp = ctl->tcp, .tcp_labels = ctl->tcp_labels,
 		.ntcp_labels = &ctl->ntcp_labels,
@@ -318,5 +319,14 @@ int service_run(struct control *ctl)
 		close(sfd);
 		fprintf(stderr, "relay: stopped\n");
 	}
+	return rc;
+}
+
+int service_run(struct control *ctl)
+{
+	int rc = serve(ctl);
+	/* However it ended (a drain, a start that failed), the socket files
+	 * relay made go with it, and only those. */
+	control_remove_files(ctl);
 	return rc;
 }

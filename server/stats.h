@@ -49,6 +49,7 @@
 	X(flows_evicted,    "Flows closed to make room (max_flows reached): idle longest, not waiting for a reply first") \
 	X(flows_closed,     "Flows closed by a reload or drain") \
 	X(flows_moved,      "Flows moved to the configured upstream: theirs refused them or a reload replaced it") \
+	X(flows_undelivered, "Flows closed after 16 replies in a row could not be delivered: a client that does not read, or is gone") \
 	X(ticks,            "Timer ticks handled") \
 	X(ticks_missed,     "Timer expirations that passed unhandled (stalls)") \
 	X(rt_demotions,     "Times a SCHED_FIFO loop busy beyond rt_budget dropped to SCHED_OTHER") \
@@ -67,7 +68,8 @@
 	X(reply_failed,     "the reply could not be sent to the client") \
 	X(draining,         "a new flow while draining (SIGTERM)") \
 	X(flows_busy,       "a new flow while max_flows flows all wait for replies (flow_wait_ms)") \
-	X(unnamed,          "from an AF_UNIX client whose socket has no name to reply to")
+	X(unnamed,          "from an AF_UNIX client whose socket has no name to reply to") \
+	X(not_allowed,      "from an AF_UNIX client whose user and group unix_allow does not name")
 
 #define STATS_ERRORS(X) \
 	X(recv,             "recvmmsg or epoll_wait failed") \

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <linux/sock_diag.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,7 +40,8 @@
  * flow's datagrams is at most one 64 KB super-datagram. */
 #define GRO_BUFSIZE	65535
 /* CMSG_SPACE(struct timespec) + CMSG_SPACE(struct in6_pktinfo) +
- * CMSG_SPACE(int) for UDP_GRO (or uint16_t for UDP_SEGMENT), with room */
+ * CMSG_SPACE(int) for UDP_GRO (or uint16_t for UDP_SEGMENT), with room;
+ * AF_UNIX: the timestamp and CMSG_SPACE(struct ucred) */
 #define CTL_SIZE	128
 
 static void batch_free(struct udp_batch *b)
@@ -55,6 +58,10 @@ static void batch_free(struct udp_batch *b)
 	free(b->txctl);
 	free(b->seg);
 	free(b->txseg);
+	free(b->cred);
+	free(b->has_cred);
+	free(b->txflow);
+	free(b->undelivered);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -75,8 +82,13 @@ static int batch_init(struct udp_batch *b, int cap, int bufsize)
 	b->txctl = calloc((size_t)cap, CTL_SIZE);
 	b->seg = calloc((size_t)cap, sizeof(*b->seg));
 	b->txseg = calloc((size_t)cap, sizeof(*b->txseg));
+	b->cred = calloc((size_t)cap, sizeof(*b->cred));
+	b->has_cred = calloc((size_t)cap, sizeof(*b->has_cred));
+	b->txflow = calloc((size_t)cap, sizeof(*b->txflow));
+	b->undelivered = calloc((size_t)cap, sizeof(*b->undelivered));
 	if (!b->seg || !b->txseg || !b->rx || !b->tx || !b->iov || !b->name || !b->buf || !b->ctl ||
-	    !b->ts_ns || !b->dst || !b->has_dst || !b->txctl) {
+	    !b->ts_ns || !b->dst || !b->has_dst || !b->txctl || !b->cred ||
+	    !b->has_cred || !b->txflow || !b->undelivered) {
 		batch_free(b);
 		errno = ENOMEM;
 		return -1;
@@ -102,9 +114,78 @@ static int set_gro(int fd)
 	return setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 }
 
-int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
-		      size_t errlen)
+/* What the kernel charges a sender for an AF_UNIX datagram of n bytes
+ * until it is read (its truesize, as SIOCOUTQ showed on 6.18 for 16 bytes
+ * to 64 KB): the struct sk_buff, and the data with struct skb_shared_info
+ * in one kmalloc rounded up to a power of two; past SKB_MAX_ALLOC (16 KB
+ * less that info) the rest of the data in pages. */
+static long datagram_cost(long n)
 {
+	const long skb = 256, info = 320, head_max = 16384, page = 4096;
+	if (n + info > head_max)
+		return skb + head_max +
+		       (n + info - head_max + page - 1) / page * page;
+	long head = 512;
+	while (head < n + info)
+		head <<= 1;
+	return skb + head;
+}
+
+/* The receive queue of an AF_UNIX datagram socket, in datagrams. */
+static long unix_qlen(void)
+{
+	long n = 10;		/* the kernel's default */
+	FILE *f = fopen("/proc/sys/net/unix/max_dgram_qlen", "re");
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1 || n < 1)
+			n = 10;
+		fclose(f);
+	}
+	return n;
+}
+
+/* An AF_UNIX datagram stays charged to its sender's send buffer until its
+ * receiver reads it, and a receiver's queue holds max_dgram_qlen of them
+ * and one more: a client that sends and never reads pins that many of the
+ * listener's replies, and at the kernel's default buffer (wmem_default,
+ * 208 KB: 22 replies of 4000 bytes) two such clients leave no room for
+ * anyone else's. So the buffer holds UDP_UNREAD_CLIENTS queues full and a
+ * batch in flight; warn says so when the kernel gives less (SO_SNDBUF is
+ * capped at net.core.wmem_max without CAP_NET_ADMIN). */
+static void size_unix_sndbuf(int fd, const struct addr *a,
+			     const struct udp_listen *l, char *warn,
+			     size_t warnlen)
+{
+	long cost = datagram_cost(l->max_datagram), queue = unix_qlen() + 1;
+	long want = (UDP_UNREAD_CLIENTS * queue + l->batch) * cost;
+	if (want > INT32_MAX / 2)
+		want = INT32_MAX / 2;
+	int got = 0;
+	socklen_t len = sizeof(got);
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len) < 0 || got >= want)
+		return;		/* socket_buffer gave it room enough */
+	int half = (int)((want + 1) / 2);	/* the kernel doubles it */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &half, sizeof(half)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &half, sizeof(half));
+	char text[ADDR_TEXT_MAX];
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len) < 0 || got >= want)
+		return;
+	long room = (got - l->batch * cost) / (queue * cost);
+	snprintf(warn, warnlen, "%s: a send buffer of %d bytes, room for the "
+		 "replies %ld clients that do not read would pin, not %d: the "
+		 "others' replies fail beyond (net.core.wmem_max = %ld, or "
+		 "CAP_NET_ADMIN, gives the %ld bytes)",
+		 addr_format(a, text, sizeof(text)), got, room > 0 ? room : 0,
+		 UDP_UNREAD_CLIENTS, (want + 1) / 2, want);
+}
+
+int udp_open_listener(const struct addr *a, const struct udp_listen *l,
+		      struct sockfile *file, char *warn, size_t warnlen,
+		      char *err, size_t errlen)
+{
+	memset(file, 0, sizeof(*file));
+	if (warnlen)
+		warn[0] = 0;
 	int fd = addr_listen_socket(a, SOCK_DGRAM, err, errlen);
 	if (fd < 0)
 		return -1;
@@ -121,9 +202,17 @@ int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
 		   htonl(INADDR_ANY)) {
 		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	}
-	set_buffers(fd, bufsize);
+	set_buffers(fd, l->socket_buffer);
+	if (a->kind == ADDR_UNIX) {
+		/* Always, so that a reload may set unix_allow. */
+		setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+		size_unix_sndbuf(fd, a, l, warn, warnlen);
+		const struct sockaddr_un *un = (const void *)&a->sa;
+		if (un->sun_path[0])
+			return sockfile_bind(fd, a, &l->perm, file, err, errlen);
+	}
 	/* GRO is UDP's; an AF_UNIX datagram is always one. */
-	if (gro && a->kind == ADDR_UDP && set_gro(fd) < 0) {
+	if (l->gro && a->kind == ADDR_UDP && set_gro(fd) < 0) {
 		int e = errno;
 		char text[ADDR_TEXT_MAX];
 		snprintf(err, errlen, "%s: udp_gro: UDP_GRO refused: %s (needs "
@@ -181,6 +270,7 @@ static int recv_batch(int fd, struct udp_batch *b, int n)
 		b->ts_ns[i] = 0;
 		b->has_dst[i] = 0;
 		b->seg[i] = 0;
+		b->has_cred[i] = 0;
 		/* One walk for every kind: this runs per datagram. */
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 			int64_t ts = clock_cmsg_ns(c);
@@ -204,6 +294,11 @@ static int recv_batch(int fd, struct udp_batch *b, int n)
 				int seg;
 				memcpy(&seg, CMSG_DATA(c), sizeof(seg));
 				b->seg[i] = (uint16_t)seg;
+			} else if (c->cmsg_level == SOL_SOCKET &&
+				   c->cmsg_type == SCM_CREDENTIALS) {
+				memcpy(&b->cred[i], CMSG_DATA(c),
+				       sizeof(b->cred[i]));
+				b->has_cred[i] = 1;
 			}
 		}
 	}
@@ -243,9 +338,33 @@ static uint64_t send_split(int fd, struct msghdr *t, uint16_t seg,
 	return sent;
 }
 
+/* Whether fd's send buffer is full: what the kernel holds against it
+ * (SIOCOUTQ; for AF_UNIX the datagrams sent and not yet read) has reached
+ * SO_SNDBUF. An EAGAIN then fails every entry after it as well; when it
+ * is not full, the one receiver of the entry had no room (an AF_UNIX
+ * client's queue is full: it does not read). */
+static bool sndbuf_full(int fd)
+{
+	int queued, size;
+	socklen_t len = sizeof(size);
+	return ioctl(fd, SIOCOUTQ, &queued) < 0 ||
+	       getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &len) < 0 ||
+	       queued >= size;
+}
+
+/* A reply to f could not be delivered, and not for want of room in
+ * relay's own send buffer: the UDP_REPLY_FAILS'th in a row dooms it. */
+static void undelivered(struct udp_batch *b, struct flow *f)
+{
+	if (f && f->reply_fails < UDP_REPLY_FAILS &&
+	    ++f->reply_fails == UDP_REPLY_FAILS)
+		b->undelivered[b->nundelivered++] = f;
+}
+
 /* sendmmsg b->tx[0..k) on fd. Whatever cannot be sent is counted as a drop
- * with reason fail (or tx_full, upstream_refused), by datagram. Returns
- * bytes sent and the number of datagrams in *sent. */
+ * with reason fail (or tx_full, upstream_refused), by datagram, and charged
+ * to the reply's flow (b->txflow) when that client is why. Returns bytes
+ * sent and the number of datagrams in *sent. */
 static uint64_t send_batch(struct udp_loop *u, int fd, struct udp_batch *b,
 			   int k, enum stats_drop fail, uint64_t *sent)
 {
@@ -261,20 +380,30 @@ static uint64_t send_batch(struct udp_loop *u, int fd, struct udp_batch *b,
 			for (int j = i; j < i + r; j++) {
 				bytes += tx[j].msg_len;
 				*sent += datagrams(tx[j].msg_len, b->txseg[j]);
+				if (b->txflow[j])
+					b->txflow[j]->reply_fails = 0;
 			}
 			i += r;
 			continue;
 		}
 		int e = errno;
 		uint64_t n = datagrams(tx[i].msg_hdr.msg_iov->iov_len, b->txseg[i]);
-		if (e == EAGAIN || e == ENOBUFS) {
+		if ((e == EAGAIN || e == ENOBUFS) && sndbuf_full(fd)) {
 			for (int j = i + 1; j < k; j++)
 				n += datagrams(tx[j].msg_hdr.msg_iov->iov_len,
 					       b->txseg[j]);
 			stats_drop(s, D_tx_full, n);
 			break;
 		}
-		if (e == ECONNREFUSED) {
+		if (e == EAGAIN || e == ENOBUFS) {
+			/* This receiver's queue alone: the others may go. */
+			stats_drop(s, D_tx_full, n);
+			undelivered(b, b->txflow[i]);
+			i++;
+			retried = false;
+			continue;
+		}
+		if (e == ECONNREFUSED && !b->txflow[i]) {
 			/* An earlier datagram met an ICMP port unreachable; the
 			 * kernel reports it on this call. Try this entry once
 			 * more; refused again, it is lost too. */
@@ -294,6 +423,7 @@ static uint64_t send_batch(struct udp_loop *u, int fd, struct udp_batch *b,
 		if (n) {
 			stats_drop(s, fail, n);
 			stats_add(&s->error[E_send], 1);
+			undelivered(b, b->txflow[i]);
 		}
 		i++;		/* give up on this entry only */
 		retried = false;
@@ -320,11 +450,12 @@ static void add_cmsg(struct msghdr *t, char *ctl, int level, int type,
  * wildcard. A coalesced run leaves as one write with its segment size
  * (last, see send_split), so the receiver gets the datagrams it was made
  * of. */
-static void carry(struct udp_batch *b, int k, int i, const struct flow *reply)
+static void carry(struct udp_batch *b, int k, int i, struct flow *reply)
 {
 	struct msghdr *t = &b->tx[k].msg_hdr;
 	char *ctl = b->txctl + (size_t)k * CTL_SIZE;
 	memset(t, 0, sizeof(*t));
+	b->txflow[k] = reply;
 	b->iov[i].iov_len = b->rx[i].msg_len;
 	t->msg_iov = &b->iov[i];
 	t->msg_iovlen = 1;
@@ -408,6 +539,20 @@ static void close_flow(struct udp_loop *u, struct flow *f,
 	stats_set(&u->stats->flows_active, u->flows.active);
 }
 
+/* Close the flows whose replies kept failing (undelivered()): once their
+ * batch is sent, as an entry may point at a flow's client address. */
+static void close_undelivered(struct udp_loop *u)
+{
+	struct udp_batch *b = &u->b;
+	for (int i = 0; i < b->nundelivered; i++) {
+		struct flow *f = b->undelivered[i];
+		/* closed since, and its slot perhaps taken by a new flow */
+		if (f->used && f->reply_fails >= UDP_REPLY_FAILS)
+			close_flow(u, f, S_flows_undelivered);
+	}
+	b->nundelivered = 0;
+}
+
 static loop_fn on_upstream;
 
 /* A flow for a new client's n datagrams: make room if the table is full
@@ -484,6 +629,12 @@ static void relay_requests(struct udp_loop *u, struct udp_listener *ls, int r)
 			stats_drop(s, D_unnamed, n);
 			continue;
 		}
+		if (u->allow.n && b->name[i].ss_family == AF_UNIX &&
+		    !(b->has_cred[i] && peer_allowed(&u->allow, b->cred[i].uid,
+						     b->cred[i].gid))) {
+			stats_drop(s, D_not_allowed, n);
+			continue;
+		}
 		struct flow_key key;
 		flow_key_make(&key, m->msg_name, m->msg_namelen, ls->slot);
 		struct flow *f = flow_lookup(&u->flows, &key);
@@ -525,6 +676,7 @@ static void relay_requests(struct udp_loop *u, struct udp_listener *ls, int r)
 		flow_sent(&u->flows, f, echo ? 0 : (uint32_t)n, now);
 	}
 	flush(u, run_fd, run_echo, k);
+	close_undelivered(u);
 }
 
 static bool on_client(struct loop *l, struct loop_handler *h, uint32_t events)
@@ -600,7 +752,8 @@ static bool on_upstream(struct loop *l, struct loop_handler *h, uint32_t events)
 		stats_count(s, S_reply_tx_packets, sent);
 		stats_count(s, S_reply_tx_bytes, bytes);
 		beat(u);
-		if (r < u->set.batch)
+		close_undelivered(u);
+		if (!f->used || r < u->set.batch)
 			return false;
 	}
 	return true;
@@ -665,8 +818,10 @@ void udp_loop_free(struct udp_loop *u)
 }
 
 void udp_loop_configure(struct udp_loop *u, const struct addr *upstream,
-			int upstream_id, int idle_ms, int wait_ms)
+			int upstream_id, int idle_ms, int wait_ms,
+			const struct peer_list *allow)
 {
+	u->allow = *allow;
 	u->upstream = *upstream;
 	u->upstream_id = upstream_id;
 	u->upstream_slot = upstream_id % STATS_MAX_UPSTREAM;

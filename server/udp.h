@@ -23,6 +23,8 @@
 #include "flow.h"
 #include "heartbeat.h"
 #include "loop.h"
+#include "peer.h"
+#include "sockfile.h"
 #include "stats.h"
 
 #define UDP_MAX_LISTEN	STATS_MAX_LISTEN	/* a stats slot each */
@@ -46,6 +48,13 @@ struct udp_batch {
 	uint16_t *seg;			/* segment size of a coalesced run
 					 * (UDP_GRO), 0: one datagram */
 	uint16_t *txseg;		/* the same for each send entry */
+	struct ucred *cred;		/* an AF_UNIX sender's (has_cred) */
+	uint8_t *has_cred;
+	struct flow **txflow;		/* the flow a reply entry goes to,
+					 * NULL: to the upstream */
+	struct flow **undelivered;	/* flows whose replies kept failing,
+					 * closed once the batch is sent */
+	int nundelivered;
 };
 
 struct udp_loop;
@@ -81,6 +90,7 @@ struct udp_loop {
 	int upstream_id, upstream_slot;	/* new flows' upstream's counts */
 	int64_t idle_ns, wait_ns;
 	bool draining;			/* new clients are turned away */
+	struct peer_list allow;		/* AF_UNIX senders let in (unix_allow) */
 	struct udp_listener ls[UDP_MAX_LISTEN];
 	struct flow_table flows;
 	struct udp_batch b;
@@ -98,19 +108,43 @@ void udp_loop_free(struct udp_loop *u);
 /* New flows go to upstream (counted as upstream id); flows already open
  * keep counting under theirs (until STATS_MAX_UPSTREAM newer ones took its
  * slot). Flows idle for idle_ms expire; when the table is full, one that
- * waited wait_ms for its reply may be evicted. */
+ * waited wait_ms for its reply may be evicted. Datagrams on AF_UNIX
+ * listeners are taken only from the senders allow lets in. */
 void udp_loop_configure(struct udp_loop *u, const struct addr *upstream,
-			int upstream_id, int idle_ms, int wait_ms);
+			int upstream_id, int idle_ms, int wait_ms,
+			const struct peer_list *allow);
+
+/* How a listener socket is made. */
+struct udp_listen {
+	int socket_buffer;	/* SO_RCVBUF/SO_SNDBUF bytes, 0: the kernel's */
+	bool gro;
+	int max_datagram, batch;	/* unix://: its send buffer's size */
+	struct sockfile_perm perm;	/* unix:///PATH: its file's */
+};
+
+/* Replies in a row that may fail to reach a flow's client (not for want
+ * of room in relay's own send buffer) before the flow is closed, counted
+ * as flows_undelivered: an AF_UNIX client that does not read, or is gone. */
+#define UDP_REPLY_FAILS		16
+
+/* AF_UNIX clients that do not read whose queues of replies a unix://
+ * listener's send buffer is sized to hold, besides a batch (udp.c). */
+#define UDP_UNREAD_CLIENTS	16
 
 /* A listener socket: bound to a, SO_REUSEPORT (one per loop), timestamps
  * on; bound to a wildcard address it also learns each datagram's
  * destination (IP_PKTINFO), so replies leave from the address the client
- * sent to. With gro, a run of datagrams of one flow arrives as one entry
- * (UDP_GRO) and leaves as one segmented write (UDP_SEGMENT): the receiver
- * still sees each datagram, the relay pays per run. Returns the fd, or -1
+ * sent to. With l->gro, a run of datagrams of one flow arrives as one
+ * entry (UDP_GRO) and leaves as one segmented write (UDP_SEGMENT): the
+ * receiver still sees each datagram, the relay pays per run. A unix://
+ * listener takes each sender's credentials (SO_PASSCRED), has a send
+ * buffer of UDP_UNREAD_CLIENTS clients' queues, and at a path its file
+ * is made as sockfile.h says, into file (else file is none). Returns the
+ * fd with warn filled ("" or what falls short: the send buffer), or -1
  * with err filled (the address and why, e.g. "address already in use"). */
-int udp_open_listener(const struct addr *a, int bufsize, bool gro, char *err,
-		      size_t errlen);
+int udp_open_listener(const struct addr *a, const struct udp_listen *l,
+		      struct sockfile *file, char *warn, size_t warnlen,
+		      char *err, size_t errlen);
 
 /* Relay from the listening socket fd, counted under listener id. Returns
  * 0 (fd now belongs to u), or -1/errno (fd stays the caller's). */

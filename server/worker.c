@@ -110,7 +110,7 @@ static bool on_command(struct loop *l, struct loop_handler *h, uint32_t events)
 			c->add_fd[i] = -1;
 		}
 	udp_loop_configure(&w->udp, &c->upstream, c->upstream_id,
-			   c->flow_idle_ms, c->flow_wait_ms);
+			   c->flow_idle_ms, c->flow_wait_ms, &c->unix_allow);
 	/* The command's TLS references become the loop's; the loop's old
 	 * ones go (connections made from them hold their own). */
 	struct tls *old_server = w->tcp.set.server_tls;
@@ -194,7 +194,7 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 		goto fail;
 	}
 	udp_loop_configure(&w->udp, &c->upstream, 0, c->flow_idle_ms,
-			   c->flow_wait_ms);
+			   c->flow_wait_ms, &c->unix_allow);
 	w->tick_h.fn = on_tick;
 	w->cmd_h.fn = on_command;
 	if (loop_add(&w->loop, w->tfd, &w->tick_h) < 0 ||

@@ -18,6 +18,7 @@
 #include "conf.h"
 #include "heartbeat.h"
 #include "loop.h"
+#include "peer.h"
 #include "stats.h"
 #include "tcp.h"
 #include "udp.h"
@@ -39,6 +40,7 @@ struct worker_cmd {
 	int flow_idle_ms;
 	int flow_wait_ms;
 	int drain_ms;
+	struct peer_list unix_allow;
 	int state;		/* worker_command's and the loop's only */
 };
 

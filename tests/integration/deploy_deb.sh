@@ -32,7 +32,8 @@ unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$TEST_TMP/files"
 for f in /usr/bin/relay /usr/bin/loadgen /usr/sbin/relay-preflight /usr/lib/relay/quota-check \
 	"$unitdir/relay.service" "$unitdir/loadgen.slice" "$unitdir/loadgen@.service" \
-	/usr/lib/sysusers.d/relay.conf /etc/relay/relay.conf /etc/relay/loadgen/smoke.conf; do
+	/usr/lib/sysusers.d/relay.conf /etc/relay/relay.conf /etc/relay/loadgen/smoke.conf \
+	/etc/relay/loadgen/unix.conf; do
 	grep -qx "$f" "$TEST_TMP/files" || fail "the package lacks $f"
 done
 for m in server/relay.8 loadgen/loadgen.1; do
@@ -45,7 +46,7 @@ pass "the package holds binaries, units, sysusers.d, config, man pages, relay-pr
 
 ctl=$TEST_TMP/control
 dpkg-deb -e "$deb" "$ctl"
-for f in /etc/relay/relay.conf /etc/relay/loadgen/smoke.conf; do
+for f in /etc/relay/relay.conf /etc/relay/loadgen/smoke.conf /etc/relay/loadgen/unix.conf; do
 	grep -qx "$f" "$ctl/conffiles" || fail "$f is not a conffile"
 done
 grep -q 'systemd-sysusers' "$ctl/postinst" || fail "postinst does not create the relay user"

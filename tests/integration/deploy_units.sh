@@ -21,7 +21,8 @@ for f in usr/bin/relay usr/bin/loadgen usr/sbin/relay-preflight usr/lib/relay/qu
 	[ -x "$root/$f" ] || fail "make install: /$f missing or not executable"
 done
 for f in ${unitdir#/}/relay.service ${unitdir#/}/loadgen.slice ${unitdir#/}/loadgen@.service \
-	usr/lib/sysusers.d/relay.conf etc/relay/relay.conf etc/relay/loadgen/smoke.conf; do
+	usr/lib/sysusers.d/relay.conf etc/relay/relay.conf etc/relay/loadgen/smoke.conf \
+	etc/relay/loadgen/unix.conf; do
 	[ -f "$root/$f" ] || fail "make install: /$f missing"
 done
 for m in server/relay.8 loadgen/loadgen.1; do
@@ -83,6 +84,22 @@ grep -Ev '^(Protect|Private|Restrict|SystemCall|Capability|NoNewPrivileges|LockP
 	"$root$unitdir/relay.service" >"$broken/relay.service"
 exposure "$broken/relay.service" >/dev/null 2>&1 && fail "exposure accepted relay.service without its sandbox"
 pass "relay.service exposure $level (at most 2.0, OK), no RestrictRealtime="
+sed "/^Exec/s|/usr/|$root/usr/|g" "$root$unitdir/loadgen@.service" >"$TEST_TMP/loadgen@smoke.service"
+level=$(exposure "$TEST_TMP/loadgen@smoke.service") || fail "loadgen@.service: exposure above 2.0 or not rated OK"
+pass "loadgen@.service exposure $level (at most 2.0, OK)"
+
+# loadgen@ reaches the shipped AF_UNIX listener: a socket file in relay's
+# runtime directory of mode 0660, its group relay.service's Group=, which
+# is loadgen@'s group (relay(8), deploy/README.md).
+conf=$root/etc/relay/relay.conf
+grep -qx 'listen = unix:///run/relay/relay.sock' "$conf" || fail "relay.conf has no unix:///run/relay listener"
+grep -qx 'unix_mode = 0660' "$conf" || fail "relay.conf's unix listener is not 0660"
+grep -qx 'RuntimeDirectory=relay' "$root$unitdir/relay.service" || fail "relay.service has no /run/relay"
+grep -qx 'Group=relay' "$root$unitdir/relay.service" || fail "relay.service does not run as group relay"
+grep -qx 'Group=relay' "$root$unitdir/loadgen@.service" || fail "loadgen@.service is not in group relay"
+grep -qx 'LOADGEN_ARGS=--target unix:///run/relay/relay.sock .*' "$root/etc/relay/loadgen/unix.conf" ||
+	fail "loadgen/unix.conf does not target the unix listener"
+pass "loadgen@unix reaches relay.conf's unix listener: mode 0660, group relay on both units"
 
 # The shipped config is one relay accepts; a broken one is refused with the
 # configuration status and a message naming file and line.

@@ -26,9 +26,16 @@ for want in 'relay_rx_packets_total 100' 'relay_tx_bytes_total ' \
 	'relay_realtime{policy='; do
 	grep -qF -- "$want" <<<"$m" || fail "/metrics lacks '$want'"
 done
-# Every sample line is NAME{labels} VALUE with a numeric value.
-bad=$(grep -v '^#' <<<"$m" | grep -Ev '^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9.e+-]+$' | head -n 3)
-[ -z "$bad" ] || fail "malformed /metrics lines: $bad"
+# Every sample line is NAME{labels} VALUE with a numeric value, each label
+# value in quotes with backslash, quote and line feed escaped.
+well_formed() {
+	local value='"(\\[\\"n]|[^"\\])*"' bad
+	bad=$(grep -v '^#' <<<"$1" |
+		LC_ALL=C grep -Ev "^[a-z_]+(\{[a-z_]+=$value(,[a-z_]+=$value)*\})? [0-9.e+-]+\$" |
+		head -n 3)
+	[ -z "$bad" ] || fail "malformed /metrics lines: $bad"
+}
+well_formed "$m"
 # Cumulative buckets never decrease.
 grep '^relay_tick_lateness_seconds_bucket' <<<"$m" | awk '{ if ($2 < last) exit 1; last = $2 }' ||
 	fail "tick lateness buckets decrease"
@@ -73,4 +80,16 @@ json_ok "$s" '.counters.ticks_missed > 1000' "stats file content: counters $(jq 
 # the SIGSTOP in a window's max too, and every datagram in one
 pylib relay_checks timeseries "$out/relay.timeseries.csv" 1000000 100 || fail "stats file content: time series"
 head -n 1 "$out/relay.tick_lateness.hgrm" | grep -q 'Value.*Percentile' || fail "hgrm header"
-pass "metrics, stats file, hgrm, time series and heartbeat"
+
+# A listener's name as a label value: a unix:// path may hold a quote, a
+# backslash, a line feed and bytes that are not UTF-8; the value keeps the
+# text format (and UTF-8: U+FFFD for such a byte).
+odd="$TEST_TMP/a\"b\\c"$'\n'"d"$'\xff'".sock"
+start_relay --listen "unix://$odd" --upstream echo --cpus 0 --allow-non-rt
+m=$(curl -sf "http://127.0.0.1:$ADMIN_PORT/metrics") || fail "GET /metrics"
+well_formed "$m"
+label="listener=\"unix://$TEST_TMP/a\\\"b\\\\c\\nd"$'\xef\xbf\xbd'".sock\",id=\"0\""
+grep -qF "relay_udp_rx_packets_total{$label} 0" <<<"$m" ||
+	fail "no escaped label $label in: $(grep relay_udp_rx_packets_total <<<"$m")"
+stop_relay
+pass "metrics, stats file, hgrm, time series and heartbeat; label values escaped"

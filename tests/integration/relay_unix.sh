@@ -2,9 +2,10 @@
 # unix:// listeners: AF_UNIX datagrams at a path and at an abstract name
 # are echoed, and relayed to a UDP upstream, each back to the name its
 # client is bound to; a client with no name is dropped and counted; loadgen
-# loads one without loss. A socket file left by a relay that is gone is
-# replaced at the next start, any other file is refused, and so are a
-# unix:// upstream and a unix:// listener on more than one CPU.
+# loads one without loss. relay removes its socket file when it exits; one
+# left by a relay that was killed is replaced at the next start, any other
+# file is refused, and so are a unix:// upstream and a unix:// listener on
+# more than one CPU.
 # check: fast
 # shellcheck disable=SC2154 # NAME_PORT, NAME_PID: set by start_upstream NAME
 # timeout: 120
@@ -31,9 +32,14 @@ json_ok "$TEST_TMP/lg.json" '.sent == 2000 and .received == 2000 and .lost == 0'
 	"loadgen over AF_UNIX, without loss"
 expect_metric relay_flows_created_total -eq 6
 stop_relay
-[ -S "$path" ] || fail "the listener's socket file is gone: the stale case below tests nothing"
+[ ! -e "$path" ] || fail "relay left its socket file behind at exit"
 
-# The same path again: the file is a socket nobody serves.
+# A relay that was killed leaves its socket file: the same path again is
+# a socket nobody serves.
+start_relay --listen "unix://$path" --upstream echo --cpus 0 --allow-non-rt
+kill -KILL "$RELAY_PID"
+wait "$RELAY_PID" 2>/dev/null
+[ -S "$path" ] || fail "the killed relay's socket file is gone: the stale case below tests nothing"
 start_upstream up --prefix "up:"
 start_relay --listen "unix://$path" --upstream "udp://127.0.0.1:$up_PORT" \
 	--cpus 0 --allow-non-rt

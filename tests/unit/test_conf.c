@@ -24,10 +24,19 @@ static void bad(const char *text, const char *want)
 	CHECK(strstr(err, want) != NULL);
 }
 
+/* text must load into c. */
+static void good(struct conf *c, const char *text)
+{
+	int rc = load(c, text);
+	if (rc)
+		fprintf(stderr, "  %s\n", err);
+	CHECK_EQ_INT(rc, 0);
+}
+
 static void test_good(void)
 {
 	struct conf c;
-	int rc = load(&c,
+	good(&c,
 		"; relay\n"
 		"[relay]\n"
 		"listen = udp://127.0.0.1:5000\n"
@@ -49,9 +58,6 @@ static void test_good(void)
 		"socket_buffer = 1048576\n"
 		"stats_file = out/relay.json\n"
 		"heartbeat = hb\n");
-	if (rc)
-		fprintf(stderr, "  %s\n", err);
-	CHECK_EQ_INT(rc, 0);
 	CHECK_EQ_INT(c.nlisten, 2);
 	CHECK_EQ_INT(c.rt_priority, 70);
 	CHECK_EQ_INT(c.tick_us, 50);
@@ -140,10 +146,56 @@ static void test_validate(void)
 	CHECK(conf_known_key("tick_us"));
 }
 
+/* The unix:// listeners' keys: a mode, a group and who may send, each
+ * checked as it is read. */
+static void test_unix(void)
+{
+	struct conf c;
+	conf_defaults(&c);
+	CHECK_EQ_INT(c.unix_mode, -1);
+	CHECK(c.unix_gid == (gid_t)-1);
+	CHECK_EQ_INT(c.unix_allow.n, 0);
+	CHECK(peer_allowed(&c.unix_allow, 1000, 1000));	/* none: anyone */
+	good(&c, "[relay]\nunix_mode = 0660\nunix_group = root\n"
+		 "unix_allow = uid:0, gid:12345 ,uid:root,gid:0\n");
+	CHECK_EQ_INT(c.unix_mode, 0660);
+	CHECK_EQ_INT(c.unix_gid, 0);
+	CHECK_EQ_INT(c.unix_allow.n, 4);
+	CHECK(peer_allowed(&c.unix_allow, 0, 99));
+	CHECK(peer_allowed(&c.unix_allow, 99, 12345));
+	CHECK(!peer_allowed(&c.unix_allow, 12345, 99));	/* a gid, not a uid */
+	CHECK(!peer_allowed(&c.unix_allow, 99, 99));
+	good(&c, "[relay]\nunix_mode = 600\nunix_group = 4321\n");
+	CHECK_EQ_INT(c.unix_mode, 0600);
+	CHECK_EQ_INT(c.unix_gid, 4321);
+
+	bad("[relay]\nunix_mode = 0999\n", "t.ini:2: unix_mode: '0999' is not a mode (octal, 0 to 0777");
+	bad("[relay]\nunix_mode = 01660\n", "unix_mode: '01660' is not a mode");
+	bad("[relay]\nunix_mode = rw\n", "unix_mode: 'rw' is not a mode");
+	bad("[relay]\nunix_group = no-such-group-here\n",
+	    "t.ini:2: unix_group: no group 'no-such-group-here' on this host");
+	bad("[relay]\nunix_group = 4294967295\n", "unix_group: '4294967295' is not a group id");
+	bad("[relay]\nunix_allow = user:0\n",
+	    "t.ini:2: unix_allow: 'user:0': expected uid:ID or gid:ID");
+	bad("[relay]\nunix_allow = uid:0,,gid:0\n", "unix_allow: '': expected uid:ID");
+	bad("[relay]\nunix_allow = uid:\n", "unix_allow: an empty user id");
+	bad("[relay]\nunix_allow = uid:no-such-user-here\n",
+	    "unix_allow: no user 'no-such-user-here' on this host");
+	bad("[relay]\nunix_allow = gid:65534\n",
+	    "unix_allow: 'gid:65534': 65534 is the id every user and group a "
+	    "user namespace does not map reads as");
+	bad("[relay]\nunix_allow = uid:1,uid:2,uid:3,uid:4,uid:5,uid:6,uid:7,"
+	    "uid:8,uid:9,uid:10,uid:11,uid:12,uid:13,uid:14,uid:15,uid:16,uid:17\n",
+	    "unix_allow: more than 16 ids");
+	bad("[relay]\nunix_allow = uid:0\nunix_allow = uid:1\n",
+	    "t.ini:3: unix_allow: set twice");
+}
+
 int main(void)
 {
 	test_good();
 	test_bad();
 	test_validate();
+	test_unix();
 	return check_done();
 }

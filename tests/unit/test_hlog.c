@@ -157,10 +157,12 @@ static void test_damage(void)
 
 /* An encoding written by hand: the V2 header of the given settings, the
  * counts array as the given words (ZigZag LEB128, runs of zeros negative),
- * compressed and in base64, as a hostile log would carry it. payload < 0:
- * the words' true length in the header. free() it. */
-static char *craft(int64_t lowest, int64_t highest, int sigfigs,
-		   const int64_t *words, int n, int64_t payload)
+ * compressed, then junk bytes the compressed length counts too, in
+ * base64, as a hostile log would carry it. payload < 0: the words' true
+ * length in the header. free() it. */
+static char *craft_junk(int64_t lowest, int64_t highest, int sigfigs,
+			const int64_t *words, int n, int64_t payload,
+			size_t junk)
 {
 	uint8_t plain[40 + 16 * 9], *p = plain + 40;
 	for (int i = 0; i < n; i++) {
@@ -179,9 +181,12 @@ static char *craft(int64_t lowest, int64_t highest, int sigfigs,
 	for (int f = 0; f < 7; f++)
 		for (int b = width[f] - 1; b >= 0; b--)
 			*q++ = (uint8_t)(head[f] >> (8 * b));
-	uint8_t packed[8 + 512];
-	uLongf zlen = sizeof(packed) - 8;
+	uint8_t packed[8 + 512 + 2048];
+	uLongf zlen = 512;
 	CHECK(compress(packed + 8, &zlen, plain, (uLong)(p - plain)) == Z_OK);
+	CHECK(junk <= 2048);
+	memset(packed + 8 + zlen, 0x55, junk);
+	zlen += junk;
 	const uint8_t cookie[8] = { 0x1c, 0x84, 0x93, 0x14, (uint8_t)(zlen >> 24),
 				    (uint8_t)(zlen >> 16), (uint8_t)(zlen >> 8),
 				    (uint8_t)zlen };
@@ -189,6 +194,12 @@ static char *craft(int64_t lowest, int64_t highest, int sigfigs,
 	char *text = malloc(4 * ((8 + zlen + 2) / 3) + 1);
 	EVP_EncodeBlock((unsigned char *)text, packed, (int)(8 + zlen));
 	return text;
+}
+
+static char *craft(int64_t lowest, int64_t highest, int sigfigs,
+		   const int64_t *words, int n, int64_t payload)
+{
+	return craft_junk(lowest, highest, sigfigs, words, n, payload, 0);
 }
 
 /* The words into a 1 us .. 10 s, 3 digits histogram with hlog_decode_add. */
@@ -217,6 +228,10 @@ static void test_overflow(void)
 			"goes past the histogram's");
 	const int64_t run_end[] = { 3, -(INT64_MAX - 1), 1 };
 	crafted_refused(run_end, 3, "goes past the histogram's");
+	/* the longest run a word can say: INT64_MIN has no negation */
+	const int64_t run_min[] = { 1, INT64_MIN };
+	crafted_refused(run_min, 2, "a run of 9223372036854775808 zero counts "
+			"goes past the histogram's 15360 slots");
 	/* counts no reader can hold: their sum past 2^63-1 */
 	const int64_t big[] = { INT64_MAX, 0, 1 };
 	crafted_refused(big, 3, "takes the histogram's total of "
@@ -263,6 +278,24 @@ static void test_bounds(void)
 	/* a payload no DEFLATE stream of this size can hold */
 	text = craft(1, 10000000, 3, one, 1, 1000000);
 	refused(text, "a payload of 1000000 bytes cannot come out of");
+	free(text);
+	/* one that 1000 compressed bytes could hold, but 15360 slots'
+	 * counts cannot (9 bytes each): refused before a byte of it is
+	 * allocated or inflated, not once it has been (a payload of 10^9
+	 * took 985 MB so); into a histogram being added up, too */
+	text = craft_junk(1, 10000000, 3, one, 1, 1000000, 1000);
+	refused(text, "a payload of 1000000 bytes cannot fit 15360 slots");
+	CHECK(hist_init_us(&h) == 0);
+	CHECK_EQ_INT(hlog_decode_add(text, strlen(text), &h, why, sizeof(why)),
+		     -1);
+	CHECK_EQ_INT(errno, EINVAL);
+	CHECK(strstr(why, "a payload of 1000000 bytes cannot fit 15360 slots"));
+	hist_free(&h);
+	free(text);
+	/* the most they can take is read */
+	text = craft_junk(1, 10000000, 3, one, 1, 15360 * 9, 200);
+	refused(text, "the compressed histogram is corrupt or cut short "
+		"(138240 payload bytes promised)");
 	free(text);
 }
 
