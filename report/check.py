@@ -7,6 +7,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 from . import png, views
+from .why import LANE_COLOURS, drawn
 from .files import DataError
 from .page import badge_colour
 from .plots import COLOURS
@@ -83,6 +84,22 @@ def plots(run_dir, page, name, needed):
     on_disk = sorted(os.listdir(plot_dir)) if os.path.isdir(plot_dir) else []
     if sorted(os.path.basename(s) for s in parser.srcs) != on_disk:
         raise CheckError(f"{name} shows {parser.srcs}, plots/ holds {on_disk}")
+
+
+# The boost's bar of a "why" timeline (report/why.py), at 840 px: the
+# patched kernel's boost of some microseconds on its wait's own axis is
+# tens of pixels wide; on an axis of the whole quota period it was none.
+MIN_BOOST_PX = 10
+
+
+def boost_drawn(png_path):
+    """The width in pixels of the boost's bar in a screenshot of a why
+    timeline; CheckError when it is under MIN_BOOST_PX (not drawn, or too
+    thin to see)."""
+    px = png.widest_run(png_path, drawn(LANE_COLOURS[3]))
+    if px < MIN_BOOST_PX:
+        raise CheckError(f"{png_path}: the boost's bar is {px} px wide (under {MIN_BOOST_PX}): not visible")
+    return px
 
 
 def screenshot(view, png_path):

@@ -77,3 +77,21 @@ def colour_counts(path, colours, tolerance=12):
                         counts[c] += 1
         ink.append(dark / width)
     return width, height, counts, ink
+
+
+def widest_run(path, colour, tolerance=12):
+    """The longest horizontal run of pixels within tolerance of colour
+    ("#rrggbb") in any row of the PNG at path: how wide a bar of that
+    colour is drawn, in pixels."""
+    width, _, channels, rows = read(path)
+    want = tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    best = 0
+    for row in rows:
+        run = 0
+        for x in range(0, width * channels, channels):
+            if all(abs(row[x + i] - want[i]) <= tolerance for i in range(3)):
+                run += 1
+                best = max(best, run)
+            else:
+                run = 0
+    return best

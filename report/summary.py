@@ -8,6 +8,7 @@ wrote: scenario.json, relay.json, loadgen.json, cpu.stat, ...).
 import os
 from dataclasses import dataclass
 
+from . import margins
 from .files import DataError, number, read_json, read_timeseries
 
 # The verdict rule depends on the guests' clock (kernel/vm/boot --clock).
@@ -123,14 +124,24 @@ def kernel_summary(kdir, rule):
     out["guest_freezes"] = ({"count": sum(p.get("freezes", 0) for p in probes),
                              "in_stalls": sum(p.get("in_stalls", 0) for p in probes),
                              "total_ms": round(sum(p.get("total_ms", 0) for p in probes), 1),
-                             "max_ms": round(max((p.get("max_ms", 0) for p in probes), default=0), 1),
+                             "max_ms": round(max((p.get("max_ms", 0) for p in probes), default=0), 3),
                              "min_ms": probes[0].get("min_ms")} if probes else None)
+    out["why"] = why(res)
+    if out["guest_freezes"]:
+        # Those outside the stalls, each explained by the trace or not
+        # (lab/ktrace/freezes.py), and those within the probe's resolution
+        # of its limit (margins.py).
+        spans = [{"start_s": st["start_s"], "end_s": _stall_end(st)} for st in stalls]
+        out["guest_freezes"].update(margins.judge_freezes(
+            scen, spans, (out["why"] or {}).get("freezes"), os.path.join(res, "scenario.json")))
     if rule.clock == "virtual" and clock_broke(out):
         f = out["guest_freezes"]
         out["problems"].append(
-            f"the virtual clock did not hold: the freeze probes saw {f['count'] - f['in_stalls']} "
-            f"wake-ups {f['min_ms']} ms late or more outside the stalls "
-            f"(worst {f['max_ms']} ms)")
+            f"the virtual clock did not hold: {len(f['unexplained'])} freeze probe wake-ups "
+            f"{f['min_ms']} ms late or more outside the stalls that the trace does not account for: "
+            + "; ".join(x["text"] for x in f["unexplained"][:3]))
+    out["rt_late_borderline"] = (margins.late_borderline(scen, rule.late_ms, os.path.join(res, "scenario.json"))
+                                 if tick.get("enabled") else None)
     # The same datagrams timed from their send() instead of their slot in
     # the schedule: blind to the slots the ticker could not send while its
     # own send() was blocked (coordinated omission), shown for comparison.
@@ -160,7 +171,6 @@ def kernel_summary(kdir, rule):
             out["problems"].append(f"relay did not run real-time: {sched.get('why', '?')}")
     else:
         out["problems"].append("no relay.json: relay wrote no statistics")
-    out["why"] = why(res)
     lg_path = os.path.join(res, "loadgen.json")
     if os.path.exists(lg_path):
         lg = read_json(lg_path)
@@ -208,8 +218,36 @@ def why(res):
     return {"line": ch["line"], "totals": ch["totals"], "trace": ch["trace"],
             "contentions": ch["contentions"], "worst_stall": worst, "worst_late": worst_late,
             "non_rt_waiter": non_rt, "longest_rt_wait": ch.get("longest_rt_wait"),
-            "softirq_held": ch.get("softirq_held"),
+            "softirq_held": ch.get("softirq_held"), "freezes": _freezes(ch.get("freezes"), path),
             "chains": os.path.relpath(path, os.path.dirname(os.path.dirname(res)))}
+
+
+def _freezes(fr, path):
+    """chains.json's freezes, as the summary carries them: the counts and,
+    for each freeze, its CPU, time, cause and words. None when the trace's
+    analysis did not look at them (a chains.json from before)."""
+    if fr is None:
+        return None
+    if not isinstance(fr, dict) or not isinstance(fr.get("rows"), list):
+        raise DataError(f"{path}: freezes is not a record with its rows")
+    keep = ("cpu", "due_s", "late_ms", "in_stall", "cause", "unexplained", "text")
+    rows = []
+    for i, r in enumerate(fr["rows"]):
+        if not isinstance(r, dict):
+            raise DataError(f"{path}: freezes.rows[{i}] is not a record")
+        number(r.get("due_s"), f"{path}: freezes.rows[{i}].due_s")
+        rows.append({k: r[k] for k in keep if k in r})
+    return dict({k: fr.get(k) for k in ("limit_ms", "counted", "explained", "unexplained", "in_stalls",
+                                         "by_cause")}, rows=rows)
+
+
+def _stall_end(s):
+    """When a stall of scenario.json ended: its end, else the quota's
+    restore, else its start plus its length (as lab/ktrace reads it)."""
+    for k in ("end_s", "restore_s"):
+        if isinstance(s.get(k), (int, float)) and s[k] >= 0:
+            return s[k]
+    return s["start_s"] + (s.get("length_ms") or 0) / 1000
 
 
 def _rt_key(k):
@@ -249,7 +287,14 @@ def is_clean(k, rule):
         return True
     if not k.get("rt_expected") or (k.get("rt_samples") or 0) < MIN_RT_SHARE * k["rt_expected"]:
         return False
-    return (k.get("rt_late") or 0) <= rule.allowance
+    return late_counted(k, rule) <= rule.allowance
+
+
+def late_counted(k, rule):
+    """The late RT datagrams the rule counts: on the virtual clock, not
+    those late by no more than the latency's resolution (borderline)."""
+    borderline = (k.get("rt_late_borderline") or 0) if rule.clock == "virtual" else 0
+    return (k.get("rt_late") or 0) - borderline
 
 
 def _pct_ms(k, p):
@@ -325,10 +370,40 @@ def verdict(stock, patched, rule):
 
 
 def clock_broke(k):
-    """Whether a kernel's freeze probes woke late outside every stall (on
-    the virtual clock: the clock did not hold)."""
+    """Whether a kernel's freeze probes woke late outside every stall where
+    the trace cannot say why (on the virtual clock: the clock did not
+    hold). Freezes the trace explains (the vCPU did not execute, the CPU
+    stayed idle with the probe woken, a task held it) are the emulated
+    machine's or the guest's own, and a freeze within the probe's
+    resolution of its limit is borderline: neither breaks it. A scenario
+    that did not list its freezes leaves only the count to judge."""
     f = k.get("guest_freezes") or {}
-    return (f.get("count") or 0) > (f.get("in_stalls") or 0)
+    if f.get("complete") is False or "unexplained" not in f:
+        return (f.get("count") or 0) > (f.get("in_stalls") or 0)
+    return bool(f["unexplained"])
+
+
+def notes(kernels, rule):
+    """What the headline adds about the clock and the limits: freezes
+    outside the stalls that the trace explained (counted apart), and the
+    inputs within their resolution of a limit (borderline), in words."""
+    explained, borderline = [], []
+    for name, k in kernels.items():
+        f = k.get("guest_freezes") or {}
+        if f.get("explained"):
+            n = len(f["explained"])
+            explained.append(f"the {name} freeze probes woke late {n} time{'s' if n != 1 else ''} "
+                             f"outside the stalls, each explained by the trace ({f['explained'][0]['text']}"
+                             + (", ..." if n > 1 else "") + ")")
+        for x in f.get("borderline") or []:
+            borderline.append(f"the {name} freeze probe's {x['late_ms']:.3f} ms wake-up on CPU {x['cpu']} at "
+                              f"{x['due_s']:.3f} s lies within its {margins.FREEZE_RESOLUTION_MS:g} ms "
+                              f"resolution of the {f.get('min_ms')} ms limit: not taken as the clock failing")
+        if rule.clock == "virtual" and k.get("rt_late_borderline"):
+            borderline.append(f"{k['rt_late_borderline']} {name} RT datagrams took over {rule.late_ms:g} ms by "
+                              f"no more than its {margins.bucket_ms(rule.late_ms) * 1000:g} us resolution: "
+                              "not counted late")
+    return explained, borderline
 
 
 def rule_json(rule):
@@ -336,7 +411,10 @@ def rule_json(rule):
     late = f"{rule.late_ms:g} ms"
     if rule.clock == "virtual":
         how = ("on the virtual clock (guest time is instruction count): every RT datagram over "
-               f"{late} counts, and the freeze probes must see nothing outside the stalls")
+               f"{late} counts (but one within {margins.bucket_ms(rule.late_ms) * 1000:g} us of it, the "
+               "latency's resolution, which is borderline), and every late wake-up of the freeze "
+               "probes outside the stalls must be explained by the kernel's trace (or lie within "
+               f"the probe's {margins.FREEZE_RESOLUTION_MS:g} ms resolution of its limit)")
     else:
         how = ("on the host clock: RT datagrams are counted late when over the limit even "
                "after the time the guest or a vCPU was seen frozen is taken out")
@@ -411,11 +489,20 @@ def build(run_dir, spec, run_info):
             word, line = "invalid", "the two runs did not use the same initramfs and parameters: " + line
         frozen = [n for n, k in kernels.items() if rule.clock == "virtual" and clock_broke(k)]
         if frozen:
+            what = "; ".join(x["text"] for n in frozen for x in kernels[n]["guest_freezes"].get("unexplained")
+                             or [])
             word, line = "invalid", (f"the virtual clock did not hold on the {' and '.join(frozen)} "
-                                     "kernel (the freeze probes saw late wake-ups outside the "
-                                     "stalls): " + line)
+                                     "kernel (the freeze probes saw late wake-ups outside the stalls "
+                                     "that the trace does not account for" + (f": {what}" if what else "")
+                                     + "): " + line)
+        explained, borderline = notes(kernels, rule) if rule.clock == "virtual" else ([], [])
+        if explained:
+            line += "; " + "; ".join(explained)
+        if borderline:
+            line += "; borderline: " + "; ".join(borderline)
         summary.update(verdict=word, headline=line, ratio=ratio, rule=rule_json(rule),
-                       non_rt_waker=caveat(kernels, rule))
+                       non_rt_waker=caveat(kernels, rule), borderline=borderline,
+                       margins=margins.rows(kernels["stock"], kernels["patched"], rule, EFFECT_RATIO))
     else:
         only = next(iter(kernels))
         summary.update(verdict="single run",

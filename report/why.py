@@ -8,8 +8,15 @@ from .escape import file_name, gnuplot_number, gnuplot_string
 from .plots import datablock, run_gnuplot, head
 
 LANES = ("RT waiter waits", "holder in ep_poll_callback", "holder's cgroup throttled",
-         "holder boosted")
+         "holder boosted (waiter's priority)")
 LANE_COLOURS = ("#c0392b", "#7d3c98", "#9a7d0a", "#1e8449")
+# The bars' opacity on the white background.
+FILL = 0.8
+
+
+def drawn(colour):
+    """The colour a lane's bar shows: LANE_COLOURS' at FILL on white."""
+    return "#" + "".join(f"{round(FILL * int(colour[i:i + 2], 16) + (1 - FILL) * 255):02x}" for i in (1, 3, 5))
 
 
 def worst(w):
@@ -85,6 +92,17 @@ def rows(why):
                 if t.get("late_vcpu_idle") else "")
         return f"{t['late_explained']} of {t['late']} ({t.get('late_by_lock', 0)} by a lock wait{idle})"
 
+    def freezes(w):
+        fr = w.get("freezes")
+        if fr is None:
+            return "not looked at"
+        if not fr.get("counted"):
+            return "none"
+        causes = ", ".join(f"{k} {n}" for k, n in (fr.get("by_cause") or {}).items() if n)
+        text = f"{fr.get('explained')} of {fr.get('counted')} explained" + (f" ({causes})" if causes else "")
+        first = next((r for r in fr.get("rows") or [] if "unexplained" in r), None)
+        return text + (f"; unexplained: {first.get('text')}" if first else "")
+
     def lost(w):
         tr = w["trace"]
         return f"{tr['lost']['total']} of {tr['events']}" + ("" if tr["complete"] else " (incomplete)")
@@ -127,6 +145,7 @@ def rows(why):
         ("... ended by another task boosting the holder through another lock", each(lent)),
         ("RT datagrams over the list limit, explained", each(late)),
         ("non-RT waiter (the caveat)", each(non_rt)),
+        ("freeze probes' late wake-ups, explained", each(freezes)),
         ("trace events lost", each(lost)),
     ]
 
@@ -148,10 +167,19 @@ def draw(view, plot_dir):
     return made
 
 
-def timeline(key, c, out):
-    """The worst wait of one kernel as lanes over time (ms from the wait's
-    start): the waiter, the holder in the callback, the throttle, the
-    boost."""
+# A wait shorter than this share of everything its chart shows (the
+# patched kernel's: microseconds, beside a holder throttled for a whole
+# quota period) gets an axis of its own: the wait and a quarter of it on
+# either side, the longer spans cut at the axis's ends and labelled with
+# where they go.
+ZOOM_SHARE = 0.2
+ZOOM_MARGIN = 0.25
+
+
+def spans_of(c):
+    """The chain's lanes as [(lane, from ms, to ms)] from the wait's start,
+    and its marks [(name, ms)]: the holder's release (it leaves
+    ep_poll_callback, which drops the lock) and the waiter's run."""
     t0 = c["wait"]["begin_s"]
     end = c["wait"]["end_s"] if c["wait"]["end_s"] is not None else t0
     h, st, b = c.get("holder") or {}, c.get("holder_state") or {}, c.get("boost")
@@ -163,21 +191,85 @@ def timeline(key, c, out):
     if b and b.get("after_wait_began_ms") is not None:
         at = t0 + b["after_wait_began_ms"] / 1000
         spans.append((3, at, at + (b.get("boosted_ms") or 0) / 1000))
-    rows = [((a - t0) * 1000, (z - t0) * 1000, lane) for lane, a, z in spans]
-    lo = min(r[0] for r in rows)
-    hi = max(max(r[1] for r in rows), 0.001)
+    # The release: a boosted holder goes back to its own priority when it
+    # unlocks; else it is seen leaving the callback.
+    release = (t0 + (b["after_wait_began_ms"] + b["boosted_ms"]) / 1000 if b and b.get("boosted_ms") is not None
+               and b.get("after_wait_began_ms") is not None else h.get("released_s"))
+    marks = [(name, (t - t0) * 1000) for name, t in (("released", release), ("waiter ran", c.get("waiter_ran_s")))
+             if t is not None]
+    return [(lane, (a - t0) * 1000, (z - t0) * 1000) for lane, a, z in spans], marks
+
+
+def merged(marks, width):
+    """Marks closer than 3 % of the axis made one, their names joined."""
+    out = []
+    for name, x in sorted(marks, key=lambda m: m[1]):
+        if out and x - out[-1][1] < 0.03 * width:
+            out[-1] = (f"{out[-1][0]}, {name}", out[-1][1])
+        else:
+            out.append((name, x))
+    return out
+
+
+def axis(rows, marks, wait_ms):
+    """The x range of the chart, and whether it is the wait's own (zoomed:
+    the wait is under ZOOM_SHARE of all its lanes): then it runs from a
+    little before the wait to a little after its end, the boost's and the
+    marks'."""
+    lo = min(r[1] for r in rows)
+    hi = max(max(r[2] for r in rows), 0.001)
+    if wait_ms and wait_ms < ZOOM_SHARE * (hi - lo):
+        right = max([wait_ms] + [r[2] for r in rows if r[0] == 3] + [x for _, x in marks if x < 4 * wait_ms])
+        return -ZOOM_MARGIN * wait_ms, right + ZOOM_MARGIN * wait_ms, True
     pad = (hi - lo) * 0.05 or 0.01
-    script = head(820, 260) + datablock("spans", rows) + f"""
-set title {gnuplot_string(f"{key}: the worst RT wait on ep->lock, {c['wait']['ms']} ms")} noenhanced
-set xrange [{gnuplot_number(lo - pad)}:{gnuplot_number(hi + pad)}]
-set yrange [-0.7:{len(LANES) - 0.3}]
+    return lo - pad, hi + pad, False
+
+
+def _ms_text(v):
+    return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
+
+
+def timeline(key, c, out):
+    """The worst wait of one kernel as lanes over time (ms from the wait's
+    start): the waiter, the holder in the callback, the throttle, the
+    boost (the holder running at the waiter's priority), with the release
+    and the waiter's run marked. A short wait beside long spans is drawn
+    on its own axis (axis())."""
+    rows, marks = spans_of(c)
+    x0, x1, zoomed = axis(rows, marks, c["wait"].get("ms"))
+    cut, labels = [], []
+    for lane, a, z in rows:
+        a2, z2 = max(a, x0), min(z, x1)
+        if z2 < a2:
+            continue
+        cut.append((a2, z2, lane))
+        if a < x0:
+            labels.append((x0 + (x1 - x0) * 0.005, lane + 0.44, f"from {_ms_text(a)} ms", "left"))
+        if z > x1:
+            labels.append((x1 - (x1 - x0) * 0.005, lane + 0.44, f"to {_ms_text(z)} ms", "right"))
+    title = f"{key}: the worst RT wait on ep->lock, {c['wait']['ms']} ms"
+    if zoomed:
+        title += " (the axis is the wait's)"
+    script = head(820, 280) + datablock("spans", cut) + f"""
+set title {gnuplot_string(title)} noenhanced
+set xrange [{gnuplot_number(x0)}:{gnuplot_number(x1)}]
+set yrange [-0.7:{len(LANES) - 0.1}]
 set xlabel "ms from the start of the wait"
 set ytics ({", ".join(f"{gnuplot_string(name)} {i}" for i, name in enumerate(LANES))})
 set grid noytics
 set termoption noenhanced
 unset key
-set style fill solid 0.8 noborder
+set style fill solid {FILL:g} noborder
 """
+    for name, x in merged([m for m in marks if x0 <= m[1] <= x1], x1 - x0):
+        where = "right" if x > x0 + 0.8 * (x1 - x0) else "center"
+        script += (f'set arrow from {gnuplot_number(x)}, graph 0 to {gnuplot_number(x)}, graph 1 '
+                   'nohead dt 2 lc rgb "#555555"\n'
+                   f'set label {gnuplot_string(name)} at {gnuplot_number(x)}, graph 1.03 {where} '
+                   'font ",11" noenhanced\n')
+    for x, y, text, where in labels:
+        script += (f"set label {gnuplot_string(text)} at {gnuplot_number(x)}, {gnuplot_number(y)} {where} "
+                   'font ",10" tc rgb "#555555" noenhanced\n')
     plots = "plot $spans using 1:3:1:2:($3-0.3):($3+0.3):($3+1) with boxxyerror lc variable"
     colours = "".join(f'set linetype {i + 1} lc rgb "{col}"\n' for i, col in enumerate(LANE_COLOURS))
     run_gnuplot(script + colours + plots + "\n", out)

@@ -317,7 +317,7 @@ def capacity(argv):
     record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "kernels": {k: guest.kernel_version(images[k]) for k in images}}
     with run.phase("initramfs: busybox, the binaries, the grid, the spec", "a few seconds"):
-        initrd = run.path("initramfs.cpio.gz")
+        initrd = run.path("initramfs.cpio")
         files = {f"/bin/{b}": os.path.join(bin_dir, b)
                  for b in ("relay", "loadgen", "demo-scenario", "labspec", "ktrace-drain")}
         files["/bin/capacity-grid"] = os.path.join(HERE, "grid")

@@ -32,9 +32,9 @@ from ..labkit.spec import Param, Parser, SpecError, flags, resolve
 
 PROG = "lab/demo/run"
 HERE = os.path.dirname(os.path.realpath(__file__))
-# A traced guest's RAM: room for lab/ktrace/ktrace's buffers (160 MiB per
-# CPU) beside the run.
-TRACED_MEMORY_MB = 1024
+# A traced guest's RAM: room for lab/ktrace/ktrace's buffers (96 MiB per
+# CPU, lab/demo/init) beside the run.
+TRACED_MEMORY_MB = 512
 
 PARAMS = [
     Param("clock", "str", "virtual", "the guests' clock (kernel/vm/boot)", choices=("virtual", "host")),
@@ -110,10 +110,11 @@ def guest_timeout(driver, scenario):
     return (span * 20 + 120) * traced if driver["clock"] == "virtual" else span * traced + 120
 
 
-def boot_both(run, images, initrd, spec, timeout):
+def boot_both(run, images, initrd, spec, timeout, done=None):
     """Both kernels with the same initramfs: side by side on the virtual
     clock (guest time is instruction count, neither can make the other
-    late), one after the other on the host clock."""
+    late), one after the other on the host clock. DONE(kernel) is called
+    as each guest ends, while the other may still run."""
     clock = spec["clock"]
     memory = TRACED_MEMORY_MB if spec.get("trace") == "on" else None
     used = guest.sha256(initrd)   # hashed again right before the boots
@@ -153,18 +154,29 @@ def boot_both(run, images, initrd, spec, timeout):
                              attempts=attempt, problem=problem)
                 run.say(f"      [{k}] outcome: {out}")
                 del started[k]
+                if done:
+                    done(k)
             time.sleep(1)
 
 
-def explain(run, kernels):
-    """lab/ktrace/explain on each guest's trace, side by side: chains.json
-    beside its results. A trace that cannot be read is said on the page
-    (the summary finds no chains.json), not the end of the run."""
-    started = {k: guest.explain(run.path(k, "results"), k, run.path(k, "explain.log"))
-               for k in kernels if os.path.isdir(run.path(k, "results"))}
-    for k, p in started.items():
-        p.wait()
-        run.say(f"      [{k}] {last_line(run.path(k, 'explain.log'))}")
+class Explain:
+    """lab/ktrace/explain on each guest's trace, started as soon as that
+    guest has ended (the stock guest's is read while the patched guest
+    still runs, on the CPU the stock guest left): chains.json beside its
+    results. A trace that cannot be read is said on the page (the summary
+    finds no chains.json), not the end of the run."""
+
+    def __init__(self, run):
+        self.run, self.started = run, {}
+
+    def start(self, k):
+        if os.path.isdir(self.run.path(k, "results")):
+            self.started[k] = guest.explain(self.run.path(k, "results"), k, self.run.path(k, "explain.log"))
+
+    def wait(self):
+        for k, p in self.started.items():
+            p.wait()
+            self.run.say(f"      [{k}] {last_line(self.run.path(k, 'explain.log'))}")
 
 
 def report(run):
@@ -230,29 +242,32 @@ def demo(argv):
                 images = kernels.images(run, driver["kernel_line"])
         record["kernels"] = {k: guest.kernel_version(images[k]) for k in images}
         with run.phase("initramfs: busybox, relay, loadgen, demo-scenario, the spec", "a few seconds"):
-            initrd = run.path("initramfs.cpio.gz")
+            initrd = run.path("initramfs.cpio")
             record["initramfs_sha256"] = guest.initramfs(
                 os.path.join(HERE, "init"),
                 dict({f"/bin/{b}": os.path.join(bin_dir, b)
-                      for b in ("relay", "loadgen", "demo-scenario", "labspec")},
+                      for b in ("relay", "loadgen", "demo-scenario", "labspec", "ktrace-drain")},
                      **{"/bin/ktrace": os.path.join(TOP, "lab/ktrace/ktrace")}),
                 run.path("spec.json"), initrd, run.path("initramfs.log"))
         timeout = spec["guest_timeout_s"]
         d = scenario["duration_s"]
+        why = Explain(run)
+        done = why.start if spec["trace"] == "on" else None
         if driver["clock"] == "virtual":
             with run.phase(f"stock and patched kernels side by side: boot and run {d} s each "
-                           "under QEMU (virtual clock)",
-                           f"about {d * 4 + 20} s on 2 free host CPUs, at most {timeout} s"):
-                boot_both(run, images, initrd, spec, timeout)
+                           "under QEMU (virtual clock)" + (", each trace explained as its guest ends"
+                                                           if done else ""),
+                           f"about {d * 4 + 40} s on 2 free host CPUs, at most {timeout} s"):
+                boot_both(run, images, initrd, spec, timeout, done)
         else:
             with run.phase(f"stock, then patched kernel: boot and run {d} s each under QEMU "
                            "(host clock)", f"about {2 * (d + 8)} s, at most {2 * timeout} s"):
-                boot_both(run, images, initrd, spec, timeout)
+                boot_both(run, images, initrd, spec, timeout, done)
         os.unlink(initrd)
-        if spec["trace"] == "on":
-            with run.phase("why: each kernel's trace, every stall and slow RT datagram explained "
-                           "(lab/ktrace)", "about a minute"):
-                explain(run, images)
+        if done:
+            with run.phase("why: each kernel's trace, every stall, slow RT datagram and freeze explained "
+                           "(lab/ktrace)", "some seconds after the last guest"):
+                why.wait()
         # The cost side: what `make kernel-selftests` measured, when it has run.
         cost = os.path.join(TOP, "build/kernel/selftests-6.12/cost.json")
         if os.path.exists(cost):

@@ -6,7 +6,9 @@ explained from its kernel trace (chains.py), as chains.json.
 RESULTS_DIR holds what the guest sent back: scenario.json, trace.txt.gz
 (or the raw trace/, read through trace-cmd), trace-stats.txt,
 trace-probes.txt. Writes RESULTS_DIR/chains.json (or
---out) and prints its headline. Exit status: 0 written; 2 bad arguments;
+--out) and prints its headline. Besides the stalls and the slow RT
+datagrams, every late wake-up of the freeze probes is explained
+(freezes.py). Exit status: 0 written; 2 bad arguments;
 65 a trace or scenario.json that cannot be read (the file and line named);
 66 no trace in RESULTS_DIR.
 """
@@ -19,7 +21,7 @@ import sys
 from collections import Counter
 
 from ..labkit.run import LabError, write_json
-from . import chains, tracefile
+from . import chains, freezes, scenario, tracefile
 from .chains import rel_s, span_ms
 
 EX_DATA = 65
@@ -55,36 +57,18 @@ def lost(results):
         out["dropped"] += int(cpu.get("dropped events", 0))
         out["overrun"] += int(cpu.get("overrun", 0))
     probes = os.path.join(results, "trace-probes.txt")
-    with open(probes, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            w = line.split()
-            if len(w) != 3 or not w[1].isdigit() or not w[2].isdigit():
-                raise tracefile.TraceError(f"{probes}:{n}: not a kprobe_profile line: {line.strip()[:80]!r}")
-            out["kprobe_missed"] += int(w[2])
+    for n, line in enumerate(tracefile.small_text(probes), 1):
+        w = line.split()
+        if len(w) != 3 or not all(x.isdigit() and len(x) <= 20 for x in w[1:]):
+            raise tracefile.TraceError(f"{probes}:{n}: not a kprobe_profile line: {line.strip()[:80]!r}")
+        out["kprobe_missed"] += int(w[2])
     out["total"] = sum(out.values())
     return out
 
 
-def _read_scenario(results):
-    path = os.path.join(results, "scenario.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            scen = json.load(f)
-    except (OSError, ValueError) as e:
-        raise tracefile.TraceError(f"{path}: {e}")
-    if not isinstance(scen, dict) or not isinstance(scen.get("t0_mono_ns"), int):
-        raise tracefile.TraceError(f"{path}: no t0_mono_ns (a scenario from before the trace)")
-    for key in ("stalls", "params"):
-        if not isinstance(scen.get(key), (list if key == "stalls" else dict)):
-            raise tracefile.TraceError(f"{path}: {key} is missing or of the wrong type")
-    return scen
-
-
-def _stall_end(s):
-    for k in ("end_s", "restore_s"):
-        if isinstance(s.get(k), (int, float)) and s[k] >= 0:
-            return s[k]
-    return s["start_s"] + s.get("length_ms", 0) / 1000
+# The span of each freeze whose flag columns the timeline keeps
+# (freezes.py): from this long before its slot to after its wake-up.
+FREEZE_DETAIL = 1e-3
 
 
 def covering(waits, a, b):
@@ -92,8 +76,7 @@ def covering(waits, a, b):
     (s): (None, 0.0) when none does."""
     best, most = None, 0.0
     for w in waits:
-        end = w["end"] if w["end"] is not None else b
-        o = min(end, b) - max(w["begin"], a)
+        o = min(w.until(b), b) - max(w.begin, a)
         if o > most:
             best, most = w, o
     return best, most
@@ -107,8 +90,8 @@ class GuestTrace:
         trace that lost events is read whole: what it saw then ends where
         a buffer filled). A trace whose guest kept some spans only
         (tracefile.kept) is read there, and no further."""
-        self.scen = _read_scenario(results)
-        self.t0 = self.scen["t0_mono_ns"] / 1e9
+        self.scen = scenario.read(results)
+        self.t0 = self.scen.t0
         self.lost = lost(results)
         # No span at all (a sweep that met at every rate it tried, a short
         # one): read whole.
@@ -121,7 +104,9 @@ class GuestTrace:
             def keep(ts):
                 i = bisect.bisect_right(starts, ts) - 1
                 return i >= 0 and ts <= self.windows[i][1]
-        self.tl = chains.Timeline(tracefile.ievents(results, keep))
+        detail = _merged([(self.t0 + f.due_s - FREEZE_DETAIL, self.t0 + f.woke_s + FREEZE_DETAIL)
+                          for p in self.scen.probes for f in p.freezes or ()])
+        self.tl = chains.Timeline(tracefile.ievents(results, keep), detail)
         self.offset, self.offset_support = chains.ready_list_offset(self.tl)
         self.name = name
         self.nevents = self.tl.count
@@ -132,7 +117,7 @@ class GuestTrace:
                 if st.get("dropped events")]
         self.covered_to = min((self.tl.seen[c][-1] if self.tl.seen.get(c) else -math.inf for c in full),
                               default=math.inf)
-        p = self.scen["params"]
+        p = self.scen.params
         self.relay = self._task("relay", p.get("relay_prio"))
         self.ticker = self._task("demo-scenario", p.get("ticker_prio"))
 
@@ -150,7 +135,7 @@ class GuestTrace:
         """The waits on a ready-list lock overlapping [a, b], by RT tasks
         (rt=True) or by the others."""
         return [w for w in self.tl.waits_between(a, b)
-                if self.tl.is_rt(w["pid"]) == rt and chains.on_ready_list(self.tl, w, self.offset)]
+                if self.tl.is_rt(w.pid) == rt and chains.on_ready_list(self.tl, w, self.offset)]
 
     def best_wait(self, a, b, rt=True):
         """The ready-list wait that covers most of [a, b], and how much of
@@ -162,16 +147,15 @@ class GuestTrace:
         w, _ = self.best_wait(a, b, rt)
         return chains.chain(self.tl, w, self.offset, self.t0) if w else None
 
-    def stall(self, i, s):
-        a, b = self.t0 + s["start_s"], self.t0 + _stall_end(s)
-        row = {"stall": i, "start_s": s["start_s"], "length_ms": s.get("length_ms"),
-               "lift_s": s.get("lift_s")}
+    def stall(self, s):
+        a, b = self.t0 + s.start_s, self.t0 + s.end_s
+        row = {"stall": s.index, "start_s": s.start_s, "length_ms": s.length_ms, "lift_s": s.lift_s}
         # A stall is the relay's loop standing still: its own wait is the
         # chain when it covers the stall. The ticker's, often as long, may
         # be queued behind the relay's pending write instead (an rwlock
         # reader behind a writer), one step further from the holder.
         waits = self.ready_list_waits(a, b)
-        w, covered = covering([x for x in waits if x["pid"] == self.relay], a, b)
+        w, covered = covering([x for x in waits if x.pid == self.relay], a, b)
         if covered < STALL_COVERED * (b - a):
             w, covered = covering(waits, a, b)
         if w is None:
@@ -191,11 +175,11 @@ class GuestTrace:
         return row
 
     def late(self, s):
-        a, b = self.t0 + s["due_s"], self.t0 + s["echo_s"]
-        row = {"due_s": s["due_s"], "latency_ms": span_ms(a, b)}
-        for i, st in enumerate(self.scen["stalls"]):
-            if st["start_s"] <= s["echo_s"] and s["due_s"] <= _stall_end(st):
-                row["in_stall"] = i
+        a, b = self.t0 + s.due_s, self.t0 + s.echo_s
+        row = {"due_s": s.due_s, "latency_ms": span_ms(a, b)}
+        for st in self.scen.stalls:
+            if st.start_s <= s.echo_s and s.due_s <= st.end_s:
+                row["in_stall"] = st.index
                 break
         c = self.best_chain(a, b)
         if c is not None and c["wait"]["ms"] is not None and c["wait"]["ms"] >= 0.1:
@@ -213,26 +197,26 @@ class GuestTrace:
         length and, for the wait to run, what the CPU was doing."""
         tl, steps, t = self.tl, [], a
         # The ticker wakes its lead before the slot and waits on the clock.
-        lead = (self.scen["params"].get("ticker_lead_us") or 0) / 1e6
+        lead = (self.scen.params.get("ticker_lead_us") or 0) / 1e6
         for pid, who in ((self.ticker, "ticker"), (self.relay, "relay")):
             if pid is None:
                 continue
             # The guest's clock and the trace's agree to some microseconds.
             wk = tl.woken_after(pid, t - (lead if who == "ticker" else 0) - 50e-6)
-            if wk is None or wk[0] > b:
+            if wk is None or wk.ts > b:
                 continue
-            ran = tl.ran_after(pid, wk[0])
-            steps.append({"step": f"until the {who} was woken", "ms": max(0.0, span_ms(t, wk[0]))})
+            ran = tl.ran_after(pid, wk.ts)
+            steps.append({"step": f"until the {who} was woken", "ms": max(0.0, span_ms(t, wk.ts))})
             if ran is None or ran > b:
-                t = max(t, wk[0])
+                t = max(t, wk.ts)
                 continue
-            busy = tl.running(wk[2], wk[0])
-            steps.append({"step": f"the {who}: woken to running on CPU {wk[2]}", "ms": span_ms(wk[0], ran),
+            busy = tl.running(wk.cpu, wk.ts)
+            steps.append({"step": f"the {who}: woken to running on CPU {wk.cpu}", "ms": span_ms(wk.ts, ran),
                           "cpu_ran": "idle" if busy == 0 else (tl.task(busy) if busy else None),
-                          "cpu_silent_ms": span_ms(0, tl.silent(wk[2], wk[0], ran))})
+                          "cpu_silent_ms": span_ms(0, tl.silent(wk.cpu, wk.ts, ran))})
             t = max(t, ran)
             if who == "ticker":
-                t = self._sent(pid, wk[2], a, t, b, steps)
+                t = self._sent(pid, wk.cpu, a, t, b, steps)
         steps.append({"step": "to the echo", "ms": span_ms(t, b)})
         dom = max(steps, key=lambda s: s["ms"] or 0)
         return {"steps": steps, "dominant": dom if len(steps) > 1 else None}
@@ -245,11 +229,11 @@ class GuestTrace:
         one at a time. Returns when the step ended (t when not seen)."""
         start = max(t, slot)
         cb = self.tl.callback_after(pid, start)
-        if cb is None or cb[0] > b:
+        if cb is None or cb.entry > b:
             return t
-        steps.append({"step": "the ticker's datagram into the relay's socket", "ms": span_ms(start, cb[0]),
-                      "cpu_silent_ms": span_ms(0, self.tl.silent(cpu, start, cb[0]))})
-        return cb[0]
+        steps.append({"step": "the ticker's datagram into the relay's socket", "ms": span_ms(start, cb.entry),
+                      "cpu_silent_ms": span_ms(0, self.tl.silent(cpu, start, cb.entry))})
+        return cb.entry
 
     def contentions(self):
         """Every wait on a ready-list lock: by RT waiters (with the holder's
@@ -257,17 +241,18 @@ class GuestTrace:
         tl = self.tl
         rt, other, boosts, lent = [], 0, [], []
         self.longest = self.longest_other = None
+        def longer(w, than):
+            return than is None or w.end - w.begin > than.end - than.begin
         for w in tl.waits:
-            if w["end"] is None or not chains.on_ready_list(tl, w, self.offset):
+            if w.end is None or not chains.on_ready_list(tl, w, self.offset):
                 continue
-            if not tl.is_rt(w["pid"]):
+            if not tl.is_rt(w.pid):
                 other += 1
-                if self.longest_other is None or \
-                        w["end"] - w["begin"] > self.longest_other["end"] - self.longest_other["begin"]:
+                if longer(w, self.longest_other):
                     self.longest_other = w
                 continue
             rt.append(w)
-            if self.longest is None or w["end"] - w["begin"] > self.longest["end"] - self.longest["begin"]:
+            if longer(w, self.longest):
                 self.longest = w
             hs = chains.holders(tl, w, self.offset)
             own = [(pid, b) for pid, b in ((pid, chains.boost_of(tl, pid, w)) for pid, _ in hs) if b]
@@ -280,8 +265,8 @@ class GuestTrace:
             b = next((b for b in (chains.boost_of(tl, pid, w, others=True) for pid, _ in hs) if b), None)
             if b:
                 lent.append((w, b))
-        return {"rt_waits": len(rt), "rt_wait_us": percentiles([(w["end"] - w["begin"]) * 1e6 for w in rt]),
-                "rt_waiters": sorted({tl.comm.get(w["pid"], "?") for w in rt}),
+        return {"rt_waits": len(rt), "rt_wait_us": percentiles([(w.end - w.begin) * 1e6 for w in rt]),
+                "rt_waiters": sorted({tl.comm.get(w.pid, "?") for w in rt}),
                 "boosts": len(boosts),
                 "boosted": sorted({tl.comm.get(pid, "?") for pid, _ in boosts}),
                 "boosted_to": sorted({tuple(b["to"]) for _, b in boosts}),
@@ -291,15 +276,15 @@ class GuestTrace:
                 # {"ktimers/1": n, ...}, the most first; through: the locks
                 "lent_by": dict(Counter(b["by"]["comm"] for _, b in lent).most_common()),
                 "lent_through": dict(Counter(b["through"] for _, b in lent).most_common()),
-                "lent_by_wait_us": percentiles([(w["end"] - w["begin"]) * 1e6 for w, _ in lent]),
+                "lent_by_wait_us": percentiles([(w.end - w.begin) * 1e6 for w, _ in lent]),
                 "non_rt_waits": other}
 
     def running_share(self, pid, a, b):
         """The share of [a, b] pid spent running, from its switches."""
         if pid is None or b <= a:
             return None
-        ins = [t for t, _ in self.tl.runs.get(pid, [])]
-        outs = [t for t, _ in self.tl.stops.get(pid, [])]
+        ins = [r.ts for r in self.tl.runs.get(pid, [])]
+        outs = [r.ts for r in self.tl.stops.get(pid, [])]
         busy = 0.0
         # Whether it was running at a: its last switch before a was in.
         last_in = max((t for t in ins if t <= a), default=None)
@@ -330,7 +315,7 @@ class GuestTrace:
         # A wait counts when its holder sat throttled, lent nothing, for a
         # millisecond of it: the patched kernel's waiter boosts the holder
         # within microseconds, and the wait's rest is not the quota's.
-        locked = [(w["end"] - w["begin"]) * 1000 for w in self.ready_list_waits(a, b)
+        locked = [(w.end - w.begin) * 1000 for w in self.ready_list_waits(a, b)
                   if chains.unlent(self.tl, w, self.offset) >= 1e-3]
         share = self.running_share(self.relay, a, b)
         out = {"target_rate": st.get("target_rate"), "covered": True, "lock_waits": len(locked),
@@ -354,7 +339,7 @@ class GuestTrace:
         the longest, which is the non-RT waker's chain: the relay's timerfd
         tick is a softirq, and no task waits for it to boost the holder."""
         spans = chains.softirq_holds(self.tl, self.t0)
-        late_ms = self.scen["params"].get("late_ms")
+        late_ms = self.scen.params.get("late_ms")
         held = [h["held_ms"] for h in spans if h["held_ms"] is not None]
         done = [h for h in spans if h["complete"]]
         return {"throttles_holding": len(spans), "held_ms": percentiles(held), "late_ms": late_ms,
@@ -368,12 +353,37 @@ class GuestTrace:
         six decimals (trace/kept.txt)."""
         return self.windows is None or any(x - 1e-6 <= a and b <= y + 1e-6 for x, y in self.windows)
 
+    def covers(self, a, b):
+        """Whether the trace saw all of [a, b]: within what was read, what
+        it recorded, and before a buffer filled."""
+        return (self.read(a, b) and self.tl.first is not None and self.tl.first <= a
+                and b <= min(self.tl.last, self.covered_to))
+
+    def freezes(self):
+        """The freeze probes' late wake-ups, each explained (freezes.py),
+        and their count: {"limit_ms", "counted", "listed", "rows", ...}.
+        A probe that counted more freezes than it listed (a scenario from
+        before the list, or a list that filled) leaves the rest
+        unexplained."""
+        rows, counted, unlisted, limit = [], 0, 0, None
+        for p in self.scen.probes:
+            counted += p.count
+            limit = p.min_ms if p.min_ms is not None else limit
+            pid = freezes.probe_pid(self.tl, p.cpu, p.prio)
+            rows += [freezes.explain(self.tl, f, pid, self.t0, self.scen.stalls, self.covers)
+                     for f in p.freezes or ()]
+            unlisted += p.count - len(p.freezes or ())
+        rows.sort(key=lambda r: r["due_s"])
+        causes = Counter(r["cause"] for r in rows if "unexplained" not in r)
+        return {"limit_ms": limit, "counted": counted, "rows": rows, "unlisted": unlisted,
+                "in_stalls": sum(1 for r in rows if "in_stall" in r),
+                "by_cause": {c: causes[c] for c in freezes.CAUSES},
+                "explained": sum(causes.values()),
+                "unexplained": sum(1 for r in rows if "unexplained" in r) + unlisted}
+
     def document(self):
-        stalls = [self.stall(i, s) for i, s in enumerate(self.scen["stalls"])
-                  if self.read(self.t0 + s["start_s"], self.t0 + _stall_end(s))]
-        ticker = self.scen.get("ticker") or {}
-        late = [self.late(s) for s in ticker.get("listed") or []
-                if self.read(self.t0 + s["due_s"], self.t0 + s["echo_s"])]
+        stalls = [self.stall(s) for s in self.scen.stalls if self.read(self.t0 + s.start_s, self.t0 + s.end_s)]
+        late = [self.late(s) for s in self.scen.listed if self.read(self.t0 + s.due_s, self.t0 + s.echo_s)]
         doc = {"kernel": self.name,
                "trace": {"events": self.nevents, "lost": self.lost, "complete": self.lost["total"] == 0,
                          "span_s": [rel_s(self.tl.first, self.t0), rel_s(self.tl.last, self.t0)],
@@ -382,8 +392,9 @@ class GuestTrace:
                                                      for a, b in self.windows]},
                "ready_list_lock": {"offset_in_eventpoll": self.offset, "support": self.offset_support},
                "stalls": stalls, "late": late,
-               "late_listed_over_us": ticker.get("list_over_us"),
-               "late_list_complete": ticker.get("listed_complete"),
+               "late_listed_over_us": self.scen.list_over_us,
+               "late_list_complete": self.scen.listed_complete,
+               "freezes": self.freezes(),
                "contentions": self.contentions()}
         # The longest wait of an RT task on a ready-list lock, stall or not:
         # on the patched kernel, what priority inheritance made of the worst.
@@ -393,14 +404,17 @@ class GuestTrace:
         # ksoftirqd): a waiter that cannot boost a throttled holder.
         doc["longest_non_rt_wait"] = (chains.chain(self.tl, self.longest_other, self.offset, self.t0)
                                       if self.longest_other else None)
-        # Only the text trace's flags columns say which task held its
-        # CPU's softirqs (trace-cmd's report has none).
+        # Only the flag columns say which task held its CPU's softirqs (a
+        # trace without them gets no word rather than a wrong one).
         doc["softirq_held"] = self.softirq_held() if self.tl.flags else None
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),
                          "late_by_lock": sum(1 for s in late if "chain" in s),
-                         "late_vcpu_idle": sum(1 for s in late if vcpu_idle(s))}
+                         "late_vcpu_idle": sum(1 for s in late if vcpu_idle(s)),
+                         "freezes": doc["freezes"]["counted"],
+                         "freezes_explained": doc["freezes"]["explained"],
+                         "freezes_unexplained": doc["freezes"]["unexplained"]}
         doc["line"] = headline(doc)
         return doc
 
@@ -452,6 +466,17 @@ def headline(doc):
                      f"{doc['late_listed_over_us'] / 1000:g} ms explained"
                      + (f" ({t['late_vcpu_idle']} while the ticker's vCPU did not execute)"
                         if t["late_vcpu_idle"] else ""))
+    fr = doc["freezes"]
+    if fr["counted"]:
+        n = fr["counted"]
+        text = (f"{n} freeze{'s' if n != 1 else ''} of the probes over {fr['limit_ms']:g} ms, "
+                f"{fr['explained']} explained (" + ", ".join(
+                    f"{freezes.CAUSES[c]} {k}" for c, k in fr["by_cause"].items() if k)
+                + f"; {fr['in_stalls']} inside stalls)")
+        if fr["unexplained"]:
+            first = next((r for r in fr["rows"] if "unexplained" in r), None)
+            text += f", {fr['unexplained']} unexplained" + (f" (the first {freezes.line(first)})" if first else "")
+        parts.append(text)
     sh = doc["softirq_held"]
     if sh and sh["over_late_ms"]:
         h = sh["longest"]

@@ -79,11 +79,13 @@ def check(run):
     assert boots[0]["started"] < boots[1]["ended"] and boots[1]["started"] < boots[0]["ended"], \
         f"the guests did not run at the same time: {boots}"
     # Inside a stall a probe may wake late behind the stalled ticker (the
-    # summary's own rule); outside one, never.
+    # summary's own rule); outside one, only where the kernel's trace says
+    # what held that CPU (lab/ktrace/freezes.py), every one listed.
     for name, k in (("stock", st), ("patched", pa)):
         f = k["guest_freezes"]
-        assert f and f["count"] - f["in_stalls"] == 0, \
-            f"{name}: the freeze probes saw the guest late on the virtual clock: {f}"
+        assert f and f["complete"] and not f["unexplained"], \
+            f"{name}: the freeze probes saw the guest late on the virtual clock, unexplained: {f}"
+        assert len(f["explained"]) + len(f["borderline"]) == len(f["outside"]), f
     # Honesty: the same initramfs and the same parameters, as each guest read them.
     assert st["initramfs_sha256"] == pa["initramfs_sha256"] == s["initramfs_sha256"], "initramfs differs"
     scens = [read(os.path.join(run, k, "results", "scenario.json")) for k in ("stock", "patched")]

@@ -62,6 +62,12 @@ class ReadTest(unittest.TestCase):
         self.assertEqual((ev[1].comm, ev[1].pid, ev[1].fields["next_pid"], ev[1].fields["prev_comm"]),
                          ("my task", 5, 71, "my task"))
         self.assertEqual(ev[2].fields["ep"], 0xffff888002a34e00)
+        ticks = tracefile.parse(["  <idle>-0  [000] d.h2.  3.7: local_timer_entry: vector=236",
+                                 "  relay-71  [001] d.h1.  3.8: reschedule_entry: vector=253"])
+        self.assertEqual([(e.name, e.fields) for e in ticks],
+                         [("local_timer_entry", {"vector": 236}), ("reschedule_entry", {"vector": 253})])
+        with self.assertRaises(tracefile.TraceError):
+            tracefile.parse(["  <idle>-0  [000] d.h2.  3.7: local_timer_entry: irq=2"])
 
     def test_malformed_lines_are_named(self):
         for bad, what in ((" => orphan_frame", "no <stack trace> line"),
@@ -96,15 +102,15 @@ class ReadTest(unittest.TestCase):
         for the relay's timerfd, needs CPU 1's softirq lock, which the
         holder has too, and boosts it. The waiter itself lends nothing."""
         tl = chains.Timeline(tracefile.read(os.path.join(FIX, "stock-6.1", "trace.txt.gz")))
-        w = next(w for w in tl.waits if w["lock"] == 0xffff888002b9b290 and w["end"] is not None)
-        self.assertEqual(tl.comm[w["pid"]], "relay")
+        w = next(w for w in tl.waits if w.lock == 0xffff888002b9b290 and w.end is not None)
+        self.assertEqual(tl.comm[w.pid], "relay")
         (holder, _), = chains.holders(tl, w, 0x90)
         self.assertEqual(tl.comm[holder], "loadgen")
         self.assertIsNone(chains.boost_of(tl, holder, w))
         b = chains.boost_of(tl, holder, w, others=True)
         self.assertEqual((b["by"]["comm"], b["through"], b["from"], b["to"]),
                          ("ktimers/1", "0xffff88803e71afa0", ["OTHER", 0], ["FIFO", 1]))
-        self.assertLess(b["after_wait_began_ms"], (w["end"] - w["begin"]) * 1000)
+        self.assertLess(b["after_wait_began_ms"], (w.end - w.begin) * 1000)
 
     def test_the_waits_a_third_task_ended_are_counted(self):
         doc = explain.GuestTrace(os.path.join(FIX, "stock-6.1"), "stock").document()
@@ -223,7 +229,7 @@ class StockUnixTest(unittest.TestCase):
         s = self.doc["stalls"][0]
         a, b = self.ex.t0 + s["start_s"], self.ex.t0 + s["start_s"] + s["length_ms"] / 1000
         longest, _ = self.ex.best_wait(a, b)
-        self.assertEqual(self.ex.tl.comm[longest["pid"]], "demo-scenario")
+        self.assertEqual(self.ex.tl.comm[longest.pid], "demo-scenario")
 
     def test_a_reader_queued_in_the_callback_holds_nothing(self):
         c = one_complete_chain(self, self.doc)
@@ -241,7 +247,7 @@ class StockUnixTest(unittest.TestCase):
 class RawTest(unittest.TestCase):
     """The raw excerpt (stock-raw: a capacity cell's pages, `ktrace stop
     --raw`, read through trace-cmd): the same events and the same chain
-    as a text trace gives, without the flags columns."""
+    as a text trace gives, with the flag columns (report -l)."""
 
     @classmethod
     def setUpClass(cls):
@@ -264,7 +270,9 @@ class RawTest(unittest.TestCase):
         self.assertTrue(stacks)
         self.assertTrue(all(f and " " not in f and "(" not in f for st in stacks for f in st), stacks[0])
         self.assertIn("tg_throttle_down", next(e.stack for e in ev if e.name == "throttle"))
-        self.assertEqual({e.flags for e in ev}, {""})
+        # report -l: the flag columns after the CPU, as the text trace has them
+        self.assertEqual({len(e.flags) for e in ev}, {5})
+        self.assertIn("d.s22", {e.flags for e in ev})
 
     def test_the_stall_has_a_complete_chain(self):
         d = self.doc
@@ -276,8 +284,12 @@ class RawTest(unittest.TestCase):
         text = explain.GuestTrace(os.path.join(FIX, "stock"), "stock").document()
         self.assertEqual(d["ready_list_lock"]["offset_in_eventpoll"],
                          text["ready_list_lock"]["offset_in_eventpoll"])
-        # No flags, no word on the softirqs rather than a wrong one.
-        self.assertIsNone(d["softirq_held"])
+        # The flags say who held CPU 1's softirqs: the throttled holder,
+        # serving them, until the watchdog's lift.
+        h = d["softirq_held"]["longest"]
+        self.assertEqual((h["holder"]["comm"], h["holding"], h["unthrottled_by"]),
+                         ("loadgen", "serving softirqs", "cpu.max"))
+        self.assertGreater(h["held_ms"], 200)
 
     def test_damaged_pages_give_an_error_or_events_never_a_crash(self):
         rnd = random.Random(20261205)
@@ -375,10 +387,10 @@ class ThrottledInTest(unittest.TestCase):
     class Timeline:
         def __init__(self, stack):
             self.last = 10.0
-            self.iv = (2.0, 3.0, "cpu.max", stack, 7)
+            self.iv = chains.Throttle(2.0, 3.0, "cpu.max", stack, 7, "", 1)
 
         def throttled_at(self, t):
-            return ((0x10, 0x20), self.iv) if self.iv[0] <= t <= self.iv[1] else None
+            return ((0x10, 0x20), self.iv) if self.iv.start <= t <= self.iv.end else None
 
         def task(self, pid):
             return {"pid": pid}
@@ -386,11 +398,12 @@ class ThrottledInTest(unittest.TestCase):
     def test_inside_the_callback_or_the_first_frame(self):
         migration = ["kprobe_int3_handler", "do_int3", "exc_int3", "asm_exc_int3", "tg_nop",
                      "enqueue_entity", "migration_cpu_stop"]
-        tl, w = self.Timeline(migration), {"begin": 2.5, "end": 2.9}
-        self.assertEqual(chains.holder_state(tl, 5, (1.0, 3.5, 0xabc), w, 0)["throttled_in"],
+        tl, w = self.Timeline(migration), chains.Wait(5, 1, 0xabc90, "RT", 2.5, 2.9)
+        self.assertEqual(chains.holder_state(tl, 5, chains.Callback(1.0, 3.5, 0xabc), w, 0)["throttled_in"],
                          "ep_poll_callback")
         # not inside at the throttle: the frame under the kprobe's own
-        self.assertEqual(chains.holder_state(tl, 5, (2.2, 3.5, 0xabc), w, 0)["throttled_in"], "tg_nop")
+        self.assertEqual(chains.holder_state(tl, 5, chains.Callback(2.2, 3.5, 0xabc), w, 0)["throttled_in"],
+                         "tg_nop")
         self.assertEqual(chains.where(migration), "tg_nop")
         # Once the kernel optimized the probe into a jump: its handler's
         # frames and the trampoline's bare address.
@@ -574,10 +587,10 @@ class SoftirqTest(unittest.TestCase):
         # Through a lock of no epoll instance: not the ready-list lock the
         # relay boosted the same thread through 46 us into the hold.
         lock = int(h["boost"]["through_lock"], 16)
-        epolls = {cb[2] for cbs in self.run_.tl.callbacks.values() for cb in cbs}
+        epolls = {cb.ep for cbs in self.run_.tl.callbacks.values() for cb in cbs}
         self.assertNotIn(lock - self.doc["ready_list_lock"]["offset_in_eventpoll"], epolls)
-        early = [b for b in self.run_.tl.boosts[77] if b[0] < self.run_.t0 + h["held_until_s"] - 0.001]
-        self.assertTrue(any(b[4] and b[4]["lock"] - 144 in epolls for b in early), early)
+        early = [b for b in self.run_.tl.boosts[77] if b.ts < self.run_.t0 + h["held_until_s"] - 0.001]
+        self.assertTrue(any(b.through and b.through.lock - 144 in epolls for b in early), early)
         self.assertIn("held past 5 ms by a throttled task 1 time, longest 8.0 ms by loadgen/77",
                       self.doc["line"])
 
@@ -680,6 +693,77 @@ class VcpuTest(unittest.TestCase):
         # A CPU that logged events through the step did execute.
         busy = dict(d, cpu_silent_ms=0.05)
         self.assertFalse(explain.vcpu_idle({"path": {"dominant": busy}}))
+
+
+class FreezeTest(unittest.TestCase):
+    """What held a CPU from the freeze probe (freezes.py), on small traces:
+    CPU 0's probe (pid 90, FIFO 90) due at 1.000 s, woken in the timer's
+    interrupt, run at 1.005 s."""
+
+    PROBE = "  <idle>-0 [000] dNh3. 1.000003: sched_waking: comm=demo-scenario pid=90 prio=9 target_cpu=000"
+    RUN = ("  <idle>-0 [000] d..2. 1.005005: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+           "prev_state=R ==> next_comm=demo-scenario next_pid=90 next_prio=9")
+
+    def row(self, lines, stalls=(), covered=lambda a, b: True):
+        from lab.ktrace import freezes, scenario
+        before = ["  demo-scenario-90 [000] d..2. 0.995005: sched_switch: prev_comm=demo-scenario prev_pid=90 "
+                  "prev_prio=9 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"]
+        tl = chains.Timeline(tracefile.parse(before + lines), [(0.99, 1.01)])
+        pid = freezes.probe_pid(tl, 0, 90)
+        self.assertEqual(pid, 90)
+        r = freezes.explain(tl, scenario.Freeze(0, 1.0, 1.005009), pid, 0.0, stalls, covered)
+        r["text"] = freezes.line(r)
+        return r
+
+    def test_the_vcpu_that_did_not_execute(self):
+        other = [f"  loadgen-80 [001] ....1 1.00{i}500: ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888000001000"
+                 for i in range(1, 5)]
+        r = self.row([self.PROBE] + other + [self.RUN])
+        self.assertEqual(r["cause"], "vcpu", r)
+        self.assertIn("CPU 0 logged nothing", r["text"])
+        self.assertIn("CPU 1 ran", r["text"])
+
+    def test_idle_with_the_probe_woken_through_its_ticks(self):
+        ticks = [f"  <idle>-0 [000] dNh1. 1.00{i}004: local_timer_entry: vector=236" for i in range(1, 6)]
+        r = self.row([self.PROBE] + ticks + [self.RUN])
+        self.assertEqual(r["cause"], "idle", r)
+        step = r["steps"][1]
+        self.assertEqual((step["interrupts"], step["need_resched"]), (5, True))
+        self.assertIn("stayed idle 5.002 ms with the probe woken (taking 5 interrupts", r["text"])
+
+    def test_a_task_that_kept_the_cpu(self):
+        lines = [
+            "  <idle>-0 [000] d..2. 0.999000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+            "prev_state=R ==> next_comm=migration/0 next_pid=20 next_prio=0",
+            "  migration/0-20 [000] d.h2. 1.000003: sched_waking: comm=demo-scenario pid=90 prio=9 target_cpu=000",
+        ] + [f"  migration/0-20 [000] d.h1. 1.00{i}004: local_timer_entry: vector=236" for i in range(1, 5)] + [
+            "  migration/0-20 [000] d..2. 1.005005: sched_switch: prev_comm=migration/0 prev_pid=20 prev_prio=0 "
+            "prev_state=S ==> next_comm=demo-scenario next_pid=90 next_prio=9"]
+        r = self.row(lines)
+        self.assertEqual(r["cause"], "task", r)
+        self.assertEqual((r["steps"][1]["task"]["comm"], r["steps"][1]["above_probe"]), ("migration/0", True))
+        self.assertIn("migration/0/20 (FIFO 99) ran 5.002 ms", r["text"])
+
+    def test_in_a_stall(self):
+        from lab.ktrace import scenario
+        ticks = [f"  <idle>-0 [000] dNh1. 1.00{i}004: local_timer_entry: vector=236" for i in range(1, 6)]
+        r = self.row([self.PROBE] + ticks + [self.RUN], stalls=[scenario.Stall(3, 0.9, 1.1, 200.0, 1.09)])
+        self.assertEqual(r["in_stall"], 3)
+        self.assertTrue(r["text"].endswith(", inside stall 3"), r["text"])
+
+    def test_what_the_trace_cannot_account_for(self):
+        # no wake-up of the probe
+        r = self.row([self.RUN.replace("1.005005", "1.007")])
+        self.assertIn("no wake-up of the probe on CPU 0", r["unexplained"])
+        # the span not seen whole (a buffer filled before it)
+        r = self.row([self.PROBE, self.RUN], covered=lambda a, b: False)
+        self.assertIn("does not hold all of it", r["unexplained"])
+        # events on the CPU, nothing else ran: no task and no silence
+        wakes = [f"  demo-scenario-90 [000] d..2. 1.00{i}100: sched_waking: comm=demo-scenario pid=91 prio=9 "
+                 "target_cpu=001" for i in range(1, 5)]
+        r = self.row([self.PROBE] + wakes + [self.RUN])
+        self.assertIn("no other task filled it", r["unexplained"])
+        self.assertIn("unexplained", r["text"])
 
 
 class CliTest(unittest.TestCase):

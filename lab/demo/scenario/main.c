@@ -390,11 +390,19 @@ static json_t *ticker_json(struct run *r, const struct watchdog *w)
 	json_t *fr = json_array();
 	for (int i = 0; i < 2; i++) {
 		const struct probe *p = &r->probe[i];
-		json_array_append_new(fr, json_pack("{s:i, s:I, s:I, s:I, s:f, s:f, s:I}",
-			"cpu", p->cpu, "wakes", (json_int_t)p->wakes, "freezes", (json_int_t)(p->nev + p->lost),
+		/* Each freeze on the results' time base, for the trace analysis
+		 * to say what held that CPU: the slot and the wake-up. */
+		json_t *each = json_array();
+		for (int j = 0; j < p->nev; j++)
+			json_array_append_new(each, json_pack("{s:f, s:f}",
+				"due_s", (double)(p->ev[j].from_ns + to_mono) / 1e9,
+				"woke_s", (double)(p->ev[j].to_ns + to_mono) / 1e9));
+		json_array_append_new(fr, json_pack("{s:i, s:i, s:I, s:I, s:I, s:f, s:f, s:I, s:o}",
+			"cpu", p->cpu, "prio", p->prio, "wakes", (json_int_t)p->wakes,
+			"freezes", (json_int_t)(p->nev + p->lost),
 			"in_stalls", (json_int_t)freezes_in_stalls(p, w, to_mono, elapsed_s),
 			"max_ms", (double)p->max_late_ns / 1e6, "total_ms", (double)p->total_ns / 1e6,
-			"min_ms", (json_int_t)(p->min_late_ns / 1000000)));
+			"min_ms", (json_int_t)(p->min_late_ns / 1000000), "listed", each));
 	}
 	json_object_set_new(o, "freeze_probes", fr);
 	ticker_hist_json(r, o, "latency_us", &t->lat, "ticker.hgrm");

@@ -31,7 +31,7 @@
 /* X(name, min, max, default on the host clock, on the virtual clock, arg,
  * help) */
 #define SCENARIO_PARAMS(X) \
-	X(duration_s, 1, 3600, 30, 30, "S", "how long loadgen sends") \
+	X(duration_s, 1, 3600, 30, 15, "S", "how long loadgen sends") \
 	X(rate_pps, 1, 1000000, 2000, 30000, "PPS", \
 	  "datagrams per second, all senders\ntogether") \
 	X(senders, 1, 64, 2, 2, "N", "loadgen sender threads, all in the quota") \
