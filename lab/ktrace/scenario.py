@@ -1,13 +1,15 @@
 """The scenario's own record of a run (demo-scenario's scenario.json) as
 the trace analysis reads it: the origin of its clock, its stalls, the RT
-datagrams it listed and the freeze probes' late wake-ups. Every field is
+datagrams it listed and the freeze probes' late wake-ups. Where the RT
+client is a loadgen run of its own (a test host's RT client unit, around
+demo-scenario --watch), its JSON gives the datagrams instead (with_client). Every field is
 checked as it is read: a results directory from elsewhere gives an error
 naming the field (tracefile.TraceError), never a traceback.
 """
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .tracefile import TraceError
 
@@ -74,6 +76,9 @@ class Scenario:
     list_over_us: float | None
     listed_complete: bool | None
     probes: tuple
+    # The RT client's task name: the ticker's thread, or loadgen
+    # (with_client); its SCHED_FIFO priority is params' ticker_prio.
+    client: str = "demo-scenario"
 
 
 def _number(v):
@@ -132,13 +137,7 @@ def _probe(i, p, where):
 def read(results):
     """The Scenario of a guest's results directory (RESULTS/scenario.json)."""
     path = os.path.join(results, "scenario.json")
-    try:
-        if os.path.getsize(path) > MAX_BYTES:
-            raise TraceError(f"{path}: more than {MAX_BYTES >> 20} MiB: not a scenario's record")
-        with open(path, encoding="utf-8") as f:
-            scen = json.load(f)
-    except (OSError, ValueError, RecursionError) as e:
-        raise TraceError(f"{path}: {str(e)[:200] or type(e).__name__}")
+    scen = _load(path)
     if not isinstance(scen, dict) or not _field(scen, "t0_mono_ns", path, "int", need=False):
         raise TraceError(f"{path}: no t0_mono_ns (a scenario from before the trace)")
     if not isinstance(scen.get("stalls"), list) or not isinstance(scen.get("params"), dict):
@@ -160,3 +159,31 @@ def read(results):
     return Scenario(scen["t0_mono_ns"] / 1e9, params, stalls, listed,
                     _field(ticker, "list_over_us", where, need=False),
                     _field(ticker, "listed_complete", where, "bool", need=False), probes)
+
+
+def _load(path):
+    try:
+        if os.path.getsize(path) > MAX_BYTES:
+            raise TraceError(f"{path}: more than {MAX_BYTES >> 20} MiB: not a scenario's record")
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError, RecursionError) as e:
+        raise TraceError(f"{path}: {str(e)[:200] or type(e).__name__}")
+
+
+def with_client(scen, path):
+    """SCEN with its RT client a loadgen run (PATH, its JSON, which loadgen
+    --list-over-us wrote): that run's slow datagrams are the listed ones,
+    from their intended send to their reply, on the results' clock, and
+    the client's task is loadgen."""
+    run = _load(path)
+    if not isinstance(run, dict) or not isinstance(run.get("listed"), dict):
+        raise TraceError(f"{path}: no listed datagrams (a loadgen run without --list-over-us?)")
+    where = f"{path}: listed"
+    lst = run["listed"]
+    # To the nanosecond, the clocks' own resolution.
+    listed = tuple(Listed(round(_field(d, "intended_mono_s", f"{where}.datagrams[{i}]") - scen.t0, 9),
+                          round(_field(d, "reply_mono_s", f"{where}.datagrams[{i}]") - scen.t0, 9))
+                   for i, d in enumerate(_records(lst.get("datagrams"), f"{where}.datagrams")))
+    return replace(scen, listed=listed, list_over_us=_field(lst, "over_us", where),
+                   listed_complete=_field(lst, "complete", where, "bool"), client="loadgen")
