@@ -3,13 +3,12 @@ check that no two tables disagree.
 
 The tables: the lab programs' (demo-scenario --describe, epmodel
 --describe) and the drivers' (their Param rows, labkit.spec.describe):
-capacity's, the host A/B's (with the names its guest knows them by) and
-the soak's. The names of programs outside lab/ that have their own, for
+capacity's, the host A/B's and the soak's. The names of programs outside lab/ that have their own, for
 years, are this module's two maps (LOADGEN, DEPLOY), each name checked
 against its program (loadgen --help, the files of deploy/).
 
-A row of the names table is a parameter one of those outside programs,
-or the host A/B's guest, knows by another name. It must mean the same
+A row of the names table is a parameter one of those outside programs
+knows by another name. It must mean the same
 wherever the lab names it: the same unit everywhere, the same range in
 the lab's programs, the range of a driver's row taken from a program's
 (like()) inside the program's, every default (each value of a list)
@@ -31,9 +30,11 @@ LOADGEN = {
     "cpu_quota_pct": "`--cpu-quota PCT%`",
     "period_us": "`--quota-period-us`",
     "rate_pps": "`--rate`",
-    "rt_rate_pps": "`--rate` (the RT client)",
     "senders": "`--threads`",
     "duration_s": "`--duration`",
+    "ticker_us": "`--rate` of the host A/B's RT client (1e6 / `ticker_us`)",
+    "ticker_lead_us": "`--spin-us` of the host A/B's RT client",
+    "list_over_us": "`--list-over-us` of the host A/B's RT client",
 }
 # ... and by deploy/: the Ansible roles' variables and systemd's settings.
 DEPLOY = {
@@ -43,8 +44,8 @@ DEPLOY = {
     "senders": "`loadgen_threads`",
     "duration_s": "`loadgen_duration`",
 }
-HEAD = ("| spec | lab drivers, demo-scenario | loadgen | epmodel | host A/B guest (`scenario.env`) "
-        "| Ansible, systemd |\n|---|---|---|---|---|---|\n")
+HEAD = ("| spec | lab drivers, demo-scenario | loadgen | epmodel | Ansible, systemd |\n"
+        "|---|---|---|---|---|\n")
 # Where lab/README.md's table is (its first line is HEAD's).
 README = os.path.join(TOP, "lab", "README.md")
 # The flags tables that repeat a program's defaults.
@@ -78,16 +79,10 @@ def _stands_for(row):
     return row.get("spec") or row["name"]
 
 
-def row_names(tabs):
+def row_names():
     """The parameters of the names table: those with a name outside the
-    lab (loadgen's, deploy's, the host A/B guest's), in the order of the
-    maps, then of the tables."""
-    names = list(LOADGEN) + [n for n in DEPLOY if n not in LOADGEN]
-    for t in tabs:
-        for r in t["params"]:
-            if r.get("env") and _stands_for(r) not in names:
-                names.append(_stands_for(r))
-    return names
+    lab (loadgen's, deploy's), in the order of the maps."""
+    return list(LOADGEN) + [n for n in DEPLOY if n not in LOADGEN]
 
 
 def _cells(items):
@@ -97,18 +92,15 @@ def _cells(items):
 def table(tabs):
     """The names table, Markdown."""
     lines = [HEAD]
-    for name in row_names(tabs):
+    for name in row_names():
         rows = [(t, r) for t in tabs for r in t["params"] if _stands_for(r) == name]
         lab = [r for t, r in rows if t["program"] != "epmodel"]
         model = [r for t, r in rows if t["program"] == "epmodel"]
-        env = [f"`{r['env']}`" + (f" (`{r['name']} / {r['env_per']}`)" if r.get("env_per") else "")
-               for t, r in rows if r.get("env")]
         lines.append("| " + " | ".join((
             _cells(f"`{r['name']}`" for r in lab) if lab else f"`{name}`",
             _cells(f"`{r['flag']}`" for r in lab),
             LOADGEN.get(name, "-"),
             _cells(f"`{r['flag']}`" for r in model),
-            _cells(env),
             DEPLOY.get(name, "-"))) + " |\n")
     return "".join(lines)
 
@@ -134,7 +126,7 @@ def disagreements(tabs):
     """What two tables, or a table and its own range, say differently of a
     parameter of the names table: a list of sentences, empty when none."""
     out = []
-    for name in row_names(tabs):
+    for name in row_names():
         rows = [(t, r) for t in tabs for r in t["params"] if _stands_for(r) == name]
         programs = [(t, r) for t, r in rows if t["kind"] == "program"]
         ref_t, ref = programs[0] if programs else (None, None)

@@ -3,6 +3,7 @@
   lab/lab new-id                        print a new run id
   lab/lab new-run RESULTS [KIND]        make RESULTS/<id>[-KIND]/, print its path
   lab/lab latest RUN_DIR [KIND]         point RUN_DIR's parent's latest[-KIND] at it
+  lab/lab salt RUN_ID                   print the run's salt_us (labkit.guest.salt_us)
   lab/lab spec RUN_DIR NAME=VALUE...    write RUN_DIR/spec.json: a NAME a.b nests,
                                         a VALUE that reads as a number is one,
                                         one that reads as a JSON object is one
@@ -27,7 +28,7 @@ import os
 import shlex
 import sys
 
-from . import names
+from . import guest, names
 from . import spec as labspec
 from .run import LabError, Run, new_id, point_latest, write_json
 
@@ -73,8 +74,7 @@ def driver_flags(table, argv):
     spec's top level, SCENARIO for its "scenario" object and OWN for
     flags the spec does not hold, each optional), resolved, as shell code
     for its eval: NAME=VALUE per parameter, spec the array of lab/lab
-    spec's NAME=VALUE pairs (the scenario's as scenario.NAME), guest_env
-    the guest's environment file (a line per parameter with an env name).
+    spec's NAME=VALUE pairs (the scenario's as scenario.NAME).
     --help prints the usage on stderr and gives "exit 0"; a bad command
     line exits 2 (Parser)."""
     m = importlib.import_module(table)
@@ -93,19 +93,12 @@ def driver_flags(table, argv):
             return "exit 0\n"
         try:
             values = labspec.resolve(args, params)
-            for p in params:
-                if p.env and values[p.name] % p.env_per:
-                    raise labspec.SpecError(
-                        f"{p.flag} {values[p.name]}: not a whole number of {p.env_per} "
-                        f"(the guest's {p.env} is {p.name} / {p.env_per})")
         except labspec.SpecError as e:
             ap.error(str(e))
     out = [f"{name}={shlex.quote(str(v))}" for name, v in values.items()]
     pairs = [f"{prefix}{p.name}={values[p.name]}" for prefix, ps in groups.items()
              if prefix is not None for p in ps]
     out.append("spec=(" + " ".join(shlex.quote(x) for x in pairs) + ")")
-    env = [f"{p.env}={values[p.name] // p.env_per}" for p in params if p.env]
-    out.append(f"guest_env={shlex.quote(chr(10).join(env))}")
     return "\n".join(out) + "\n"
 
 
@@ -118,6 +111,8 @@ def lab(argv):
         except (OSError, LabError) as e:
             print(f"lab: {e}", file=sys.stderr)
             return 73
+    elif argv[:1] == ["salt"] and len(argv) == 2:
+        print(guest.salt_us(argv[1]))
     elif argv[:1] == ["latest"] and len(argv) in (2, 3):
         run = os.path.abspath(argv[1])
         if not os.path.isdir(run):

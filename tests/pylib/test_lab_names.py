@@ -30,9 +30,8 @@ def made_up():
             row("cpu_quota_pct", 1, 100, [10, 25, 50], type="ints", source="demo-scenario"),
             row("cotenant_rate_pps", 1, 1000000, [30000], spec="rate_pps", source="demo-scenario")]},
         {"program": "lab/hostab/run", "kind": "driver", "params": [
-            row("period_us", 1000, 1000000, 100000, env="PERIOD_MS", env_per=1000,
-                source="demo-scenario"),
-            row("duration_s", 5, 3600, 10, env="DURATION", source="demo-scenario")]},
+            row("period_us", 1000, 1000000, 20000, source="demo-scenario"),
+            row("duration_s", 5, 3600, 15, source="demo-scenario")]},
     ]
 
 
@@ -46,9 +45,9 @@ class TableTest(unittest.TestCase):
         quota = rows[0].split(" | ")
         self.assertEqual(quota[1:4], ["`--cpu-quota-pct`", "`--cpu-quota PCT%`", "`--cpu-quota-pct`"])
         period = rows[1].split(" | ")
-        self.assertEqual(period[4], "`PERIOD_MS` (`period_us / 1000`)")
+        self.assertEqual(period[4], "`CPUQuotaPeriodSec=` |")
         senders = next(r for r in rows if r.startswith("| `senders`")).split(" | ")
-        self.assertEqual((senders[3], senders[4]), ("`--producers`", "-"))
+        self.assertEqual((senders[2], senders[3]), ("`--threads`", "`--producers`"))
         # a parameter known outside the lab only by the lab's table still
         # has a row; one no outside program knows has none
         self.assertTrue(any(r.startswith("| `duration_s`") for r in rows))
