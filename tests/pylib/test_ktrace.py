@@ -832,7 +832,8 @@ class CliTest(unittest.TestCase):
             got = json.load(f)
         self.assertEqual(got["totals"], want["totals"])
         # the same rows, the waiter's name the client's
-        self.assertEqual(json.dumps(got["late"]), json.dumps(want["late"]).replace("demo-scenario", "loadgen"))
+        self.assertEqual(json.dumps(got["late"]),
+                         json.dumps(want["late"]).replace("demo-scenario", "loadgen"))
         # A run without --list-over-us has nothing to explain: named, 65.
         with open(client, "w", encoding="utf-8") as f:
             json.dump({"listed": None}, f)
