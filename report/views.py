@@ -183,6 +183,9 @@ def demo_view(run_dir, s):
             facts.append((f"{c.key} image", built[c.key]))
         facts.append((f"{c.key} outcome", f"{c.data.get('outcome')}, {c.data.get('wall_s', '?')} s wall"))
         facts.append((f"{c.key} problems", "; ".join(c.data.get("problems") or []) or "none"))
+        if c.data.get("metrics"):
+            facts.append((f"{c.key}: relay's /metrics", ", ".join(
+                f"{w} the scenario: {path}" for w, path in c.data["metrics"].items())))
     if clock:
         facts.append(("guest clock", "virtual: guest time is the instruction count "
                       "(QEMU -icount, one instruction per ns); the host cannot make the guest "
@@ -401,10 +404,32 @@ def _of(d, part, whole):
     return f"{d[part]}/{d[whole]}" if d.get(whole) is not None else str(d[part])
 
 
+def _sched_cell(d):
+    if d.get("outcome") != "ok" or not d.get("rt_threads"):
+        return "-"
+    if d.get("rt_policy"):
+        return f"{d['rt_policy']} {d['rt_priority']} ({len(d['rt_threads'])} threads)"
+    return ", ".join(f"{t['comm']}/{t['tid']} {t['policy']} {t['priority']}" for t in d["rt_threads"])
+
+
+def _chains_cell(d):
+    c = d.get("late_chains")
+    if d.get("outcome") != "ok" or c is None:
+        return "-" if d.get("outcome") != "ok" else "not traced"
+    if not c["late"]:
+        return "none late"
+    text = f"{c['by_chain']} of {c['late']}"
+    if c["unexplained"]:
+        first = c["unexplained"][0]
+        text += f"; unexplained: {first['latency_ms']} ms at {first['due_s']} s ({first['why']})"
+    return text
+
+
 def testhost_view(run_dir, s):
     """The scenario on systemd test hosts (lab/hostab/run): one column
     per kernel package, each with what relay-preflight said of the fix, the
-    RT client's latency through relay and the co-tenant's throttling."""
+    RT client's latency through relay, what the trace says of its late
+    datagrams, and the co-tenant's throttling."""
     kernels = s.get("kernels")
     if not isinstance(kernels, dict):
         raise DataError(f"{run_dir}/summary.json: no kernels object")
@@ -426,10 +451,12 @@ def testhost_view(run_dir, s):
         ("RT client through relay, ms (slot to echo)",
          _pct_rows(cols, "latency_us") + [
              (f"datagrams {late:g} ms late or more", [_late_cell(c.data) for c in cols]),
+             ("... explained by a chain (the kernel's trace)", [_chains_cell(c.data) for c in cols]),
              ("measured / sent on schedule", [
                  _of({"n": (c.data.get("latency_us") or {}).get("count"),
                       "of": c.data.get("rt_expected")}, "n", "of") for c in cols]),
-             ("lost", [_count(c.data.get("rt_lost")) for c in cols])]),
+             ("lost", [_count(c.data.get("rt_lost")) for c in cols]),
+             ("scheduled as (the kernel's, while it ran)", [_sched_cell(c.data) for c in cols])]),
         ("relay's own wake-ups, ms (a datagram's arrival to relay reading it)", [
             (name, ["-" if not c.data.get("relay_wake_us") else
                     f"{c.data['relay_wake_us'][key] / 1000:.2f}" for c in cols])
@@ -438,6 +465,8 @@ def testhost_view(run_dir, s):
                                 for c in cols])]),
         ("co-tenant in loadgen.slice", [
             ("slice cpu.max (quota period, us)", [_cpu_max_cell(c.data) for c in cols]),
+            ("stalls the watchdog ended", ["-" if c.data.get("stalls") is None else str(c.data["stalls"])
+                                           for c in cols]),
             ("throttled periods, whole run", [
                 _of(c.data, "cotenant_nr_throttled", "cotenant_nr_periods") for c in cols]),
             ("... while the RT client ran", [
@@ -463,10 +492,11 @@ def testhost_view(run_dir, s):
         "Everything ran under systemd's own units on each test host: relay.service at "
         "SCHED_FIFO from its unit, the co-tenant loadgen@cotenant in loadgen.slice under "
         "CPUQuota= on relay's CPU, and the RT client (SCHED_FIFO, on another CPU) whose "
-        "datagrams through relay are the result.",
-        "relay's own wake-up latency covers every datagram relay read, the co-tenant's "
-        "included, from the kernel's arrival timestamp to relay's read: a co-tenant that "
-        "holds relay back shows there even when the RT client's datagrams were spared.",
+        "datagrams through relay are the result. The parameters are the demo's "
+        "(demo-scenario's table), its watchdog ends the stalls (demo-scenario --watch).",
+        "The verdict is the RT client's. relay's own wake-up latency covers every datagram "
+        "relay read, the co-tenant's included, from the kernel's arrival timestamp to "
+        "relay's read: it is shown, not judged.",
         "The RT client's latency runs from each datagram's slot in its schedule to its echo "
         "(corrected for coordinated omission): a datagram held back while relay waited "
         "counts with the time it waited. A lost datagram has no latency and is counted "
@@ -481,9 +511,11 @@ def testhost_view(run_dir, s):
                        "scheduling cannot make them late, so a datagram "
                        f"{late:g} ms late is the kernel's doing.")
     verdict = s.get("verdict") or {}
+    whys = [(c.key, c.data.get("why")) for c in cols]
     return View("testhost", "relay on a systemd test host: stock vs patched PREEMPT_RT kernel",
                 cols, sections, verdict.get("word", "?"), s.get("headline", ""), facts, caveats,
-                [("rt", "RT client latency through relay")], signal_ms=late, clock=clock)
+                [("rt", "RT client latency through relay")], signal_ms=late, clock=clock,
+                why=whys if any(w for _, w in whys) else None)
 
 
 def load(run_dir):
