@@ -2,7 +2,9 @@
 # epoll selftests and benchmarks that gate them. See kernel/README.md.
 #
 #   make kernels            build (or take from the cache) stock + patched 6.12
-#                           (KERNEL_LINE=6.1: the other line; kernel/build
+#                           (KERNEL_LINE=6.1: the other line; 7.3: Debian 13's
+#                           linux-source-7.3 with ep->lock an rwlock again,
+#                           against it as shipped; kernel/build
 #                           --line L --print-images says where they are)
 #   make kernel-debs        the same two kernels as Debian packages that boot a
 #                           systemd host (KCONFIG=FILE: start from a host's

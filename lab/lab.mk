@@ -4,7 +4,11 @@
 #                        report (DEMO_ARGS="--duration-s 60 ..." passes flags to
 #                        lab/demo/run; DEMO_CLOCK=host boots the guests on the
 #                        host clock instead of the virtual one, as a cross-check;
-#                        KERNEL_LINE=6.1: the pair of Debian 12's 6.1 RT line)
+#                        KERNEL_LINE=6.1: the pair of Debian 12's 6.1 RT line;
+#                        KERNELS=debian13: Debian 13's signed 6.16.12 against
+#                        6.17.13 as shipped, no compiler needed;
+#                        STOCK_PACKAGE=A.deb PATCHED_PACKAGE=B.deb: the kernels
+#                        of two packages, once the guest can run on them)
 #   make demo-runs       make demo DEMO_RUNS (10) times, each run on its own
 #                        trajectory, and the table of the runs (lab/demo/repeat)
 #   make demo-matrix     make demo on each kernel pair a Debian 12 user meets
@@ -23,10 +27,16 @@ $(eval $(call program,demo-scenario,lab/demo/scenario))
 
 DEMO_ARGS ?=
 DEMO_CLOCK ?= virtual
+KERNELS ?=
+STOCK_PACKAGE ?=
+PATCHED_PACKAGE ?=
 .PHONY: demo
 demo:
 	@mk/deps build report demo
-	@lab/demo/run --clock $(DEMO_CLOCK) --kernel-line $(KERNEL_LINE) $(DEMO_ARGS)
+	@lab/demo/run --clock $(DEMO_CLOCK) --kernel-line $(KERNEL_LINE) \
+		$(if $(KERNELS),--kernels $(KERNELS)) \
+		$(if $(STOCK_PACKAGE),--stock-package $(STOCK_PACKAGE)) \
+		$(if $(PATCHED_PACKAGE),--patched-package $(PATCHED_PACKAGE)) $(DEMO_ARGS)
 
 .PHONY: demo-matrix
 demo-matrix:

@@ -10,12 +10,51 @@
 Each command's own help says more (report/render --help).
 """
 import datetime
+import json
 import os
 import sys
 
 from report import check as checks
-from report import cli, page, plots, summary, table, testhost, views, why
+from report import cli, formats, table
 from report.files import DataError, ToolError, output_dir, read_json, write_json, write_text
+
+from .demo import judge as demo_judge
+from .demo import page as demo_page
+from .fleet import page as fleet_page
+from .hostab import judge as hostab_judge
+from .hostab import page as hostab_page
+from .model import page as model_page
+
+
+def load(run_dir):
+    """The page module of the experiment that made RUN_DIR, and the View of
+    its results, with its run spec (spec.json, the parameters the driver
+    resolved) among the facts."""
+    page, view = _load(run_dir)
+    path = os.path.join(run_dir, "spec.json")
+    if os.path.exists(path):
+        spec = read_json(path)
+        view.facts.append(("run spec (spec.json)",
+                           json.dumps(spec, sort_keys=True, separators=(", ", ": "))))
+    return page, view
+
+
+def _load(run_dir):
+    merged = os.path.join(run_dir, "merged.json")
+    path = os.path.join(run_dir, "summary.json")
+    if not os.path.exists(path) and os.path.exists(merged):
+        return fleet_page, fleet_page.view_of(run_dir, formats.read(formats.Merged, merged))
+    obj = read_json(path)
+    if not isinstance(obj, dict):
+        raise DataError(f"{path}: expected an object")
+    if obj.get("kind") == "testhost":
+        return hostab_page, hostab_page.view_of(run_dir, formats.parse(formats.HostSummary, obj, path))
+    if any(k in obj for k in demo_judge.KERNEL_ORDER):
+        return demo_page, demo_page.view_of(run_dir, formats.parse(formats.DemoSummary, obj, path))
+    if any(k in obj for k, _ in model_page.MODEL_VARIANTS):
+        return model_page, model_page.view_of(run_dir, formats.parse(formats.ModelSummary, obj, path))
+    raise DataError(f"{path}: neither a demo (stock/patched/host) "
+                    "nor a model (rwlock/pi_mutex/mutex) summary")
 
 
 def summarize(argv):
@@ -31,7 +70,7 @@ def summarize(argv):
     stalls, worst_stall_ms, relay_latency_us, loadgen_latency_us,
     throttled_periods; initramfs_sha256, params, verdict. A test host
     run's RUN_DIR holds stock/ and patched/ as the guests left them, and
-    its spec.json (report/testhost.py); its summary has verdict.holds, and
+    its spec.json (lab/hostab/judge.py); its summary has verdict.holds, and
     the spec's scenario parameters as params.
 
     Exit status: 0 written; 64 bad command line; 65 a result file is
@@ -44,10 +83,9 @@ def summarize(argv):
     args = ap.parse_args(argv)
     try:
         if args.testhost:
-            s = testhost.build(args.dir)
+            s = hostab_judge.build(args.dir)
         else:
-            s = summary.build(args.dir, read_json(os.path.join(args.dir, "spec.json")),
-                              read_json(os.path.join(args.dir, "run.json")))
+            s = demo_judge.build(args.dir)
         write_json(os.path.join(args.dir, "summary.json"), s, indent=2)
     except DataError as e:
         print(f"summarize: {e}", file=sys.stderr)
@@ -70,18 +108,16 @@ def render(argv):
     ap.add_argument("--no-html", action="store_true", help="print the table only")
     args = ap.parse_args(argv)
     try:
-        view = views.load(args.dir)
+        page, view = load(args.dir)
         text = table.render(view)
         write_text(os.path.join(args.dir, "table.txt"), text)
         sys.stdout.write(text)
         if args.no_html:
             return 0
-        plot_dir = output_dir(os.path.join(args.dir, "plots"))
-        made = plots.draw_all(view, plot_dir)
-        made += why.draw(view, plot_dir)
+        made = page.draw(view, output_dir(os.path.join(args.dir, "plots")))
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         out = os.path.join(args.dir, "report.html")
-        write_text(out, page.render(view, made, now))
+        write_text(out, page.html(view, made, now))
         print(f"report: {os.path.abspath(out)}")
         return 0
     except DataError as e:
@@ -108,7 +144,11 @@ def check(argv):
                     help="also render the page in headless Chromium and look at it")
     args = ap.parse_args(argv)
     try:
-        view = checks.files(args.dir)
+        try:
+            _, view = load(args.dir)
+        except DataError as e:
+            raise checks.CheckError(str(e))
+        checks.files(args.dir, view)
         if args.screenshot:
             shot = os.path.join(args.dir, "report.png")
             rc = checks.shoot(os.path.join(args.dir, "report.html"), shot, 1000, 2600)

@@ -6,9 +6,7 @@ import os
 import subprocess
 import xml.etree.ElementTree as ET
 
-from . import png, views
-from .why import LANE_COLOURS, drawn
-from .files import DataError
+from . import png
 from .page import badge_colour
 from .plots import COLOURS
 
@@ -50,19 +48,14 @@ def read_texts(run_dir, names):
     return out
 
 
-def files(run_dir):
-    """The summary, the table, the page and its plots parse. Returns the
-    view the page was made from."""
-    try:
-        view = views.load(run_dir)
-    except DataError as e:
-        raise CheckError(str(e))
+def files(run_dir, view):
+    """The table, the page and its plots of RUN_DIR, whose VIEW the page
+    was made from, parse."""
     table, page = read_texts(run_dir, ("table.txt", "report.html"))
     if "\nverdict: " not in table:
         raise CheckError("table.txt has no verdict line")
     has_data = any(c.hgrm or c.timeseries for c in view.columns)
     plots(run_dir, page, "report.html", has_data)
-    return view
 
 
 def plots(run_dir, page, name, needed):
@@ -86,7 +79,7 @@ def plots(run_dir, page, name, needed):
         raise CheckError(f"{name} shows {parser.srcs}, plots/ holds {on_disk}")
 
 
-# The boost's bar of a "why" timeline (report/why.py), at 840 px: the
+# The boost's bar of a "why" timeline (lab/ktrace/page.py), at 840 px: the
 # patched kernel's boost of some microseconds on its wait's own axis is
 # tens of pixels wide; on an axis of the whole quota period it was none.
 MIN_BOOST_PX = 10
@@ -96,6 +89,7 @@ def boost_drawn(png_path):
     """The width in pixels of the boost's bar in a screenshot of a why
     timeline; CheckError when it is under MIN_BOOST_PX (not drawn, or too
     thin to see)."""
+    from lab.ktrace.page import LANE_COLOURS, drawn  # the timeline's own colours (lab imports report)
     px = png.widest_run(png_path, drawn(LANE_COLOURS[3]))
     if px < MIN_BOOST_PX:
         raise CheckError(f"{png_path}: the boost's bar is {px} px wide (under {MIN_BOOST_PX}): not visible")

@@ -153,67 +153,6 @@ set key below horizontal samplen 2
     return True
 
 
-def cost(view, out):
-    """Throughput of the patched kernel as % of stock, with the interval of
-    each figure, when the kernel harness measured it."""
-    bars = cost_rows(view.cost)
-    if not bars:
-        return False
-    rows = [(b, v["ratio"] * 100, v["low"] * 100, v["high"] * 100) for b, v in bars]
-    script = head(820, 340) + datablock("c", rows) + f"""
-set title "epoll throughput of the patched kernel, % of stock (bars: 95 % interval)"
-set style data histograms
-set style histogram errorbars gap 1 lw 1.5
-set style fill solid 0.9 noborder
-set yrange [0:*]
-set ylabel "patched, % of stock"
-set xtics rotate by -20 noenhanced
-set arrow from graph 0, first 100 to graph 1, first 100 nohead dt 2 lc rgb "#888888" lw 1.5 front
-set key top right
-plot $c using 2:3:4:xtic(1) lc rgb "{COLOURS[1]}" title "patched / stock", \\
-     NaN with lines dt 2 lc rgb "#888888" lw 1.5 title "no change (stock)"
-"""
-    run_gnuplot(script, out)
-    return True
-
-
-def cost_rows(cost):
-    """(benchmark, {stock, patched, ratio, low, high, verdict}) from the
-    cost.json of kernel/selftests (make kernel-selftests): each figure's
-    medians, the ratio patched / stock and its interval. A cost.json from
-    before the intervals has medians only: its interval is the ratio
-    itself and its verdict None (one sample says nothing of the noise)."""
-    if not isinstance(cost, dict):
-        return []
-    if isinstance(cost.get("comparison"), list):
-        return [(f"{c['name']}, {c['unit']}",
-                 {"stock": c["stock_median"], "patched": c["patched_median"],
-                  "ratio": c["ratio"], "low": c["low"], "high": c["high"],
-                  "verdict": c["verdict"]})
-                for c in cost["comparison"] if c.get("stock_median")]
-    kernels = cost.get("kernels")
-    if not isinstance(kernels, dict) or not {"stock", "patched"} <= set(kernels):
-        return []
-    rows = {}
-
-    def put(name, kernel, value):
-        if isinstance(value, (int, float)):
-            rows.setdefault(name, {})[kernel] = value
-
-    for k in ("stock", "patched"):
-        wait = kernels[k].get("perf_bench_epoll_wait") or {}
-        put("perf bench epoll wait -t 4, ops/s", k, wait.get("median_ops_per_sec"))
-        for med in (kernels[k].get("epoll_stress") or {}).get("medians", []):
-            put(f"epoll-stress {med.get('threads')} producers, events/ms", k,
-                med.get("median_events_per_ms"))
-    out = []
-    for n, v in rows.items():
-        if len(v) == 2 and v["stock"]:
-            r = v["patched"] / v["stock"]
-            out.append((n, dict(v, ratio=r, low=r, high=r, verdict=None)))
-    return out
-
-
 def draw_all(view, plot_dir):
     """Every plot the view has data for: [(file name, caption)]."""
     output_dir(plot_dir)
@@ -235,6 +174,4 @@ def draw_all(view, plot_dir):
         f = f"timeline-{file_name(c.key)}.svg"
         if timeline(view, c, os.path.join(plot_dir, f), peak, floor):
             made.append((f, f"{c.label}: latency over time"))
-    if cost(view, os.path.join(plot_dir, "cost.svg")):
-        made.append(("cost.svg", "the cost side: epoll throughput"))
     return made

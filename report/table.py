@@ -1,5 +1,4 @@
 """The terminal side-by-side table and the one-line verdict."""
-from . import why
 
 
 def render(view):
@@ -17,7 +16,6 @@ def render(view):
         for label, cells in rows:
             lines.append(("  " + label).ljust(first) +
                          "".join(str(x).rjust(w) for x, w in zip(cells, widths)))
-    if view.why:
-        lines += ["", "why, from each kernel's trace (lab/ktrace):"] + why.lines(view.why)
+    lines += view.trailer
     lines += ["", f"verdict: {view.verdict.upper()}: {view.headline}"]
     return "\n".join(lines) + "\n"

@@ -118,25 +118,57 @@ fuzz_test() {
 	fi
 }
 
-# kernel_deb LOCK VERSION OUT: a linux-image package of Debian's layout at
-# VERSION, for PREEMPT_RT, whose vmlinuz holds BTF with a struct eventpoll
-# whose lock is LOCK (clang's BTF, xz-compressed behind a stand-in setup
-# header, as a Debian vmlinuz carries its kernel): relay-preflight and
-# kernel/debian-image read it.
+# kernel_deb LOCK VERSION OUT [MODEL]: a linux-image package of Debian's
+# layout at VERSION, for PREEMPT_RT, whose vmlinuz holds BTF (kernel_btf)
+# with a struct eventpoll whose lock is LOCK and the scheduler structs of
+# the CFS throttle MODEL (task, cfs_rq or none; default cfs_rq),
+# xz-compressed behind a stand-in setup header, as a Debian vmlinuz
+# carries its kernel: relay-preflight and kernel/debian-image read it.
 kernel_deb() {
 	local d=$TEST_TMP/kernel-deb rel=6.1.0-57-rt-amd64 tool
-	for tool in clang xz dpkg-deb; do
+	for tool in xz dpkg-deb; do
 		command -v "$tool" >/dev/null || fail "$tool is needed (mk/deps test deploy)"
 	done
 	rm -rf "$d"
 	mkdir -p "$d/DEBIAN" "$d/boot"
 	printf 'Package: linux-image-%s\nVersion: %s\nArchitecture: %s\nMaintainer: test <test@localhost>\nDescription: test kernel\n' \
 		"$rel" "$2" "$(dpkg --print-architecture)" >"$d/DEBIAN/control"
-	printf 'typedef struct { int raw; } %s;\nstruct eventpoll { int mtx; %s lock; };\nstruct eventpoll ep;\n' \
-		"$1" "$1" >"$d/ep.c"
-	clang -target bpf -g -c "$d/ep.c" -o "$d/ep.o" || fail "clang -target bpf"
+	kernel_btf "$1" "${4:-cfs_rq}" "$d/ep.o"
 	{ head -c 20000 /dev/zero; xz -c "$d/ep.o"; } >"$d/boot/vmlinuz-$rel"
-	rm "$d/ep.c" "$d/ep.o"
+	rm "$d/ep.o"
 	printf 'CONFIG_PREEMPT_RT=y\n' >"$d/boot/config-$rel"
 	dpkg-deb -Zxz --root-owner-group --build "$d" "$3" >/dev/null || fail "dpkg-deb --build"
+}
+
+# kernel_btf LOCK MODEL OUT: an ELF object (clang's BTF) with the types a
+# kernel's BTF has for what relay-preflight reads: struct eventpoll with a
+# lock of type LOCK, the epitem and eppoll_entry the trace probe walks,
+# and task_struct and cfs_rq as the CFS throttle MODEL has them (task: the
+# task-based model of v6.18, with task_struct's sched_throttle_work and
+# throttle_node and cfs_rq's throttled_limbo_list; cfs_rq: the model
+# before it, with cfs_rq's throttled_list; none: no CFS bandwidth fields).
+kernel_btf() {
+	local sched
+	command -v clang >/dev/null || fail "clang is needed (mk/deps test)"
+	case $2 in
+	task) sched='struct task_struct { int pid; struct callback_head sched_throttle_work; struct list_head throttle_node; };
+		struct cfs_rq { int throttled; int throttle_count; struct list_head throttled_list; struct list_head throttled_limbo_list; };' ;;
+	cfs_rq) sched='struct task_struct { int pid; };
+		struct cfs_rq { int throttled; int throttle_count; struct list_head throttled_list; };' ;;
+	none) sched='struct task_struct { int pid; }; struct cfs_rq { unsigned int nr_running; };' ;;
+	*) fail "kernel_btf: throttle model '$2'" ;;
+	esac
+	cat >"$3.c" <<-EOF
+	typedef struct { int raw; } $1;
+	struct list_head { struct list_head *next, *prev; };
+	struct callback_head { struct callback_head *next; void (*func)(struct callback_head *); };
+	struct eventpoll { int mtx; struct list_head wq; struct list_head rdllist; $1 lock; void *ovflist; };
+	struct epitem { struct list_head rbn; struct list_head rdllink; void *next; struct eventpoll *ep; };
+	struct eppoll_entry { void *next; struct epitem *base; struct list_head wait; void *whead; };
+	$sched
+	struct eventpoll ep; struct epitem epi; struct eppoll_entry pwq;
+	struct task_struct task; struct cfs_rq cfs_rq;
+	EOF
+	clang -target bpf -g -c "$3.c" -o "$3" || fail "clang -target bpf"
+	rm -f "$3.c"
 }

@@ -23,10 +23,14 @@ Exit status: 0 every demo has its report; 1 one has none (its cell says
 why); 2 bad arguments.
 """
 import html
-import json
 import os
 import subprocess
 import sys
+import time
+
+from report import formats
+from report.files import DataError
+from report.page import frame
 
 from ..labkit import TOP, kernels
 from ..labkit.run import LabError, Run, main, write_json
@@ -46,20 +50,20 @@ PAIRS = {
 
 
 def obtained(image):
-    """How a kernel image was made, from the manifest beside it."""
+    """How a kernel image was made, from the manifest beside it ("?" when
+    there is none that reads)."""
     try:
-        with open(os.path.join(os.path.dirname(image), "manifest.json"), encoding="utf-8") as f:
-            m = json.load(f)
-    except (OSError, ValueError):
+        m = formats.read(formats.Manifest, os.path.join(os.path.dirname(image), "manifest.json"))
+    except DataError:
         return "?"
-    if m.get("obtained"):
-        return m["obtained"]
-    src = m.get("source") or {}
-    what = f"Debian's {m.get('package', '?')} {m.get('version') or src.get('version', '?')}"
-    if m.get("images_kind") == "historical":
+    if m.obtained:
+        return m.obtained
+    src = m.source or formats.Source()
+    what = f"Debian's {m.package or '?'} {m.version or src.version or '?'}"
+    if m.images_kind == "historical":
         return what + " with its own RT patches, as shipped"
     kind = os.path.basename(image).removeprefix("bzImage-")
-    if src.get("rt_patches"):
+    if src.rt_patches:
         what += " with its own RT patches"
     return what + (", the fix reversed" if kind == "stock" else "")
 
@@ -67,18 +71,20 @@ def obtained(image):
 def why(run_dir):
     """What the stock kernel's trace says (its guest's chains.json,
     lab/ktrace), in a line; None when the run had the trace off."""
-    try:
-        with open(os.path.join(run_dir, "stock", "results", "chains.json"), encoding="utf-8") as f:
-            c = json.load(f)
-    except (OSError, ValueError):
+    path = os.path.join(run_dir, "stock", "results", "chains.json")
+    if not os.path.exists(path):
         return None
-    t, w = c["totals"], c["contentions"]
-    parts = [f"{t['stalls_explained']} of {t['stalls']} stalls explained"] if t["stalls"] else []
-    if w["rt_waits"]:
-        parts.append(f"{w['rt_waits']} RT waits on ep->lock, longest {w['rt_wait_us']['max'] / 1000:.2f} ms")
-        if w.get("lent_by_others"):
-            by = ", ".join(f"{k} ({n})" for k, n in w["lent_by"].items())
-            parts.append(f"{w['lent_by_others']} ended when another task lent the throttled holder "
+    try:
+        c = formats.read(formats.Chains, path)
+    except DataError:
+        return None
+    t, w = c.totals, c.contentions
+    parts = [f"{t.stalls_explained} of {t.stalls} stalls explained"] if t.stalls else []
+    if w.rt_waits:
+        parts.append(f"{w.rt_waits} RT waits on ep->lock, longest {w.rt_wait_us['max'] / 1000:.2f} ms")
+        if w.lent_by_others:
+            by = ", ".join(f"{k} ({n})" for k, n in (w.lent_by or {}).items())
+            parts.append(f"{w.lent_by_others} ended when another task lent the throttled holder "
                          f"its priority through another lock: {by}")
     return "; ".join(parts) or "no RT wait on ep->lock"
 
@@ -94,18 +100,20 @@ WAKERS = {
 
 def demo(run_dir):
     """What one demo saw (its summary.json), and its two kernels."""
-    with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
-        s = json.load(f)
-    d = {"run": os.path.basename(run_dir), "verdict": s.get("verdict"), "headline": s.get("headline"),
+    path = os.path.join(run_dir, "summary.json")
+    s = formats.read(formats.DemoSummary, path)
+    d = {"run": os.path.basename(run_dir), "verdict": s.verdict, "headline": s.headline,
          "stock_trace": why(run_dir)}
     kern = {}
     for k in ("stock", "patched"):
-        ks = s[k]
-        lat = ks.get("rt_latency_us") or {}
-        kern[k] = {"kernel": ks.get("kernel"), "obtained": obtained(ks.get("kernel_image") or "")}
-        d[k] = {"stalls": ks.get("stalls"), "worst_stall_ms": ks.get("worst_stall_ms"),
-                "rt_p99_9_ms": None if lat.get("p99_9") is None else lat["p99_9"] / 1000,
-                "rt_max_ms": None if lat.get("max") is None else lat["max"] / 1000}
+        ks = getattr(s, k)
+        if ks is None:
+            raise DataError(f"{path}: {k}: missing (not a run of both kernels)")
+        lat = ks.rt_latency_us
+        kern[k] = {"kernel": ks.kernel, "obtained": obtained(ks.kernel_image or "")}
+        d[k] = {"stalls": ks.stalls, "worst_stall_ms": ks.worst_stall_ms,
+                "rt_p99_9_ms": None if lat is None else lat.p99_9 / 1000,
+                "rt_max_ms": None if lat is None else lat.max / 1000}
     return d, kern
 
 
@@ -132,7 +140,11 @@ def row(pair, runs):
         if isinstance(got, LabError):
             r["demos"][waker] = {"error": str(got)}
             continue
-        r["demos"][waker], kern = demo(got)
+        try:
+            r["demos"][waker], kern = demo(got)
+        except DataError as e:
+            r["demos"][waker] = {"error": str(e)}
+            continue
         r.update(kern)
     r["verdict"] = verdict(r["demos"]) if r["demos"] else "incomplete"
     return r
@@ -178,8 +190,18 @@ def markdown(rows):
     return "\n".join(out) + "\n"
 
 
-def page(rows):
-    """matrix.html: the table, each demo linked to its report."""
+# The matrix's cells hold several lines each, and its verdicts link to
+# each demo's own page.
+STYLE = """
+table.matrix td, table.matrix th { border: 1px solid #bbb; padding: .3em .6em; text-align: left;
+  vertical-align: top; }
+table.matrix th { background: #eee; }
+"""
+
+
+def page(rows, generated):
+    """matrix.html, in the report's frame: the table, each demo linked to
+    its report."""
     e = html.escape
     body = []
     for r in rows:
@@ -196,17 +218,16 @@ def page(rows):
         cells.append(f"<b>{e(r['verdict'].upper())}</b>")
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     heads = "".join(f"<th>{e(name)} waker</th>" for name, _ in WAKERS.values())
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>relay: the demo on each kernel pair</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #bbb;padding:.3em .6em;vertical-align:top}}th{{background:#eee}}</style></head>
-<body><h1>The epoll ready-list fix on each kernel pair</h1>
+    return frame("relay: the demo on each kernel pair", f"""\
+<h1>The epoll ready-list fix on each kernel pair</h1>
 <p>make demo on each pair, one after the other, twice: the co-tenant's sends wake the relay
 over loopback UDP, then over AF_UNIX. The same scenario and rule otherwise, virtual clock.
 Each verdict opens that demo's full report.</p>
-<table><tr><th>pair</th><th>stock kernel</th><th>patched kernel</th>{heads}<th>verdict</th></tr>
+<table class="matrix"><thead><tr><th>pair</th><th>stock kernel</th><th>patched kernel</th>{heads}\
+<th>verdict</th></tr></thead>
+<tbody>
 {chr(10).join(body)}
-</table>
+</tbody></table>
 <p>The pair's verdict: NOT FIXED if the patched kernel failed with either waker; FIXED if a
 waker showed the stock kernel's inversion and the patched kernel was clean with it.</p>
 <p>Why the wakers differ: over loopback UDP the relay is woken from the receive softirq,
@@ -216,8 +237,7 @@ sender throttled inside <code>ep_poll_callback()</code> its priority and cuts th
 short (the trace line counts those boosts). Over AF_UNIX the sender wakes the relay from its
 own context and holds nothing a timer needs: only the lock itself can boost it, which is
 what the fix gives it (lab/demo/README.md, "The kernel pairs").</p>
-</body></html>
-"""
+""", generated, PROG, STYLE)
 
 
 def images(run, pair):
@@ -293,7 +313,7 @@ def matrix(argv):
         with open(run.path("matrix.md"), "w", encoding="utf-8") as f:
             f.write(markdown(rows))
         with open(run.path("matrix.html"), "w", encoding="utf-8") as f:
-            f.write(page(rows))
+            f.write(page(rows, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     run.say("")
     run.say(markdown(rows).rstrip("\n"))
     run.finish({"pairs": pairs, "status": status})

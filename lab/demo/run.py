@@ -4,7 +4,8 @@ says whether the fix shows.
 
   lab/demo/run [--results DIR] [--clock virtual|host] [--host]
                [--guest-timeout-s S] [--stock-image BZIMAGE --patched-image BZIMAGE]
-               [--SCENARIO-PARAMETER VALUE]...
+               [--stock-package DEB[,DEB] --patched-package DEB[,DEB]]
+               [--kernels debian13] [--SCENARIO-PARAMETER VALUE]...
 
 Every scenario parameter is demo-scenario's (`demo-scenario --help`: the
 name with dashes, its unit in the name, e.g. --cpu-quota-pct 5,
@@ -14,11 +15,18 @@ the run id; the guest's init hands it to demo-scenario, the report reads
 it. --host runs the scenario once on this machine instead of in the
 guests: the same files and the same report. --stock-image/--patched-image
 boot these images instead of the ones `make kernels` builds.
+--stock-package/--patched-package boot the kernels of these packages (a
+linux-image-*.deb such as Ubuntu's -realtime or Debian's; Debian 13's
+split linux-binary-*.deb,linux-base-*.deb), once their config and BTF
+show that the guest can run on them (lab/labkit/kernels.py GUEST_NEEDS).
+--kernels debian13 boots Debian 13's signed 6.16.12 (stock) and 6.17.13
+(patched) as shipped: no compiler needed.
 
 Writes DIR/<date>-<id>/ (DIR: results/ in the source tree; never reused)
 and points DIR/latest at it.
 Exit status: 0 the report is written (whatever it says); 2 bad arguments;
-3 the build failed; 4 no kernels; 5 no initramfs; 6 no report.
+3 the build failed; 4 no kernels; 5 no initramfs; 6 no report; 7 a kernel
+package the guest cannot run on (what it lacks is named).
 """
 import json
 import os
@@ -39,7 +47,7 @@ TRACED_MEMORY_MB = 512
 PARAMS = [
     Param("clock", "str", "virtual", "the guests' clock (kernel/vm/boot)", choices=("virtual", "host")),
     Param("kernel_line", "str", "6.12", "the stock and patched pair's Debian kernel line (kernel/lines/)",
-          choices=("6.12", "6.1")),
+          choices=("6.12", "6.1", "7.3")),
     Param("trace", "str", "on", "record the kernel's trace in the guests and explain every stall from it "
           "(lab/ktrace); off: the same run without it, to measure what tracing costs", choices=("on", "off")),
     Param("guest_timeout_s", "int", 0, "a guest that has not finished by then counts as hung; "
@@ -55,6 +63,11 @@ def parse(argv):
     ap.add_argument("--host", action="store_true", help="run the scenario once on this machine")
     ap.add_argument("--stock-image", help="boot this stock image")
     ap.add_argument("--patched-image", help="boot this patched image")
+    ap.add_argument("--stock-package",
+                    help="boot the kernel of this package (DEB, or DEB,DEB of a split image)")
+    ap.add_argument("--patched-package", help="boot the kernel of this package")
+    ap.add_argument("--kernels", choices=sorted(kernels.PAIRS),
+                    help="boot this pair of Debian's signed images")
     flags(ap, PARAMS)
     args, rest = ap.parse_known_args(argv)
     scenario = {}
@@ -67,6 +80,10 @@ def parse(argv):
         scenario[key] = int(value) if value.lstrip("-").isdigit() else value
     if bool(args.stock_image) != bool(args.patched_image):
         ap.error("give both --stock-image and --patched-image, or neither")
+    if bool(args.stock_package) != bool(args.patched_package):
+        ap.error("give both --stock-package and --patched-package, or neither")
+    if sum(map(bool, (args.stock_image, args.stock_package, args.kernels))) > 1:
+        ap.error("--stock-image, --stock-package and --kernels exclude each other")
     for f in (args.stock_image, args.patched_image):
         if f and not os.path.isfile(f):
             ap.error(f"{f}: no such file")
@@ -235,6 +252,14 @@ def demo(argv):
             run.say(f"      outcome: {'ok' if rc == 0 else 'failed'} (exit {rc})")
         record["kernels"] = {"host": os.uname().release}
     else:
+        if not images and args.stock_package:
+            with run.phase("kernels: the stock and patched packages, checked for what the guest needs",
+                           "a few seconds"):
+                images = kernels.packages(run, {"stock": args.stock_package, "patched": args.patched_package})
+        elif not images and args.kernels:
+            with run.phase(f"kernels: {args.kernels}, Debian's signed images as shipped",
+                           "seconds from the cache, about a minute to fetch (350 MB)"):
+                images = kernels.pair(run, args.kernels)
         if not images:
             with run.phase(f"kernels: stock and patched PREEMPT_RT {driver['kernel_line']}",
                            "seconds from the cache, about 15 minutes to build on 2 cores: "

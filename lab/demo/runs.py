@@ -1,7 +1,7 @@
 """runs: the table of several make demo runs, one row each, from their
 summary.json (the form of the tables in docs/measurements.md).
 
-    python3 lab/demo/runs.py RUN_DIR...
+    mk/py lab.demo.runs RUN_DIR...          (lab/demo/repeat's last step)
 
 Exit status: 0 printed; 1 printed, but two runs have the same figures (one
 trajectory twice: not independent runs); 2 no run given; 65 a run without
@@ -10,6 +10,9 @@ a readable summary.json (named).
 import json
 import os
 import sys
+
+from report import formats
+from report.files import DataError
 
 HEAD = ("| run | initramfs | stock stalls (explained) | stock RT late | stock RT p99.9 / max | "
         "patched stalls | patched RT p99.9 / max | p99.9 ratio | patched RT waits boosted | "
@@ -20,37 +23,47 @@ def _ms(us):
     return "-" if us is None else f"{us / 1000:.3g}"
 
 
-def row(n, s, wall_s):
-    """The markdown row of run number n from its summary s."""
-    st, pa = s["stock"], s["patched"]
-    sw, pw = st.get("why") or {}, pa.get("why") or {}
-    rs, rp = st.get("rt_latency_us") or {}, pa.get("rt_latency_us") or {}
-    ratio = (f"{rs['p99_9'] / rp['p99_9']:.0f}x" if rs.get("p99_9") and rp.get("p99_9") else "-")
+def kernels(s, where):
+    """The stock and the patched kernel of the summary S (a
+    formats.DemoSummary): a run of both, or a DataError naming WHERE."""
+    if s.stock is None or s.patched is None:
+        raise DataError(f"{where}: not a run of the stock and the patched kernel")
+    return s.stock, s.patched
+
+
+def row(n, s, wall_s, where="summary.json"):
+    """The markdown row of run number n from its summary s (a
+    formats.DemoSummary)."""
+    st, pa = kernels(s, where)
+    sw, pw = st.why or {}, pa.why or {}
+    rs, rp = st.rt_latency_us, pa.rt_latency_us
+    ratio = f"{rs.p99_9 / rp.p99_9:.0f}x" if rs and rp and rs.p99_9 and rp.p99_9 else "-"
     explained = f" ({sw['totals']['stalls_explained']})" if sw else " (not traced)"
     boosted = (f"{pw['contentions']['boosts']} of {pw['contentions']['rt_waits']}" if pw else "-")
     lost = "/".join(str(w["trace"]["lost"]["total"]) for w in (sw, pw) if w) or "-"
-    return (f"| {n} | {(s.get('initramfs_sha256') or '?')[:8]} | {st.get('stalls')}{explained} | "
-            f"{st.get('rt_late')} of {st.get('rt_samples')} | "
-            f"{_ms(rs.get('p99_9'))} / {_ms(rs.get('max'))} ms | "
-            f"{pa.get('stalls')} | {_ms(rp.get('p99_9'))} / {_ms(rp.get('max'))} ms | {ratio} | {boosted} | "
-            f"{lost} | {wall_s if wall_s is not None else '?'} s | {s.get('verdict')} |")
+    return (f"| {n} | {(s.initramfs_sha256 or '?')[:8]} | {st.stalls}{explained} | "
+            f"{st.rt_late} of {st.rt_samples} | "
+            f"{_ms(rs and rs.p99_9)} / {_ms(rs and rs.max)} ms | "
+            f"{pa.stalls} | {_ms(rp and rp.p99_9)} / {_ms(rp and rp.max)} ms | {ratio} | {boosted} | "
+            f"{lost} | {wall_s if wall_s is not None else '?'} s | {s.verdict} |")
 
 
 def figures(s):
     """What two runs on independent trajectories do not share."""
-    st, pa = s["stock"], s["patched"]
-    return (st.get("stalls"), st.get("rt_late"), st.get("rt_samples"), pa.get("rt_samples"),
-            json.dumps(st.get("rt_latency_us"), sort_keys=True),
-            json.dumps(pa.get("rt_latency_us"), sort_keys=True))
+    st, pa = kernels(s, "summary.json")
+    return (st.stalls, st.rt_late, st.rt_samples, pa.rt_samples,
+            json.dumps(formats.shown(st.rt_latency_us), sort_keys=True),
+            json.dumps(formats.shown(pa.rt_latency_us), sort_keys=True))
 
 
 def wall(run_dir):
-    """The whole run's seconds, from its phases in run.json."""
+    """The whole run's seconds, from its phases in run.json; None without
+    a run.json that reads."""
     try:
-        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
-            return round(sum(p.get("seconds", 0) for p in json.load(f).get("phases", [])))
-    except (OSError, ValueError):
+        run = formats.read(formats.RunRecord, os.path.join(run_dir, "run.json"))
+    except DataError:
         return None
+    return round(sum(p.seconds for p in run.phases))
 
 
 def main(argv):
@@ -62,12 +75,11 @@ def main(argv):
     for n, d in enumerate(argv, 1):
         path = os.path.join(d, "summary.json")
         try:
-            with open(path, encoding="utf-8") as f:
-                s = json.load(f)
-            out.append(row(n, s, wall(d)))
+            s = formats.read(formats.DemoSummary, path)
+            out.append(row(n, s, wall(d), path))
             key = figures(s)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            print(f"runs: {path}: {e}", file=sys.stderr)
+        except (DataError, KeyError, TypeError) as e:
+            print(f"runs: {e}" if isinstance(e, DataError) else f"runs: {path}: {e}", file=sys.stderr)
             return 65
         if key in seen:
             same.append((seen[key], n))

@@ -3,7 +3,7 @@ per kernel: epoll_wait(..., 0) calls, how many returned 0 with an event
 ready, the rate and its one-sided 95 % upper bound. Writes DIR/falseneg.json
 and prints the table.
 
-    mk/py lab.falseneg.table DIR NAME...     (lab/falseneg/run's last step)
+    mk/py lab.falseneg.table DIR NAME...     (lab/falseneg/run.py's last step)
 
 Exit status: 0 every kernel has its counts; 1 one has none (its row says
 so); 2 usage."""
@@ -11,6 +11,9 @@ import json
 import math
 import os
 import sys
+
+from report import formats
+from report.files import DataError
 
 
 def upper_95(k, n):
@@ -39,17 +42,11 @@ def row(directory, name):
     try:
         with open(os.path.join(res, "kernel-release"), encoding="utf-8") as f:
             out["release"] = f.read().strip()
-        with open(os.path.join(res, "falseneg.jsonl"), encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                try:
-                    p = json.loads(line)
-                    calls, misses = int(p["calls"]), int(p["false_negatives"])
-                except (ValueError, KeyError, TypeError) as e:
-                    raise ValueError(f"{f.name}:{n}: not a pass: {e}") from e
-                out["passes"].append(p)
-                out["calls"] += calls
-                out["false_negatives"] += misses
-    except (OSError, ValueError) as e:
+        for p in formats.read_lines(formats.FalsenegPass, os.path.join(res, "falseneg.jsonl")):
+            out["passes"].append(formats.raw(p))
+            out["calls"] += p.calls
+            out["false_negatives"] += p.false_negatives
+    except (OSError, DataError) as e:
         out["error"] = str(e)
         return out
     if not out["passes"]:
@@ -74,10 +71,10 @@ def table(rows):
 
 
 def main(argv):
-    if len(argv) < 3:
+    if len(argv) < 2:
         print(__doc__.split("\n\n")[1].strip(), file=sys.stderr)
         return 2
-    directory, names = argv[1], argv[2:]
+    directory, names = argv[0], argv[1:]
     rows = [row(directory, n) for n in names]
     with open(os.path.join(directory, "falseneg.json"), "w", encoding="utf-8") as f:
         json.dump({"kernels": rows}, f, indent=1)
@@ -87,4 +84,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

@@ -55,7 +55,7 @@ RT_MARGIN_S = 1
 
 
 # The parameters no file here carries: the guest hands spec.json itself to
-# demo-scenario --watch, and the verdict reads it (report/testhost.py).
+# demo-scenario --watch, and the verdict reads it (lab/hostab/judge.py).
 BY_SPEC = {"watchdog_cpu": "demo-scenario --watch", "watchdog_prio": "demo-scenario --watch",
            "poll_ms": "demo-scenario --watch", "late_ms": "the verdict"}
 

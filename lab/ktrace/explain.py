@@ -22,6 +22,7 @@ import os
 import sys
 from collections import Counter
 
+
 from ..labkit.run import LabError, write_json
 from . import chains, freezes, scenario, tracefile
 from .chains import rel_s, span_ms

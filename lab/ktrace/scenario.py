@@ -138,7 +138,9 @@ def read(results):
     """The Scenario of a guest's results directory (RESULTS/scenario.json)."""
     path = os.path.join(results, "scenario.json")
     scen = _load(path)
-    if not isinstance(scen, dict) or not _field(scen, "t0_mono_ns", path, "int", need=False):
+    if not isinstance(scen, dict) or "params" not in scen:
+        raise TraceError(f"{path}: params: missing (not a scenario's record)")
+    if not _field(scen, "t0_mono_ns", path, "int", need=False):
         raise TraceError(f"{path}: no t0_mono_ns (a scenario from before the trace)")
     if not isinstance(scen.get("stalls"), list) or not isinstance(scen.get("params"), dict):
         raise TraceError(f"{path}: stalls or params is missing or of the wrong type")

@@ -51,18 +51,21 @@ def sha256(path):
     return h.hexdigest()
 
 
-def boot(image, initrd, out, clock, timeout, log=None, memory_mb=None):
+def boot(image, initrd, out, clock, timeout, log=None, memory_mb=None, append=None):
     """Start one guest (kernel/vm/boot) in the background: the Popen.
     Its console goes to OUT/console.log, its /results to OUT/results.
     memory_mb: the guest's RAM when not boot's default (a traced guest
-    holds its trace buffers). The guest ends with the driver, however
-    the driver ends (SIGTERM to boot when it exits, which passes it on)."""
+    holds its trace buffers); append: words for the kernel command line.
+    The guest ends with the driver, however the driver ends (SIGTERM to
+    boot when it exits, which passes it on)."""
     os.makedirs(out, exist_ok=True)
     argv = ["setpriv", "--pdeathsig", "TERM",
             os.path.join(TOP, "kernel/vm/boot"), "--kernel", image, "--initrd", initrd,
             "--out", out, "--clock", clock, "--timeout", str(timeout)]
     if memory_mb:
         argv += ["--memory-mb", str(memory_mb)]
+    if append:
+        argv += ["--append", append]
     sink = open(log or os.path.join(out, "boot.log"), "w", encoding="utf-8")
     with sink:
         return subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT,

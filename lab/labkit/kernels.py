@@ -2,9 +2,10 @@
 from the cache), kernel/build --print-images says where they are."""
 import os
 import subprocess
+import tarfile
 
 from . import TOP
-from .run import EX_KERNELS, LabError
+from .run import EX_KERNELS, LabError, write_json
 
 KERNELS = ("stock", "patched")
 
@@ -37,15 +38,20 @@ def debian_image(run, name):
     """The vmlinuz of Debian's own image NAME (kernel/debian-images.conf),
     fetched and checked first if need be."""
     log = run.path(f"kernels-debian-{name}.log")
+    answer = run.path(f"kernels-debian-{name}.image")
     try:
-        run.command([os.path.join(TOP, "kernel/debian-image"), name], log, "kernel/debian-image")
+        run.command([os.path.join(TOP, "kernel/debian-image"), name], log, "kernel/debian-image",
+                    answer=answer)
     except LabError as e:
         raise LabError(EX_KERNELS, str(e))
-    with open(log, encoding="utf-8") as f:
-        lines = f.read().split()
-    image = lines[-1] if lines else ""
+    # Its standard output is the image's path, one line; what it says on
+    # the way is in the log.
+    with open(answer, encoding="utf-8") as f:
+        said = f.read().splitlines()
+    image = said[0] if len(said) == 1 else ""
     if not os.path.isfile(image):
-        raise LabError(EX_KERNELS, f"kernel/debian-image {name} named no image (log: {log})")
+        raise LabError(EX_KERNELS, f"kernel/debian-image {name} named no image on its standard output "
+                       f"({answer}; log: {log})")
     return image
 
 
@@ -73,3 +79,167 @@ def lookup(line="6.12"):
         if k not in found:
             _missing(line, k)
     return {k: found[k] for k in KERNELS}
+
+
+# A kernel package the guest cannot run on: exit status of the drivers.
+EX_PACKAGE = 7
+
+# Pairs of Debian's own signed images (kernel/debian-images.conf), booted
+# as shipped: no compiler needed, the download once.
+PAIRS = {
+    # Debian 13's 6.16.12 (ep->lock an rwlock_t, the per-cfs_rq throttle
+    # model) against 6.17.13 (the epoll change, the same throttle model):
+    # the epoll change alone, across one minor version.
+    "debian13": {"stock": "6.16-rt-signed", "patched": "6.17-rt-signed"},
+}
+
+# What the demo's guest needs of a kernel, read from its config: built in
+# (=y), since the guest has an initramfs and no modules.
+GUEST_NEEDS = (
+    ("PREEMPT_RT", "PREEMPT_RT: the stall needs sleeping spinlocks and rwlocks"),
+    ("KPROBES", "kprobes: the trace's probes on ep_poll_callback and the CFS throttle"),
+    ("KPROBE_EVENTS", "kprobe events in tracefs"),
+    ("FTRACE", "the function tracer and tracefs (lab/ktrace)"),
+    ("CGROUPS", "cgroups: the co-tenant's quota"),
+    ("CGROUP_SCHED", "the cgroup v2 cpu controller"),
+    ("FAIR_GROUP_SCHED", "the cpu controller for CFS tasks"),
+    ("CFS_BANDWIDTH", "CFS bandwidth control: cpu.max, the quota that throttles"),
+    ("SERIAL_8250", "the 8250 serial port the guest's console and results go through"),
+    ("SERIAL_8250_CONSOLE", "a console on the 8250 serial port"),
+    ("BLK_DEV_INITRD", "an initramfs to boot from"),
+    ("RD_GZIP", "a gzip-compressed initramfs"),
+    ("DEVTMPFS", "devtmpfs for the guest's /dev"),
+    ("BINFMT_ELF", "ELF executables"),
+    ("BINFMT_SCRIPT", "#! scripts (the guest's /init)"),
+    ("EPOLL", "epoll: what the demo is about"),
+    ("UNIX", "AF_UNIX sockets: the co-tenant's waker"),
+    ("INET", "IPv4 on loopback: the relay's datagrams"),
+)
+# The probe lab/ktrace/ktrace places on ep_poll_callback reads the epoll
+# instance at these offsets.
+KTRACE_PROBE_EP = "+72(-8(%di))"
+# Bounds for what a package may hold: Debian's images are 12-15 MB, their
+# configs 300 KB.
+MAX_IMAGE = 64 << 20
+MAX_CONFIG = 4 << 20
+
+
+def pair(run, name):
+    """{"stock": path, "patched": path}: the pair NAME of PAIRS, fetched
+    and checked first if need be."""
+    if name not in PAIRS:
+        raise LabError(EX_KERNELS, f"no kernel pair '{name}' (known: {', '.join(sorted(PAIRS))})")
+    return {k: debian_image(run, PAIRS[name][k]) for k in KERNELS}
+
+
+def _package_files(debs, out):
+    """The first kernel image in DEBS (/boot/vmlinuz-RELEASE or Debian
+    13's /usr/lib/modules/RELEASE/vmlinuz) and its config, from any of
+    DEBS, written to OUT/vmlinuz and OUT/config: (release, [problems])."""
+    problems, release, found = [], None, {}
+    for deb in debs:
+        p = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", deb], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        try:
+            with tarfile.open(fileobj=p.stdout, mode="r|") as tar:
+                for m in tar:
+                    parts = m.name.lstrip("./").split("/")
+                    if not m.isfile():
+                        continue
+                    if "vmlinuz" not in found and (
+                            (len(parts) == 2 and parts[0] == "boot" and parts[1].startswith("vmlinuz-"))
+                            or (len(parts) == 5 and parts[:3] == ["usr", "lib", "modules"]
+                                and parts[4] == "vmlinuz")):
+                        release = parts[1][len("vmlinuz-"):] if parts[0] == "boot" else parts[3]
+                        kind, limit = "vmlinuz", MAX_IMAGE
+                    elif "config" not in found and (
+                            (len(parts) == 2 and parts[0] == "boot" and parts[1].startswith("config-"))
+                            or (len(parts) == 5 and parts[:3] == ["usr", "lib", "modules"]
+                                and parts[4] == "config")):
+                        kind, limit = "config", MAX_CONFIG
+                    else:
+                        continue
+                    if m.size > limit:
+                        problems.append(f"{deb}: {m.name} is {m.size >> 20} MB, more than a kernel's")
+                        continue
+                    with open(os.path.join(out, kind), "wb") as f:
+                        f.write(tar.extractfile(m).read())
+                    found[kind] = m.name
+                    if len(found) == 2:
+                        break
+        except tarfile.TarError as e:
+            problems.append(f"{deb}: not a Debian package's file tree ({e})")
+        finally:
+            p.stdout.close()
+            p.kill()
+            p.wait()
+    if "vmlinuz" not in found:
+        problems.append("no /boot/vmlinuz-* or /usr/lib/modules/*/vmlinuz in " + ", ".join(debs))
+    elif "config" not in found:
+        problems.append(f"no config for {release} (/boot/config-{release}, or Debian 13's "
+                        "linux-base-* package: give it after the image's, comma-separated)")
+    return release, problems
+
+
+def check_package(config, facts):
+    """What the guest needs that a kernel lacks, from its CONFIG text and
+    relay-preflight's --btf-facts lines FACTS: [problem]."""
+    opts = {}
+    for line in config.splitlines():
+        if line.startswith("CONFIG_") and "=" in line:
+            k, v = line[len("CONFIG_"):].split("=", 1)
+            opts[k] = v
+        elif line.startswith("# CONFIG_") and line.endswith(" is not set"):
+            opts[line[len("# CONFIG_"):-len(" is not set")]] = "n"
+    missing = []
+    for opt, why in GUEST_NEEDS:
+        v = opts.get(opt, "n")
+        if v == "m":
+            missing.append(f"CONFIG_{opt}=m, a module ({why}; the guest loads no modules)")
+        elif v != "y":
+            missing.append(f"CONFIG_{opt} (={v}: {why})")
+    got = dict(line.split(" ", 1) for line in facts.splitlines() if " " in line)
+    if "eventpoll_lock" not in got:
+        missing.append("BTF with struct eventpoll (its lock type: "
+                       + got.get("untold", "not in its BTF") + ")")
+    elif got.get("probe_ep") != KTRACE_PROBE_EP:
+        missing.append(f"the trace probe's offsets: its BTF gives ep_poll_callback's epoll instance at "
+                       f"{got.get('probe_ep', 'nothing')}, lab/ktrace/ktrace reads {KTRACE_PROBE_EP}")
+    return missing
+
+
+def packages(run, given):
+    """{"stock": path, "patched": path}: the vmlinuz of each kernel package
+    GIVEN ({"stock": "A.deb[,B.deb]", ...}: an image package, with Debian
+    13's linux-base-* after it), once it is known that the guest can run on
+    it. Raises LabError(EX_PACKAGE) naming what a package lacks."""
+    images, refusals = {}, []
+    for k in KERNELS:
+        debs = given[k].split(",")
+        out = run.path(f"kernel-{k}")
+        os.makedirs(out)
+        for deb in debs:
+            if not os.path.isfile(deb):
+                raise LabError(EX_PACKAGE, f"--{k}-package: {deb}: no such file")
+        release, problems = _package_files(debs, out)
+        facts = ""
+        if not problems:
+            p = subprocess.run([os.path.join(TOP, "deploy/preflight"), "--btf-facts",
+                                os.path.join(out, "vmlinuz")], capture_output=True, text=True)
+            facts = p.stdout if p.returncode == 0 else "untold " + p.stderr.strip()
+            with open(os.path.join(out, "config"), encoding="utf-8", errors="replace") as f:
+                problems = check_package(f.read(), facts)
+        write_json(os.path.join(out, "package.json"),
+                   {"packages": debs, "kernel_release": release, "btf_facts": facts.splitlines(),
+                    "missing": problems})
+        if problems:
+            refusals.append(f"the {k} package ({given[k]}) cannot run the guest: " + "; ".join(problems))
+        else:
+            images[k] = os.path.join(out, "vmlinuz")
+            btf = ", ".join(x for x in facts.splitlines()
+                            if x.startswith(("eventpoll_lock", "throttle_model")))
+            run.say(f"      [{k}] {release}: the guest can run on it "
+                    f"({len(GUEST_NEEDS)} options built in, BTF: {btf})")
+    if refusals:
+        raise LabError(EX_PACKAGE, "\n".join(refusals))
+    return images

@@ -68,8 +68,9 @@ class Run:
     keeps what the driver said, each line with the second of the run it
     was said in: where the time went, after the terminal is gone."""
 
-    def __init__(self, prog, results, kind=None, phases=1, out=sys.stdout):
-        self.prog, self.results, self.kind, self.out = prog, results, kind, out
+    def __init__(self, prog, results, kind=None, phases=1, out=None):
+        # OUT: where it says what it does; stdout as it is when the run starts.
+        self.prog, self.results, self.kind, self.out = prog, results, kind, out or sys.stdout
         self.id = new_id() + (f"-{kind}" if kind else "")
         self.dir = os.path.join(results, self.id)
         os.makedirs(results, exist_ok=True)
@@ -94,12 +95,16 @@ class Run:
         statement; on leaving it prints how long it took and records it."""
         return _Phase(self, name, estimate)
 
-    def command(self, argv, log, what, every=60, cwd=None):
+    def command(self, argv, log, what, every=60, cwd=None, answer=None):
         """Run ARGV with its output in LOG; every EVERY seconds show its
         last line (a build's own progress and estimate), so a long phase is
-        never silent. Raises LabError(EX_BUILD) naming LOG when it fails."""
-        with open(log, "w", encoding="utf-8") as f:
-            p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT,
+        never silent. ANSWER: a file for its standard output apart (what it
+        answers; LOG then has its standard error). Raises LabError(EX_BUILD)
+        naming LOG when it fails."""
+        with open(log, "w", encoding="utf-8") as f, \
+                open(answer or os.devnull, "w", encoding="utf-8") as a:
+            p = subprocess.Popen(argv, stdout=a if answer else f,
+                                 stderr=f if answer else subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, cwd=cwd)
         t0, shown = time.monotonic(), None
         while True:

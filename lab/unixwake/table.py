@@ -1,7 +1,7 @@
 """table: what epoll-unixwake saw on each kernel (lab/unixwake/run),
 as a table on the terminal and DIR/unixwake.json.
 
-    mk/py lab.unixwake.table DIR NAME...     (lab/unixwake/run's last step)
+    mk/py lab.unixwake.table DIR NAME...     (lab/unixwake/run.py's last step)
 
 DIR/NAME/ is kernel/vm/boot's directory of one guest: results/unixwake.json
 when the guest finished, else its outcome and console.log. A guest that
@@ -13,6 +13,9 @@ import json
 import os
 import re
 import sys
+
+from report import formats
+from report.files import DataError
 
 # The report's header, then its "Call Trace:" and the frames up to the
 # entry from user space.
@@ -45,17 +48,14 @@ def blocked(console):
 
 def row(out, name):
     d = os.path.join(out, name)
-    try:
-        with open(os.path.join(d, "results", "unixwake.json"), encoding="utf-8") as f:
-            r = json.load(f)
-        if not isinstance(r, dict) or "pings" not in r:
-            raise ValueError("not epoll-unixwake's object")
-        r["outcome"] = "stalled" if r.get("stalls") else "late" if r.get("late") else "ok"
-        return dict(r, name=name)
-    except FileNotFoundError:
-        pass
-    except ValueError as e:
-        return {"name": name, "outcome": "bad result", "error": f"{d}/results/unixwake.json: {e}"}
+    path = os.path.join(d, "results", "unixwake.json")
+    if os.path.exists(path):
+        try:
+            r = formats.read(formats.Unixwake, path)
+        except DataError as e:
+            return {"name": name, "outcome": "bad result", "error": str(e)}
+        outcome = "stalled" if r.stalls else "late" if r.late else "ok"
+        return dict(formats.raw(r), outcome=outcome, name=name)
     try:
         with open(os.path.join(d, "outcome"), encoding="utf-8") as f:
             outcome = f.read().strip() or "?"

@@ -154,12 +154,21 @@ expect "Debian 6.12.100-1's backport, the first with the follow-up" 0 "^ok +kern
 debian_host 6.12.117-1~deb12u1
 expect "Debian 6.12 with the fix and the follow-up" 0 \
 	"^ok +kernel package: .* 6.12.117-1~deb12u1 .*: has the fix \(Debian 6.12 from 6.12.57-1\); has the follow-up $fu \(Debian 6.12 from 6.12.100-1\)"
+debian_host 6.16.12-1~bpo13+1 linux-image-6.16.12+deb13-rt-amd64
+expect "Debian 13's 6.16, without either change" 1 "^act +epoll ready-list fix: MISSING.*6.16.12-1~bpo13\+1" \
+	"^note +kernel package: linux-image-6.16.12\+deb13-rt-amd64 6.16.12-1~bpo13\+1 .*: lacks the epoll change \(no Debian 6.16 package has it\)"
+debian_host 6.17.13-1~bpo13+1 linux-image-6.17.13+deb13-rt-amd64
+expect "Debian 13's 6.17.13, the epoll change alone" 0 \
+	"^ok +kernel package: .* 6.17.13-1~bpo13\+1 .*: has the epoll change .* and the per-cfs_rq throttle model"
+debian_host 7.3.4-1~bpo13+1 linux-image-7.3.4+deb13-rt-amd64
+expect "Debian 13's 7.3, both changes" 0 \
+	"^ok +kernel package: .* 7.3.4-1~bpo13\+1 .*: has the epoll change and the task-based throttle model"
 debian_host 5.10.237-1
 expect "a Debian package of another line" 1 \
-	"^note +kernel package: linux-image-6.1.0-38-rt-amd64 5.10.237-1: not a Debian 6.1 or 6.12 kernel version"
+	"^note +kernel package: linux-image-6.1.0-38-rt-amd64 5.10.237-1: not a version of a Debian kernel line this check knows"
 debian_host 6.12.117-1relay linux-image-6.12.117-relay-patched
 expect "this project's own package: its version is not Debian's" 1 \
-	"^note +kernel package: linux-image-6.12.117-relay-patched 6.12.117-1relay: not a Debian 6.1 or 6.12 kernel version"
+	"^note +kernel package: linux-image-6.12.117-relay-patched 6.12.117-1relay: not a version of a Debian kernel line this check knows"
 debian_host - -
 expect "a kernel no package owns" 1 "^note +kernel package: no package in dpkg's database owns /boot/vmlinuz-6.1.0-38-rt-amd64"
 host "$TEST_TMP/h" 6.1.0-38-rt-amd64 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
@@ -168,13 +177,15 @@ out=$("$pf" --root "$TEST_TMP/h" --sample 0 2>&1)
 pass "no dpkg database: no kernel package line"
 
 # The BTF rule, through a stand-in bpftool that prints what the real one
-# prints for a kernel whose ready list is still an rwlock.
-mkdir -p "$TEST_TMP/bin"
+# prints (its raw dump) for a kernel whose ready list is still an rwlock;
+# where the unprivileged tools can run it.
+chmod 711 "$TEST_TMP"
+mkdir -m 755 "$TEST_TMP/bin"
 cat >"$TEST_TMP/bin/bpftool" <<'FAKE'
 #!/bin/sh
-printf 'struct eventpoll {\n\tstruct mutex mtx;\n\trwlock_t lock;\n\tstruct rb_root_cached rbr;\n};\n'
+printf "[1] STRUCT 'eventpoll' size=16 vlen=2\n\t'mtx' type_id=3 bits_offset=0\n\t'lock' type_id=2 bits_offset=64\n[2] TYPEDEF 'rwlock_t' type_id=3\n[3] INT 'int' size=4 bits_offset=0 nr_bits=32 encoding=SIGNED\n"
 FAKE
-chmod +x "$TEST_TMP/bin/bpftool"
+chmod 755 "$TEST_TMP/bin/bpftool"
 host "$TEST_TMP/h" 6.12.117-relay-patched "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"
 mkdir -p "$TEST_TMP/h/sys/kernel/btf" && : >"$TEST_TMP/h/sys/kernel/btf/vmlinux"
 PATH=$TEST_TMP/bin:$PATH expect "BTF outranks the release name" 1 \
@@ -191,10 +202,10 @@ PATH=$TEST_TMP/bin:$PATH expect "BTF and the package disagree" 1 \
 btf=$TEST_TMP/h/sys/kernel/btf/vmlinux
 got=$(PATH=$TEST_TMP/bin:$PATH "$pf" --btf "$btf") || fail "--btf on an rwlock_t kernel: exit $?"
 [ "$got" = rwlock_t ] || fail "--btf printed '$got', expected rwlock_t"
-sed -i 's/rwlock_t lock;/spinlock_t lock;/' "$TEST_TMP/bin/bpftool"
+sed -i "s/TYPEDEF 'rwlock_t'/TYPEDEF 'spinlock_t'/" "$TEST_TMP/bin/bpftool"
 got=$(PATH=$TEST_TMP/bin:$PATH "$pf" --btf "$btf") || fail "--btf on a spinlock_t kernel: exit $?"
 [ "$got" = spinlock_t ] || fail "--btf printed '$got', expected spinlock_t"
-sed -i 's/struct eventpoll {/struct eventpoll_other {/' "$TEST_TMP/bin/bpftool"
+sed -i "s/STRUCT 'eventpoll'/STRUCT 'eventpoll_other'/" "$TEST_TMP/bin/bpftool"
 err=$(PATH=$TEST_TMP/bin:$PATH "$pf" --btf "$btf" 2>&1); st=$?
 { [ $st = 1 ] && grep -q "no struct eventpoll lock in $btf" <<<"$err"; } || fail "--btf without the struct: exit $st, '$err'"
 err=$("$pf" --btf "$TEST_TMP/no-such-vmlinux" 2>&1); st=$?
@@ -226,6 +237,47 @@ kernel_deb rwlock_t 6.1.158-1 "$TEST_TMP/k.deb"
 package_expect 1 "^act +epoll ready-list fix: MISSING on a PREEMPT_RT kernel: its vmlinuz's BTF says struct eventpoll's lock is rwlock_t" \
 	"^note +Debian package: .* 6.1.158-1: lacks the fix"
 pass "a package's vmlinuz: the lock from its BTF (xz inside), and Debian's version table beside it"
+
+# The CFS throttle model beside the lock, from built BTF of each model
+# (kernel_btf in tests/lib.sh): --btf-facts, and what a package of each
+# pair says for relay's epoll waits.
+for model in task cfs_rq none; do
+	kernel_btf spinlock_t "$model" "$TEST_TMP/btf.o"
+	facts=$("$pf" --btf-facts "$TEST_TMP/btf.o") || fail "--btf-facts on the $model model: exit $?"
+	grep -qx "throttle_model $model" <<<"$facts" || { echo "$facts"; fail "--btf-facts: not the $model model"; }
+	grep -qx 'eventpoll_lock spinlock_t' <<<"$facts" || { echo "$facts"; fail "--btf-facts: no lock"; }
+done
+! grep -q '^throttle_markers' <<<"$facts" || fail "the model without CFS bandwidth named markers: $facts"
+kernel_btf rwlock_t task "$TEST_TMP/btf.o"
+facts=$("$pf" --btf-facts "$TEST_TMP/btf.o")
+for want in 'eventpoll_lock rwlock_t' 'throttle_markers task_struct.sched_throttle_work,task_struct.throttle_node,cfs_rq.throttled_limbo_list' \
+	'offset eventpoll.lock 40' 'offset eventpoll.rdllist 24' 'offset epitem.ep 40' 'offset eppoll_entry.base 8' \
+	'offset eppoll_entry.wait 16' 'probe_ep +40(-8(%di))'; do
+	grep -qxF "$want" <<<"$facts" || { echo "$facts"; fail "--btf-facts lacks '$want'"; }
+done
+pass "--btf-facts: the lock, each throttle model and its markers, the probe's offsets"
+
+# pair_expect LOCK MODEL STATUS PATTERN...: --kernel-package on a package
+# whose BTF has LOCK and MODEL.
+pair_expect() {
+	kernel_deb "$1" 6.1.192-3 "$TEST_TMP/k.deb" "$2"
+	shift 2
+	package_expect "$@"
+}
+pair_expect rwlock_t cfs_rq 1 "^act +epoll ready-list fix: MISSING" \
+	"^note +CFS throttle model: per cfs_rq \(before v6.18\)" \
+	"^warn +for relay's epoll waits: neither change: a reader throttled in ep_poll_callback keeps ep->lock" \
+	"what to do: install a kernel that has it: Debian 13: linux-image-6.18.12\+deb13-rt-amd64 or later"
+pair_expect rwlock_t task 1 "^act +epoll ready-list fix: MISSING" \
+	"^ok +CFS throttle model: task-based .*\(its vmlinuz's BTF: task_struct.sched_throttle_work, task_struct.throttle_node, cfs_rq.throttled_limbo_list\)" \
+	"^note +for relay's epoll waits: the throttle change alone: no holder is throttled inside ep_poll_callback.*no priority inheritance"
+pair_expect spinlock_t cfs_rq 0 "^ok +epoll ready-list fix: present" \
+	"^note +for relay's epoll waits: the epoll change alone: an RT epoll waiter boosts a throttled holder.*a non-RT waker"
+pair_expect spinlock_t task 0 "^ok +CFS throttle model: task-based" \
+	"^note +for relay's epoll waits: both changes"
+pair_expect spinlock_t none 0 "^note +CFS throttle model: no CFS bandwidth control" \
+	"^note +for relay's epoll waits: no CPU quota throttles anything here"
+pass "a package of each lock and throttle model: what the pair means for relay's epoll waits"
 
 # relay's CPUs: isolated or not, from --cpus or the cpus key of the file.
 host "$TEST_TMP/h" 6.18.2 "#1 SMP PREEMPT_RT" --rt --config "$rt_cfg"

@@ -112,6 +112,7 @@ json_ok "$out/cost.json" '
 	and ($by["epoll-stress 1 producers"]
 		| .verdict == "inconclusive" and .low <= 1.0 and 1.0 <= .high)' \
 	"cost.json's intervals are wrong"
+"$top/mk/py" report.formats check "$out/cost.json" || fail "cost.json does not fit its reader (docs/formats.md)"
 grep -Eq '^perf bench epoll wait -t 4 ops/s +5025 +3935 +0\.78 .*patched slower' "$TEST_TMP/cost.out" ||
 	fail "the cost table lacks the perf bench row"
 grep -q 'inconclusive' "$TEST_TMP/cost.out" || fail "the cost table does not say inconclusive"

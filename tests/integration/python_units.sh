@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The Python unit tests: every test_*.py of the package tree (tests/pylib:
-# the tests' helpers, report, lab's labkit, ktrace and experiments,
+# The Python unit tests: every test_*.py of the package tree, each beside
+# what it tests (lab/<experiment>/tests/, lab/labkit/tests/,
+# lab/ktrace/tests/, report/tests/; tests/pylib/ for the tests' helpers,
 # bench and kernel/selftests), imported as the installed package is
 # (mk/py: from the top of the tree).
 # variants: release
 # lane: side
-# timeout: 120
+# timeout: 300
 . "$(dirname "$0")/../lib.sh"
 out=$TEST_TMP/unittest.out
 # No __pycache__ left in the tree.

@@ -3,7 +3,7 @@
 # a stall is forced by stopping the relay (SIGSTOP), and the watchdog must
 # notice it, lift the quota, see the stall end, restore the quota and record
 # it all. Then the host mode of the demo driver end to end: results
-# directory, summary, report.
+# directory, summary, report, and every file of it fits its reader.
 # timeout: 240
 . "$(dirname "$0")/../lib.sh"
 need_scenario
@@ -51,6 +51,10 @@ run=$(readlink -f "$TEST_TMP/results/latest")
 grep -q '^verdict: SINGLE RUN' "$TEST_TMP/run.log" || fail "no verdict line in the driver's output"
 grep -q "report: $run/report.html" "$TEST_TMP/run.log" || fail "the driver did not print the page's path"
 "$top/report/check" "$run" || fail "the host run's report is not whole"
+# Every file of the run fits its reader (docs/formats.md).
+find "$run" -name '*.json' -print0 | xargs -0 "$top/mk/py" report.formats check >"$TEST_TMP/formats.out" ||
+	fail "a file of the run does not fit docs/formats.md (above)"
+[ "$(wc -l <"$TEST_TMP/formats.out")" -ge 7 ] || fail "fewer files than a run writes: $(cat "$TEST_TMP/formats.out")"
 json_ok "$run/summary.json" '
 	.host.outcome == "ok" and .host.stalls == 0
 	and .host.relay_latency_us.max > 0 and .host.loadgen_latency_us.p50 > 0

@@ -2,15 +2,21 @@
 
   capacity_quick.py RUN      every assertion on the run directory RUN
 """
-import json
 import os
 import re
 import sys
 
+from report import formats, search
+from report.files import read_json
+
 
 def read(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    """The JSON file at PATH as its writer wrote it, once its reader
+    (report.formats, docs/formats.md; loadgen's sweeps: report.search)
+    has found it fits."""
+    if path.endswith("sweep.json"):
+        return search.check(read_json(path), path)
+    return formats.raw(formats.check(path))
 
 
 def check(run):

@@ -27,6 +27,15 @@ def rwlock_calls(locks):
     return [x for x in locks if x.startswith(("rt_read", "rt_write"))]
 
 
+def probe_offsets(m):
+    """A failure of the probe offsets M records for each kernel, or None;
+    a manifest from before they were recorded has none to check."""
+    for k, offsets in m.get("probe_offsets", {}).items():
+        if len(offsets) != 8 or not m["probe_ep"][k].endswith("(%di))"):
+            return "%s: probe offsets %s, probe_ep %r" % (k, offsets, m["probe_ep"][k])
+    return None
+
+
 def images(m):
     """The first failure of the images' manifest M, or None (then prints
     what each eventpoll.o calls)."""
@@ -41,6 +50,9 @@ def images(m):
         return "patched eventpoll.o calls %s" % sorted(p)
     if m["images"]["stock"]["sha256"] == m["images"]["patched"]["sha256"]:
         return "stock and patched images are identical"
+    bad = probe_offsets(m)
+    if bad:
+        return bad
     print("ok: stock eventpoll.o calls", " ".join(sorted(s)))
     print("ok: patched eventpoll.o calls", " ".join(sorted(p)))
     return None

@@ -8,7 +8,7 @@ the "why" timelines).
       PNG as the page of the result directory RUN_DIR, printing why; 1 when
       it passes it
   mk/py tests.pylib.report_picture why KERNEL CHAIN_JSON SVG
-      draw the timeline of one chain (report.why.timeline) into SVG
+      draw the timeline of one chain (lab.ktrace.page.timeline) into SVG
   mk/py tests.pylib.report_picture boost PNG
       exit 0 printing the width of the boost's bar in a screenshot of a
       timeline (report.check.boost_drawn); 1, saying so, when it has none
@@ -17,13 +17,15 @@ import argparse
 import json
 import sys
 
-from report import check, views, why
+from lab import results
+from lab.ktrace import page as why
+from report import check
 
 
 def refusal(run_dir, png):
     """Why the picture check refuses PNG as RUN_DIR's page; None when it passes."""
     try:
-        check.screenshot(views.load(run_dir), png)
+        check.screenshot(results.load(run_dir)[1], png)
     except check.CheckError as e:
         return str(e)
     return None

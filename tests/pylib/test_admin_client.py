@@ -137,8 +137,10 @@ def healthz(idle):
 
 class Settled(unittest.TestCase):
     def test_waits_for_a_count_still_rising(self):
+        # Four reads SETTLE/4 apart within 9 x SETTLE: 0.01 s left a host
+        # busy with other work too little time for them (12 came back).
         reads = iter([3, 7, 12, 15, 15, 99])
-        self.assertEqual(admin_client.settled(lambda: next(reads), 0.01), 15)
+        self.assertEqual(admin_client.settled(lambda: next(reads), 0.2), 15)
 
     def test_bounded(self):
         n = iter(range(10 ** 6))

@@ -1,4 +1,4 @@
-"""The demo's verdict on the virtual clock (report/summary.py,
+"""The demo's verdict on the virtual clock (lab/demo/judge.py,
 report/margins.py): freezes of the probes outside the stalls judged by
 what the kernel's trace says of them, and inputs within their resolution
 of a limit said, not flipped. On a copy of tests/fixtures/report/
@@ -10,7 +10,8 @@ import shutil
 import tempfile
 import unittest
 
-from report import margins, summary
+from lab.demo import judge as summary
+from report import margins
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 RUN = os.path.join(TOP, "tests", "fixtures", "report", "demo-virtual")
@@ -42,11 +43,7 @@ class VerdictTest(unittest.TestCase):
         shutil.copytree(RUN, self.dir, dirs_exist_ok=True)
 
     def build(self):
-        with open(os.path.join(self.dir, "spec.json"), encoding="utf-8") as f:
-            spec = json.load(f)
-        with open(os.path.join(self.dir, "run.json"), encoding="utf-8") as f:
-            info = json.load(f)
-        return summary.build(self.dir, spec, info)
+        return summary.build(self.dir)
 
     def freeze(self, due, late_ms, kernel="stock", cpu=0):
         """One freeze of kernel's CPU cpu probe, due at due s, late_ms late."""

@@ -1,0 +1,1 @@
+"""lab/capacity's unit tests."""

@@ -1,0 +1,1 @@
+"""lab/falseneg's unit tests."""

@@ -1,0 +1,1 @@
+"""fleet: make fleet, relay and load hosts over SSH with Ansible (lab/fleet/run)."""

@@ -1,0 +1,1 @@
+"""lab/ktrace's unit tests."""

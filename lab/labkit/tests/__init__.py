@@ -1,0 +1,1 @@
+"""lab/labkit's unit tests."""

@@ -1,0 +1,1 @@
+"""lab/soak's unit tests."""

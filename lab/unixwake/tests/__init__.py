@@ -1,0 +1,1 @@
+"""lab/unixwake's unit tests."""

@@ -1,0 +1,1 @@
+"""mk's unit tests."""
