@@ -6,7 +6,7 @@ the same co-tenant waker (af_unix) and, from the run id, the same kind
 of salt (lab/labkit/guest.py). What systemd and the guest take for each
 (CPUQuota=, CPUQuotaPeriodSec=, the RT client's unit and command line,
 relay.conf) is lab/hostab/units.py, the one place they are translated;
-tests/pylib/test_hostab_units.py fails when a row of demo-scenario's
+lab/hostab/tests/test_units.py fails when a row of demo-scenario's
 table is missing here or reaches no file of the guest.
 
 Three rows take less here than in demo-scenario, for the test host's own
