@@ -769,7 +769,8 @@ class HostKernel:
     rt_sent: Optional[int] = optional("sent")
     rt_received: Optional[int] = optional("echoed")
     rt_lost: Optional[int] = optional("lost")
-    rt_priority: Optional[int] = optional("its real-time priority as the kernel had it (rt-client.sched.json)")
+    rt_priority: Optional[int] = optional(
+        "its real-time priority as the kernel had it (rt-client.sched.json)")
     rt_policy: Optional[str] = optional("its policy, the same way (null: its threads differed)")
     rt_threads: Optional[list[RtThread]] = optional("each of its threads' policy and priority")
     latency_us: Optional[Percentiles] = optional("slot to echo through relay")
