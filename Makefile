@@ -35,8 +35,9 @@ CC      ?= gcc
 PKG_CONFIG ?= pkg-config
 
 # Libraries every C program here may use. libsystemd has no static archive in
-# Debian, so the static build (for the VM initramfs) goes without it.
-PKGS := libevent libevent_pthreads jansson inih openssl zlib
+# Debian, so the static build (for the VM initramfs) goes without it. libbpf
+# (relay reads its kernel's BTF) links statically with libelf and zlib.
+PKGS := libevent libevent_pthreads jansson inih openssl zlib libbpf
 ifneq ($(VARIANT),static)
 PKGS += libsystemd
 CPPFLAGS_SYSTEMD := -DHAVE_LIBSYSTEMD=1

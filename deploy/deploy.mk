@@ -32,11 +32,14 @@ DEPLOY_BIN := build/release/bin
 .PHONY: deb test-host test-fleet
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
-		$(DESTDIR)$(PREFIX)/lib/relay $(DESTDIR)$(DEPLOY_UNITDIR) \
+		$(DESTDIR)$(PREFIX)/lib/relay $(DESTDIR)$(PREFIX)/share/relay \
+		$(DESTDIR)$(DEPLOY_UNITDIR) \
 		$(DESTDIR)$(DEPLOY_SYSUSERSDIR) $(DESTDIR)$(DEPLOY_PRESETDIR) \
 		$(DESTDIR)$(DEPLOY_ETC)/loadgen
 	install -m 0755 $(DEPLOY_BIN)/relay $(DEPLOY_BIN)/loadgen $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 deploy/preflight $(DESTDIR)$(PREFIX)/sbin/relay-preflight
+	@# relay-preflight finds it in ../share/relay (relay has it built in).
+	install -m 0644 deploy/kernel-markers $(DESTDIR)$(PREFIX)/share/relay/kernel-markers
 	install -m 0755 deploy/quota-check $(DESTDIR)$(PREFIX)/lib/relay/quota-check
 	@# The units name /usr/...; point their commands at PREFIX.
 	for u in $(DEPLOY_UNITS); do \

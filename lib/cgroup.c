@@ -768,10 +768,15 @@ int cg_add_process(struct cg *cg, pid_t pid, char *err, size_t errlen)
 
 int cg_read_stat(const struct cg *cg, struct cg_stat *st)
 {
+	return cg_read_stat_dir(cg->path, cg->version, st);
+}
+
+int cg_read_stat_dir(const char *dir, int version, struct cg_stat *st)
+{
 	char buf[4096];
 	uint64_t v;
 	memset(st, 0, sizeof(*st));
-	ssize_t n = read_str(cg->path, "cpu.stat", buf, sizeof(buf));
+	ssize_t n = read_str(dir, "cpu.stat", buf, sizeof(buf));
 	if (n < 0)
 		return -1;
 	/* A file longer than buf: its last line read is cut short. */
@@ -795,10 +800,73 @@ int cg_read_stat(const struct cg *cg, struct cg_stat *st)
 			st->usage_us = v;
 	}
 	const char *p = buf;
-	if (cg->version == 1 &&
-	    read_knob(cg->path, "cpuacct.usage", buf, sizeof(buf)) &&
+	if (version == 1 &&
+	    read_knob(dir, "cpuacct.usage", buf, sizeof(buf)) &&
 	    number(&p, &v) && at_end(p))
 		st->usage_us = v / 1000;
+	return 0;
+}
+
+static int v2_line(char *line, void *h)
+{
+	return hier_line(line, h) == 2;
+}
+
+/* The first cgroup2 mount in the mount table file. */
+static int v2_mount(const char *file, struct hier *h)
+{
+	return each_line(file, v2_line, h) > 0 ? 0 : -1;
+}
+
+int cg_watch_dir(const char *name, char *dir, size_t len, char *err,
+		 size_t errlen)
+{
+	struct hier h;
+	int version = 0;
+	if (v2_mount("/proc/self/mountinfo", &h) < 0) {
+		say(err, errlen, "'%s': no cgroup v2 hierarchy is mounted "
+		    "(/proc/self/mountinfo)", name);
+		return -1;
+	}
+	size_t nl = strlen(name);
+	bool slice = nl > 6 && strcmp(name + nl - 6, ".slice") == 0 &&
+		     !strchr(name, '/');
+	int rc = -1;
+	if (slice) {
+		rc = slice_dir(&h, name, dir, len);
+	} else if (*name == '/') {
+		/* As given when it is there (as cg_open takes one), else under
+		 * the mount. */
+		struct stat st;
+		bool as_given = stat(name, &st) == 0;
+		rc = (size_t)snprintf(dir, len, "%s%s", as_given ? "" : h.mnt,
+				      name) < len ? 0 : -1;
+	}
+	if (rc < 0) {
+		say(err, errlen, "'%s' is not a slice (NAME.slice) nor a path "
+		    "(absolute, or under %s)", name, h.mnt);
+		return -1;
+	}
+	struct stat st;
+	if (stat(dir, &st) < 0) {
+		say(err, errlen, "'%s': no cgroup %s: %s (%s)", name, dir,
+		    strerror(errno), slice ? "start the slice, or watch a group "
+		    "that is there" : "watch a group that is there");
+		return -1;
+	}
+	if (!is_cgroup_dir(dir, &version) || version != 2) {
+		say(err, errlen, "'%s': %s is not a cgroup v2 directory%s", name,
+		    dir, version == 1 ? " (it is cgroup v1's)" : "");
+		return -1;
+	}
+	char buf[4096];
+	if (read_str(dir, "cpu.stat", buf, sizeof(buf)) < 0 ||
+	    !strstr(buf, "nr_periods ")) {
+		say(err, errlen, "'%s': %s/cpu.stat has no nr_periods: the cpu "
+		    "controller is not enabled for it, so it has no quota to be "
+		    "throttled by (CPUQuota= on a slice enables it)", name, dir);
+		return -1;
+	}
 	return 0;
 }
 

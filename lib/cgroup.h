@@ -67,6 +67,17 @@ int cg_add_thread(struct cg *cg, pid_t tid, char *err, size_t errlen);
 /* Read cpu.stat. Returns 0, or -1 when it cannot be read. */
 int cg_read_stat(const struct cg *cg, struct cg_stat *st);
 
+/* The same of the cgroup directory dir on a hierarchy of that version. */
+int cg_read_stat_dir(const char *dir, int version, struct cg_stat *st);
+
+/* The cgroup v2 directory of a group to watch, name a systemd slice
+ * ("loadgen.slice": <mount>/loadgen.slice) or a path, as given when it is
+ * there, else under the cgroup2 mount ("/a/b"), into dir: it must be there, be a cgroup
+ * v2 directory, and have CPU bandwidth accounting (nr_periods in its
+ * cpu.stat). Returns 0, or -1 with err naming what is wrong. */
+int cg_watch_dir(const char *name, char *dir, size_t len, char *err,
+		 size_t errlen);
+
 /* What the counters grew by from the reading before to the one after. */
 struct cg_stat cg_stat_delta(const struct cg_stat *before,
 			     const struct cg_stat *after);

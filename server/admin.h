@@ -27,9 +27,11 @@
 
 #include "addr.h"
 #include "heartbeat.h"
+#include "kstate.h"
 #include "sockfile.h"
 #include "stats.h"
 #include "tcp.h"
+#include "watch.h"
 
 struct event_base;
 struct admin;
@@ -58,6 +60,8 @@ struct admin_view {
 	const int *ntcp_labels;
 	const char *tcp_upstream;
 	const struct stats_reloads *reloads;	/* NULL: none shown */
+	const struct kstate *kernel;	/* NULL: not shown */
+	const struct watch *watch;	/* the watched groups; NULL: none */
 };
 
 /* The endpoint's own counts, for /metrics. */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "cgroup.h"
 #include "opt.h"
 #include "rt.h"
 #include "why.h"
@@ -38,6 +39,7 @@ static int parse_sched(void *base, const char *v, char *why, size_t whylen);
 static int parse_mode(void *base, const char *v, char *why, size_t whylen);
 static int parse_group(void *base, const char *v, char *why, size_t whylen);
 static int parse_allow(void *base, const char *v, char *why, size_t whylen);
+static int parse_watch(void *base, const char *v, char *why, size_t whylen);
 
 #define F(field) offsetof(struct conf, field)
 /* A key whose field has its name: an int within [lo, hi], a bool, a path;
@@ -104,8 +106,8 @@ const struct opt conf_opts[] = {
 	     "unix:// listeners: take datagrams only from these\n"
 	     "senders: uid:ID,gid:ID,... (none: anyone)"),
 	PATH(stats_file, RESTART, "FILE",
-	     "on exit write FILE (JSON), FILE-derived .hgrm files\n"
-	     "and .timeseries.csv"),
+	     "on exit write FILE (JSON), FILE-derived .hgrm files,\n"
+	     ".timeseries.csv and .metrics.prom (/metrics)"),
 	PATH(heartbeat, RESTART, "FILE",
 	     "publish loop progress in FILE (server/heartbeat.h)"),
 	PATH(cert, RELOAD, "FILE", "tls:// listeners: PEM certificate chain"),
@@ -134,6 +136,19 @@ const struct opt conf_opts[] = {
 	INT(max_conns_per_source, 0, 1 << 20, "1024", RELOAD, "N",
 	    "connections one address (IPv6: /64) may hold per\n"
 	    "loop; more are reset (0: any)"),
+	{ .name = "kernel_btf", .type = OPT_STR, .off = F(kernel_btf),
+	  .size = CONF_PATH_MAX, .def = "/sys/kernel/btf/vmlinux",
+	  .arg = "FILE", .tag = K_PATH | RESTART,
+	  .help = "the running kernel's BTF, read at start for\n"
+		  "relay_kernel_info (deploy/kernel-markers)" },
+	INT(late_us, 100, 10000000, "5000", RESTART, "N",
+	    "a tick handled this late is a late wake-up,\n"
+	    "100-10000000 us"),
+	FUNC(watch_cgroups, watch_cgroups, K_PATH, parse_watch, NULL, RELOAD,
+	     "LIST", "co-tenants' cgroup v2 groups to watch: slices\n"
+	     "(loadgen.slice) or paths, comma-separated (up to 8)"),
+	INT(watch_interval_ms, 1, 1000, "10", RELOAD, "N",
+	    "read the watched groups' cpu.stat this often"),
 };
 const int conf_nopts = (int)(sizeof(conf_opts) / sizeof(conf_opts[0]));
 _Static_assert(sizeof(conf_opts) / sizeof(conf_opts[0]) <= 64,
@@ -296,6 +311,44 @@ static int parse_allow(void *base, const char *value, char *why,
 {
 	return peer_parse(&((struct conf *)base)->unix_allow, value, why,
 			  whylen);
+}
+
+/* Each name resolved to its directory now, so that a group that is not
+ * there is refused where it was named (file:line, or the flag), at start
+ * and at reload alike. */
+static int parse_watch(void *base, const char *value, char *why,
+		       size_t whylen)
+{
+	struct conf *c = base;
+	char list[CONF_PATH_MAX], *save;
+	if ((size_t)snprintf(list, sizeof(list), "%s", value) >= sizeof(list))
+		return why_set(why, whylen, "longer than %d bytes",
+			       CONF_PATH_MAX - 1);
+	snprintf(c->watch_cgroups, sizeof(c->watch_cgroups), "%s", value);
+	c->nwatch = 0;
+	for (char *name = strtok_r(list, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		name += strspn(name, " \t");
+		name[strcspn(name, " \t")] = 0;
+		if (!*name)
+			continue;
+		if (c->nwatch == CONF_MAX_WATCH)
+			return why_set(why, whylen, "more than %d groups",
+				       CONF_MAX_WATCH);
+		struct conf_cgroup *g = &c->watch[c->nwatch];
+		if ((size_t)snprintf(g->name, sizeof(g->name), "%s", name) >=
+		    sizeof(g->name))
+			return why_set(why, whylen, "'%.40s...': a name longer "
+				       "than %zu bytes", name, sizeof(g->name) - 1);
+		for (int i = 0; i < c->nwatch; i++)
+			if (strcmp(c->watch[i].name, name) == 0)
+				return why_set(why, whylen, "'%s' given twice",
+					       name);
+		if (cg_watch_dir(name, g->dir, sizeof(g->dir), why, whylen) < 0)
+			return -1;
+		c->nwatch++;
+	}
+	return 0;
 }
 
 int conf_set(struct conf *c, const char *key, const char *value,

@@ -21,6 +21,7 @@
 #define CONF_MAX_LISTEN	16
 #define CONF_MAX_CPUS	64
 #define CONF_PATH_MAX	1024
+#define CONF_MAX_WATCH	8	/* watch_cgroups */
 /* Descriptors besides flows, connections and listener sockets: each loop
  * has its epoll, timerfd, eventfd and schedstat file; the main thread its
  * stdio, epoll, signalfd, the reload's eventfd and thread, the notify
@@ -78,6 +79,16 @@ struct conf {
 					 * time (else from the read) */
 	int addr_flags;			/* extra addr_parse flags (ADDR_NUMERIC:
 					 * never resolve names) */
+	/* The kernel and its co-tenants (kstate.h, watch.h). */
+	char kernel_btf[CONF_PATH_MAX];	/* the running kernel's BTF */
+	int late_us;			/* a wake-up this late is late */
+	char watch_cgroups[CONF_PATH_MAX];	/* as given */
+	struct conf_cgroup {
+		char name[256];		/* as given: loadgen.slice, /a/b */
+		char dir[CONF_PATH_MAX];	/* its cgroup v2 directory */
+	} watch[CONF_MAX_WATCH];
+	int nwatch;
+	int watch_interval_ms;		/* how often their cpu.stat is read */
 
 	/* Bookkeeping for strictness: which keys were set, and whether the
 	 * next "listen" from this origin replaces the list. */

@@ -13,6 +13,8 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 /* How long a loop may take to apply a reload before it counts as stalled. */
 #define RELOAD_WAIT_MS	5000
 
@@ -265,6 +267,7 @@ int control_init_loops(struct control *ctl, struct heartbeat_file *hb,
 		memcpy(ctl->loops[i].reg, ctl->reg, sizeof(ctl->reg));
 		ctl->loops[i].nreg = ctl->nreg;
 	}
+	watch_configure(&ctl->watch, c, ctl->stats, ctl->nw);
 	return 0;
 }
 
@@ -510,6 +513,8 @@ static void remove_files(const struct control_listener *reg, int n,
 			sockfile_remove(&reg[j].file);
 }
 
+static void watch_arm(struct control *ctl);
+
 /* On the main thread, once the reload thread is done: join it and adopt
  * what it prepared. */
 static void reload_finish(struct control *ctl)
@@ -537,6 +542,8 @@ static void reload_finish(struct control *ctl)
 	ctl->next_id = n->next_id;
 	memcpy(ctl->loops, n->loops, sizeof(ctl->loops[0]) * (size_t)ctl->nw);
 	ctl->conf = n->conf;
+	watch_configure(&ctl->watch, &ctl->conf, ctl->stats, ctl->nw);
+	watch_arm(ctl);
 	listener_labels(ctl);
 	upstream_show(ctl, &ctl->conf, n->up_id);
 	int behind = 0;
@@ -554,6 +561,28 @@ static void reload_finish(struct control *ctl)
 			ctl->nw);
 	fprintf(stderr, "): ");
 	control_describe(&ctl->conf, stderr);
+}
+
+static void on_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct control *ctl = arg;
+	(void)fd;
+	(void)what;
+	watch_poll(&ctl->watch, ctl->stats, ctl->nw, clock_ns(CLOCK_MONOTONIC));
+}
+
+/* Read the groups every watch_interval_ms, or not at all when none is
+ * watched. */
+static void watch_arm(struct control *ctl)
+{
+	if (!ctl->watch_ev)
+		return;
+	event_del(ctl->watch_ev);
+	int ms = ctl->conf.watch_interval_ms;
+	struct timeval tv = { ms / 1000, ms % 1000 * 1000 };
+	if (ctl->conf.nwatch && event_add(ctl->watch_ev, &tv) < 0)
+		fprintf(stderr, "relay: cannot read the watched groups: "
+			"event_add failed\n");
 }
 
 static void on_reload_done(evutil_socket_t fd, short what, void *arg)
@@ -575,7 +604,12 @@ int control_attach(struct control *ctl, struct event_base *base)
 		return -1;
 	ctl->reload_ev = event_new(base, ctl->reload_efd, EV_READ | EV_PERSIST,
 				   on_reload_done, ctl);
-	return ctl->reload_ev && event_add(ctl->reload_ev, NULL) == 0 ? 0 : -1;
+	ctl->watch_ev = event_new(base, -1, EV_PERSIST, on_watch, ctl);
+	if (!ctl->reload_ev || !ctl->watch_ev ||
+	    event_add(ctl->reload_ev, NULL) < 0)
+		return -1;
+	watch_arm(ctl);
+	return 0;
 }
 
 void control_reload(struct control *ctl)
@@ -647,6 +681,8 @@ void control_free(struct control *ctl)
 		stats_free(&ctl->w[i].stats);
 	if (ctl->reload_ev)
 		event_free(ctl->reload_ev);
+	if (ctl->watch_ev)
+		event_free(ctl->watch_ev);
 	if (ctl->reload_efd >= 0)
 		close(ctl->reload_efd);
 	free(ctl->w);

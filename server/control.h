@@ -25,6 +25,7 @@
 #include "stats.h"
 #include "tcp.h"
 #include "tls.h"
+#include "watch.h"
 #include "worker.h"
 
 #define CONTROL_MAX_FLAGS	64
@@ -91,6 +92,10 @@ struct control {
 	struct stats_label udp_up[STATS_MAX_UPSTREAM];
 	int nudp_up, next_up_id, up_id;
 
+	/* The co-tenants' groups, read on the main thread (watch.h). */
+	struct watch watch;
+	struct event *watch_ev;
+
 	/* The reload thread. */
 	pthread_t reload_thread;
 	bool reloading, reload_again;
@@ -122,7 +127,8 @@ int control_listen(struct control *ctl, char *err, size_t errlen);
 int control_init_loops(struct control *ctl, struct heartbeat_file *hb,
 		       int64_t start_ns, char *err, size_t errlen);
 
-/* Watch for finished reloads on base (the main thread's). Returns 0 or -1. */
+/* Watch for finished reloads on base (the main thread's), and read the
+ * watched groups there every watch_interval_ms. Returns 0 or -1. */
 int control_attach(struct control *ctl, struct event_base *base);
 
 /* Start a reload on its thread (SIGHUP); one asked for while another runs

@@ -26,8 +26,8 @@ static const char *const error_help[] = { STATS_ERRORS(HELP) };
 
 /* Which part of the configuration a family belongs to: it is shown only
  * when relay has that part. */
-enum section { TOTALS, RELOADS, UDP_LISTENERS, UNIX_FILES, UDP_UPSTREAMS,
-	       TCP_LISTENERS, TCP_UPSTREAM, ADMIN };
+enum section { TOTALS, RELOADS, KERNEL, WATCH, UDP_LISTENERS, UNIX_FILES,
+	       UDP_UPSTREAMS, TCP_LISTENERS, TCP_UPSTREAM, ADMIN };
 
 /* What one request's families are made of, summed once. */
 struct view {
@@ -168,6 +168,61 @@ static void histogram(struct view *m, const struct family *f)
 		hist_mean(h) * (double)hist_count(h) / 1e6);
 	fprintf(m->out, "%s_count %llu\n", f->name,
 		(unsigned long long)hist_count(h));
+}
+
+/* One sample: what kernel-markers says of the running kernel, each fact
+ * and verdict a label. */
+static void kernel_info(struct view *m, const struct family *f)
+{
+	const struct kstate *k = m->v->kernel;
+	char value[LABEL_MAX];
+	fprintf(m->out, "%s{", f->name);
+	for (int i = 0; i < k->n; i++) {
+		label_value(k->item[i].value, value);
+		fprintf(m->out, "%s%s=\"%s\"", i ? "," : "", k->item[i].name,
+			value);
+	}
+	fprintf(m->out, "} 1\n");
+}
+
+/* arg 0: late_us; 1: watch_interval_ms; in seconds. */
+static void watch_setting(struct view *m, const struct family *f)
+{
+	const struct watch *w = m->v->watch;
+	fprintf(m->out, "%s %g\n", f->name, f->arg ? w->interval_ms / 1e3 :
+		(double)w->late_us / 1e6);
+}
+
+/* One sample per watched group; arg: what of it. */
+enum { G_PERIODS, G_THROTTLED, G_THROTTLED_S, G_READABLE, G_LATE };
+static void watched(struct view *m, const struct family *f)
+{
+	const struct watch *w = m->v->watch;
+	char name[LABEL_MAX];
+	for (int i = 0; i < w->n; i++) {
+		const struct watch_group *g = &w->g[i];
+		label_value(g->name, name);
+		fprintf(m->out, "%s{cgroup=\"%s\"} ", f->name, name);
+		switch (f->arg) {
+		case G_PERIODS:
+			fprintf(m->out, "%llu\n",
+				(unsigned long long)g->stat.nr_periods);
+			break;
+		case G_THROTTLED:
+			fprintf(m->out, "%llu\n",
+				(unsigned long long)g->stat.nr_throttled);
+			break;
+		case G_THROTTLED_S:
+			fprintf(m->out, "%.6f\n",
+				(double)g->stat.throttled_us / 1e6);
+			break;
+		case G_READABLE:
+			fprintf(m->out, "%d\n", g->readable);
+			break;
+		default:
+			fprintf(m->out, "%llu\n", (unsigned long long)g->late);
+		}
+	}
 }
 
 static void udp_listener(struct view *m, const struct family *f)
@@ -321,6 +376,40 @@ static const struct family families[] = {
 	  "Loops the last reload did not reach: they run an earlier "
 	  "configuration until a reload does", loops_behind, 0 },
 
+	{ KERNEL, "relay_kernel_info", "gauge",
+	  "The running kernel as its BTF shows it (deploy/kernel-markers): "
+	  "preempt_rt, eventpoll_lock (rwlock_t before the epoll fix, "
+	  "spinlock_t after), throttle_model (task-based since 6.18, cfs_rq "
+	  "before), and the verdict epoll_fix (fixed, missing, unknown: a "
+	  "kernel whose BTF cannot be read)", kernel_info, 0 },
+	{ KERNEL, "relay_late_threshold_seconds", "gauge",
+	  "A wake-up this late counts in relay_late_wakeups_total (late_us)",
+	  watch_setting, 0 },
+	{ WATCH, "relay_watch_interval_seconds", "gauge",
+	  "How often the watched groups' cpu.stat is read: the resolution of "
+	  "relay_late_while_throttled_total (watch_interval_ms)",
+	  watch_setting, 1 },
+	{ WATCH, "relay_cgroup_periods_total", "counter",
+	  "CPU bandwidth periods of a watched group (cpu.stat nr_periods)",
+	  watched, G_PERIODS },
+	{ WATCH, "relay_cgroup_throttled_periods_total", "counter",
+	  "Periods a watched group was throttled in (cpu.stat nr_throttled)",
+	  watched, G_THROTTLED },
+	{ WATCH, "relay_cgroup_throttled_seconds_total", "counter",
+	  "Time a watched group was throttled (cpu.stat throttled_usec), "
+	  "added as each throttle ends; with the task-based throttle model "
+	  "(6.18 and later) it starts when the first task of the group's "
+	  "hierarchy is throttled, before it when the quota ran out",
+	  watched, G_THROTTLED_S },
+	{ WATCH, "relay_cgroup_readable", "gauge",
+	  "1 while a watched group's cpu.stat can be read, 0 once it cannot "
+	  "(the group was removed; its counters keep their last values)",
+	  watched, G_READABLE },
+	{ WATCH, "relay_late_while_throttled_total", "counter",
+	  "relay's late wake-ups (relay_late_wakeups_total) that overlapped a "
+	  "throttled period of a watched group, to within "
+	  "relay_watch_interval_seconds", watched, G_LATE },
+
 	STATS_LCOUNTERS(UDP_LISTENER)
 	{ UDP_LISTENERS, "relay_udp_drops_total", "counter",
 	  "Datagrams dropped, per listener and reason", udp_drops, 0 },
@@ -405,6 +494,13 @@ static bool shown(const struct view *m, enum section s)
 	switch (s) {
 	case RELOADS:
 		return m->v->reloads;
+	case KERNEL:
+		return m->v->kernel && m->v->watch;
+	case WATCH:
+		/* With no group watched, the families say what a group would
+		 * show (their HELP and TYPE, no sample), so that a dashboard
+		 * can be held to what relay exports on any host. */
+		return m->v->watch;
 	case UDP_LISTENERS:
 		return m->nl > 0;
 	case UNIX_FILES:
@@ -415,6 +511,8 @@ static bool shown(const struct view *m, enum section s)
 		return m->ntl > 0 || m->tup;
 	case TCP_UPSTREAM:
 		return m->tup;
+	case ADMIN:
+		return m->a;
 	default:
 		return true;
 	}

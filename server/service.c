@@ -18,6 +18,8 @@
 
 #include "admin.h"
 #include "clock.h"
+#include "metrics.h"
+#include "newfile.h"
 #include "notify.h"
 #include "rt.h"
 
@@ -29,6 +31,7 @@ struct service {
 	int64_t start_ns;
 	struct event_base *base;
 	struct admin_view view;
+	struct kstate kernel;
 	struct stats_snapshot snap;
 	uint64_t last_in, last_out, last_drops;
 	int64_t last_status_ns, last_watchdog_ns;
@@ -192,6 +195,13 @@ static void say_admin(const struct conf *c, struct admin *ad)
 		addr_format_sa((struct sockaddr *)&bound.sa, text, sizeof(text)));
 }
 
+static int put_metrics(FILE *f, const void *arg)
+{
+	const struct service *s = arg;
+	metrics_write(f, &s->view, &s->snap, NULL);
+	return ferror(f) ? -1 : 0;
+}
+
 static int write_stats_file(struct service *s)
 {
 	struct control *ctl = s->ctl;
@@ -204,6 +214,34 @@ static int write_stats_file(struct service *s)
 		fprintf(stderr, "relay: stats file: %s\n", err);
 		return EX_OSERR;
 	}
+	/* /metrics as a scrape at exit would have read it: a run without
+	 * an admin endpoint (a VM guest) leaves it for the same tools. */
+	char file[4096];
+	stats_derived(file, sizeof(file), ctl->conf.stats_file, "metrics",
+		      ".prom");
+	if (newfile_write(file, put_metrics, s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "relay: stats file: %s\n", err);
+		return EX_OSERR;
+	}
+	return 0;
+}
+
+/* What the running kernel carries, said once in the log too. */
+static int read_kernel(struct service *s, const struct conf *c)
+{
+	char err[512];
+	if (kstate_read(&s->kernel, kstate_markers, c->kernel_btf,
+			"/sys/kernel/realtime", err, sizeof(err)) < 0) {
+		fprintf(stderr, "relay: %s\n", err);	/* the build is wrong */
+		return EX_SOFTWARE;
+	}
+	if (s->kernel.why[0])
+		fprintf(stderr, "relay: kernel: %s; relay_kernel_info says "
+			"what it cannot tell is unknown\n", s->kernel.why);
+	fprintf(stderr, "relay: kernel:");
+	for (int i = 0; i < s->kernel.n; i++)
+		fprintf(stderr, " %s %s%s", s->kernel.item[i].name,
+			s->kernel.item[i].value, i + 1 < s->kernel.n ? "," : "\n");
 	return 0;
 }
 
@@ -255,6 +293,8 @@ static int serve(struct control *ctl)
 		fprintf(stderr, "relay: %s\n", err);
 		return EX_OSERR;
 	}
+	if ((rc = read_kernel(&s, c)))
+		return rc;
 	if (stats_snapshot_init(&s.snap) < 0) {
 		fprintf(stderr, "relay: out of memory\n");
 		return EX_OSERR;
@@ -267,7 +307,8 @@ static int serve(struct control *ctl)
 		.udp_upstreams = ctl->udp_up, .nudp_upstreams = &ctl->nudp_up,
 		.tcp = ctl->tcp, .tcp_labels = ctl->tcp_labels,
 		.ntcp_labels = &ctl->ntcp_labels,
-		.tcp_upstream = ctl->tcp_upstream, .reloads = &ctl->reloads };
+		.tcp_upstream = ctl->tcp_upstream, .reloads = &ctl->reloads,
+		.kernel = &s.kernel, .watch = &ctl->watch };
 	s.base = event_base_new();
 	if (!s.base) {
 		fprintf(stderr, "relay: event_base_new failed\n");

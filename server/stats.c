@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "newfile.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -68,10 +69,57 @@ void stats_record_rx(struct stats *s, int64_t us)
 	hist_record(&s->win_rx, us);
 }
 
+/* Only a late tick costs a clock read and a ring slot, so that the loop's
+ * usual path stays as it was. The slot's fields are atomics and the
+ * count is published after them: the reader (another thread) sees a slot
+ * whole, or sees from the count that it was overwritten meanwhile. */
+static void note_late(struct stats *s, int64_t us)
+{
+	if (!s->late_us || us < s->late_us)
+		return;
+	struct stats_late *l = &s->late[s->nlate % STATS_LATE_RING];
+	__atomic_store_n(&l->end_ns, clock_ns(CLOCK_MONOTONIC),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&l->late_ns, us * 1000, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->nlate, s->nlate + 1, __ATOMIC_RELEASE);
+	stats_add(&s->counter[S_late_wakeups], 1);
+}
+
 void stats_record_tick(struct stats *s, int64_t us)
 {
 	hist_record(&s->tick, us);
 	hist_record(&s->win_tick, us);
+	note_late(s, us);
+}
+
+int stats_late_read(const struct stats *s, uint64_t *cursor,
+		    struct stats_late *out, int max, uint64_t *lost)
+{
+	uint64_t end = __atomic_load_n(&s->nlate, __ATOMIC_ACQUIRE);
+	uint64_t from = *cursor;
+	*lost = 0;
+	if (end - from > STATS_LATE_RING) {
+		*lost = end - from - STATS_LATE_RING;
+		from = end - STATS_LATE_RING;
+	}
+	int n = 0;
+	for (uint64_t i = from; i < end && n < max; i++, n++) {
+		const struct stats_late *l = &s->late[i % STATS_LATE_RING];
+		/* Acquire: the count below is read after the slot is. */
+		out[n].end_ns = __atomic_load_n(&l->end_ns, __ATOMIC_ACQUIRE);
+		out[n].late_ns = __atomic_load_n(&l->late_ns, __ATOMIC_ACQUIRE);
+	}
+	/* Slots the loop reused while they were read are not these. */
+	uint64_t now = __atomic_load_n(&s->nlate, __ATOMIC_ACQUIRE);
+	int skip = 0;
+	if (now - from > STATS_LATE_RING)
+		skip = (int)(now - from - STATS_LATE_RING);
+	if (skip > n)
+		skip = n;
+	memmove(out, out + skip, sizeof(*out) * (size_t)(n - skip));
+	*lost += (uint64_t)skip;
+	*cursor = from + (uint64_t)n;
+	return n - skip;
 }
 
 void stats_roll_window(struct stats *s, int64_t now_ns, bool final)
@@ -243,9 +291,8 @@ char *stats_json(const struct stats_snapshot *snap,
 	return text;
 }
 
-/* "dir/relay.json" + "tick_lateness" + ".hgrm" -> "dir/relay.tick_lateness.hgrm" */
-static void derived(char *out, size_t len, const char *path, const char *mid,
-		    const char *ext)
+void stats_derived(char *out, size_t len, const char *path, const char *mid,
+		   const char *ext)
 {
 	const char *slash = strrchr(path, '/');
 	const char *dot = strrchr(path, '.');
@@ -355,11 +402,11 @@ int stats_write_files(const char *path, const struct stats_snapshot *snap,
 		{ "tick_lateness", &snap->tick },
 	};
 	for (int i = 0; i < 3; i++) {
-		derived(file, sizeof(file), path, hs[i].name, ".hgrm");
+		stats_derived(file, sizeof(file), path, hs[i].name, ".hgrm");
 		if (newfile_write(file, put_hgrm, hs[i].h, err, errlen) < 0)
 			return -1;
 	}
-	derived(file, sizeof(file), path, "timeseries", ".csv");
+	stats_derived(file, sizeof(file), path, "timeseries", ".csv");
 	const struct series_arg rows = { s, n };
 	return newfile_write(file, put_timeseries, &rows, err, errlen);
 }

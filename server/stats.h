@@ -56,7 +56,8 @@
 	X(ticks_demoted,    "Timer ticks handled while dropped to SCHED_OTHER for that") \
 	X(wakeups,          "epoll_wait calls that returned events") \
 	X(batches,          "recvmmsg batches") \
-	X(gro_runs,         "Coalesced runs received (udp_gro); their datagrams count one by one")
+	X(gro_runs,         "Coalesced runs received (udp_gro); their datagrams count one by one") \
+	X(late_wakeups,     "Timer ticks handled late_us or more after they were due: the loop itself kept from running")
 
 #define STATS_DROPS(X) \
 	X(oversize,         "larger than max_datagram (truncated on receive)") \
@@ -123,6 +124,20 @@ struct stats_label {
 	char text[ADDR_TEXT_MAX];
 };
 
+/* A late wake-up of the loop's own: a tick handled at least late_us after
+ * it was due (stats_record_tick), when (CLOCK_MONOTONIC) and how late.
+ * Data's wait for a wake-up (wake_latency) is not one: it holds its
+ * sender's delays too (a co-tenant that stamped its datagram and was
+ * throttled before it woke the loop), where a tick is late only when the
+ * loop itself was kept from running. The loop keeps the last
+ * STATS_LATE_RING in a ring for the main thread (watch.h), which reads
+ * them with stats_late_read; a reader that falls further behind loses the
+ * oldest. */
+#define STATS_LATE_RING	256
+struct stats_late {
+	int64_t end_ns, late_ns;
+};
+
 /* One row of the per-window time series (windows of STATS_WINDOW_NS). */
 #define STATS_WINDOW_NS	100000000LL
 #define STATS_ROWS	36000		/* one hour; older rows are overwritten */
@@ -145,6 +160,9 @@ struct stats {
 	struct stats_part listener[STATS_MAX_LISTEN];
 	struct stats_part upstream[STATS_MAX_UPSTREAM];
 	int cur_listener, cur_upstream;	/* loop only: whom to charge */
+	int64_t late_us;		/* set before the loop runs */
+	uint64_t nlate;			/* late wake-ups ever noted */
+	struct stats_late late[STATS_LATE_RING];
 };
 
 /* A merged copy, for readers. */
@@ -211,6 +229,8 @@ static inline void stats_flows(struct stats *s, int l, int delta)
 /* Zero slot p and give it to id (the loop, when a reload reuses it). */
 void stats_part_reset(struct stats_part *p, int id);
 void stats_record_rx(struct stats *s, int64_t us);
+/* A tick us late: into its histograms, and noted as a late wake-up when
+ * it is at least s->late_us (0: never). */
 void stats_record_tick(struct stats *s, int64_t us);
 
 /* Close the time-series window if now_ns (CLOCK_MONOTONIC) passed its end,
@@ -222,6 +242,12 @@ int stats_snapshot_init(struct stats_snapshot *snap);
 void stats_snapshot_free(struct stats_snapshot *snap);
 void stats_snapshot_take(struct stats_snapshot *snap, struct stats *const *s,
 			 int n);
+
+/* The late wake-ups loop s noted since *cursor (which moves past them),
+ * at most max into out, oldest first. Returns how many; *lost, those it
+ * had already overwritten. */
+int stats_late_read(const struct stats *s, uint64_t *cursor,
+		    struct stats_late *out, int max, uint64_t *lost);
 
 /* Sum the share of listener id (upstream: false) or upstream id (true)
  * over n loops into out. */
@@ -241,6 +267,11 @@ void stats_json_parts(json_t *listeners, json_t *upstreams,
 char *stats_json(const struct stats_snapshot *snap,
 		 const struct stats_sched *sched, double duration_s,
 		 json_t *more);
+
+/* The name of a file that goes with the stats file path: "dir/relay.json"
+ * with "tick_lateness" and ".hgrm" is "dir/relay.tick_lateness.hgrm". */
+void stats_derived(char *out, size_t len, const char *path, const char *mid,
+		   const char *ext);
 
 /* On exit: path (stats_json with more), path-derived .hgrm files per
  * histogram and the .timeseries.csv from the loops' windows, each made next

@@ -193,6 +193,7 @@ int worker_init(struct worker *w, int index, int cpu, const struct conf *c,
 		snprintf(err, errlen, "loop %d: out of memory", index);
 		goto fail;
 	}
+	w->stats.late_us = c->late_us;
 	udp_loop_configure(&w->udp, &c->upstream, 0, c->flow_idle_ms,
 			   c->flow_wait_ms, &c->unix_allow);
 	w->tick_h.fn = on_tick;

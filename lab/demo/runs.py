@@ -1,5 +1,5 @@
 """runs: the table of several make demo runs, one row each, from their
-summary.json (the form of the tables in docs/measurements.md).
+summary.json (the form of the tables in docs/notes/).
 
     mk/py lab.demo.runs RUN_DIR...          (lab/demo/repeat's last step)
 

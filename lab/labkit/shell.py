@@ -16,9 +16,15 @@
                                         exit 1 saying where the README (or that
                                         copy of it) or two tables disagree;
                                         --write: put it in lab/README.md
+  lab/lab record --check [RECORD]       docs/measurements.md against its notes and
+                                        its recorded runs (labkit.record): exit 1
+                                        naming each row that does not hold
+  lab/lab record --gives RUN_DIR        a recorded run's date, "gives" and "costs",
+                                        as its row of the record has them
 
-Exit status: 0 done; 1 names --check found a disagreement; 2 bad
-arguments; 73 the directory cannot be made.
+Exit status: 0 done; 1 names --check or record --check found a
+disagreement; 2 bad arguments; 65 a recorded run cannot be read; 73 the
+directory cannot be made.
 """
 import argparse
 import contextlib
@@ -28,7 +34,7 @@ import os
 import shlex
 import sys
 
-from . import guest, names
+from . import guest, names, record
 from . import spec as labspec
 from .run import LabError, Run, new_id, point_latest, write_json
 
@@ -138,6 +144,18 @@ def lab(argv):
             return 1 if problems else 0
         else:
             sys.stdout.write(names.table(names.tables()))
+    elif argv[:2] == ["record", "--check"] and len(argv) <= 3:
+        problems = record.check(*[os.path.abspath(a) for a in argv[2:]])
+        for p in problems:
+            print(f"lab record: {p}", file=sys.stderr)
+        return 1 if problems else 0
+    elif argv[:2] == ["record", "--gives"] and len(argv) == 3:
+        try:
+            date, text, seconds = record.gives(os.path.abspath(argv[2]))
+        except record.RecordError as e:
+            print(f"lab record: {e}", file=sys.stderr)
+            return 65
+        print(f"| {date} | | {text} | {'' if seconds is None else f'{seconds:g} s'} |")
     elif argv[:1] == ["spec"] and len(argv) >= 3 and os.path.isdir(argv[1]):
         try:
             spec(argv[1], argv[2:])

@@ -30,7 +30,7 @@ pass "control: relay, Depends: $depends"
 
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$TEST_TMP/files"
-for f in /usr/bin/relay /usr/bin/loadgen /usr/sbin/relay-preflight /usr/lib/relay/quota-check \
+for f in /usr/bin/relay /usr/bin/loadgen /usr/sbin/relay-preflight /usr/share/relay/kernel-markers /usr/lib/relay/quota-check \
 	"$unitdir/relay.service" "$unitdir/loadgen.slice" "$unitdir/loadgen@.service" \
 	/usr/lib/sysusers.d/relay.conf /etc/relay/relay.conf /etc/relay/loadgen/smoke.conf \
 	/etc/relay/loadgen/unix.conf; do

@@ -62,6 +62,10 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ADMIN_PORT/nope
 # The heartbeat: magic, one loop, seq and mono_ns advancing without traffic.
 pylib relay_checks heartbeat "$TEST_TMP/hb" 100 || fail "heartbeat file"
 
+# The families /metrics had, before the stop: the stats file's
+# relay.metrics.prom has each but the admin endpoint's own.
+curl -sf "http://127.0.0.1:$ADMIN_PORT/metrics" | sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' |
+	grep -v '^relay_admin_' >"$TEST_TMP/families"
 # SIGSTOP for 1.3 s: a stall the tick lateness must show.
 kill -STOP "$RELAY_PID"
 sleep 1.3
@@ -69,7 +73,7 @@ kill -CONT "$RELAY_PID"
 stop_relay
 
 for f in relay.json relay.rx_latency.hgrm relay.wake_latency.hgrm \
-	relay.tick_lateness.hgrm relay.timeseries.csv; do
+	relay.tick_lateness.hgrm relay.timeseries.csv relay.metrics.prom; do
 	[ -s "$out/$f" ] || fail "stats file $f missing"
 done
 s=$out/relay.json
@@ -80,6 +84,10 @@ json_ok "$s" '.counters.ticks_missed > 1000' "stats file content: counters $(jq 
 # the SIGSTOP in a window's max too, and every datagram in one
 pylib relay_checks timeseries "$out/relay.timeseries.csv" 1000000 100 || fail "stats file content: time series"
 head -n 1 "$out/relay.tick_lateness.hgrm" | grep -q 'Value.*Percentile' || fail "hgrm header"
+sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' "$out/relay.metrics.prom" | diff "$TEST_TMP/families" - ||
+	fail "relay.metrics.prom's families are not /metrics' (but relay_admin_*)"
+grep -q '^relay_late_wakeups_total [1-9]' "$out/relay.metrics.prom" ||
+	fail "relay.metrics.prom: the SIGSTOP is no late wake-up"
 
 # A listener's name as a label value: a unix:// path may hold a quote, a
 # backslash, a line feed and bytes that are not UTF-8; the value keeps the

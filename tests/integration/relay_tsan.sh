@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # relay under ThreadSanitizer: two loop threads relaying, the admin thread
 # reading their statistics, reloads adding and removing listeners, a drain;
-# then reloads binding a unix:///PATH listener again while admin reads.
+# then reloads binding a unix:///PATH listener again while admin reads;
+# the late-tick ring of a loop and its reader (test_watch).
 # Any data race report fails the test. It builds its own TSan binary, so
 # it runs once.
 # timeout: 300
@@ -82,3 +83,11 @@ for round in 1 2 3; do
 done
 stopped
 pass "no data race reported"
+
+# The late-tick ring a loop fills and the main thread empties (watch.h):
+# its unit test's writer and reader threads under TSan, since a relay here
+# watches a group only where the cpu controller is on cgroup v2.
+make --no-print-directory -j"$(nproc)" VARIANT=tsan build/tsan/tests/test_watch \
+	>"$TEST_TMP/build-watch.log" 2>&1 || { tail -n 30 "$TEST_TMP/build-watch.log"; fail "TSan build of test_watch"; }
+"$top/build/tsan/tests/test_watch" >"$TEST_TMP/watch.log" 2>&1 || { tail -n 40 "$TEST_TMP/watch.log"; fail "test_watch under TSan"; }
+pass "the late-tick ring: no data race reported"

@@ -20,7 +20,8 @@
 # 500 pps (and 300) the RT client's sends keep one phase of the period for
 # a whole step, and about one step in six that phase kept the stall from
 # forming at all. At 117 pps the stalls come at a steady rate, about one a
-# second (4-17 in a 10 s step, docs/measurements.md), so an 8 s step
+# second (4-17 in a 10 s step, docs/notes/2026-12-04-capacity-grids.md),
+# so an 8 s step
 # expects some eight. It doubles to 468 pps (three steps on patched, one
 # on stock). One quota, 10 %: a 25 % cell doubled what the test cost.
 # timeout: 2700

@@ -194,6 +194,9 @@ static int start_relay(struct run *r)
 		/* A handful of sender sockets: keeps the descriptor need
 		 * within a guest's default limit. */
 		"--max-flows", "64",
+		/* The co-tenant's group: relay.metrics.prom then says when
+		 * relay was late while it was throttled, as on a host. */
+		"--watch-cgroups", r->cg_path,
 		/* af_unix: loadgen's listener too (else the list ends here). */
 		p->af_unix ? "--listen" : NULL, r->relay_addr, "--socket-buffer", UNIX_SNDBUF, NULL };
 	if (child_start(&r->relay, "relay", argv, log, err, sizeof(err)) < 0) {
