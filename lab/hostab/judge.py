@@ -13,7 +13,7 @@ cpu.stat and cpu.max, and, from runs of the demo's scenario under
 systemd: relay's own stats file (relay-stats.json), the RT client's
 threads as the kernel scheduled them (rt-client.sched.json), the watch's
 scenario.json (demo-scenario --watch: the stalls), relay's /metrics
-before and after (metrics-before.txt, metrics-after.txt) and
+before and after (relay-metrics-before.txt, relay-metrics.txt) and
 chains.json, what lab/ktrace/explain made of the trace. A kernel whose
 guest left no rt-client.json is reported as having no results; once it
 is there, every other file of the first list must be too; those of the
@@ -32,6 +32,8 @@ from report.formats import cpu_max, cpu_stat, preflight, release, text_lines
 from ..demo.judge import MIN_RT_SHARE, why
 
 KERNELS = ("stock", "patched")
+# relay's /metrics scraped before and after the scenario (deploy/monitor/hostab.py reads them)
+METRICS = {"before": "relay-metrics-before.txt", "after": "relay-metrics.txt"}
 
 
 def late(path, limit_ms, count):
@@ -160,8 +162,8 @@ def kernel_summary(run_dir, k, late_ms):
            "late_chains": late_chains(os.path.join(scen, "chains.json"), late_ms),
            "stalls": stalls(os.path.join(scen, "scenario.json")),
            "why": why(scen),
-           "metrics": {w: os.path.join(k, "scenario", f"metrics-{w}.txt") for w in ("before", "after")
-                       if os.path.exists(os.path.join(scen, f"metrics-{w}.txt"))} or None,
+           "metrics": {w: os.path.join(k, "scenario", f) for w, f in METRICS.items()
+                       if os.path.exists(os.path.join(scen, f))} or None,
            "relay_wake_us": wake,
            "relay_late": wake is not None and wake["max"] >= late_ms * 1000,
            "cotenant_rate_pps": co.achieved_rate,

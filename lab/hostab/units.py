@@ -120,7 +120,10 @@ def files(spec):
              f"tick_us = {sc['tick_us']}\n"
              + (f"socket_buffer = {UNIX_SNDBUF}\n" if unix else "")
              + "stats_file = /var/lib/relay/stats.json\n"
-             "heartbeat = /run/relay/heartbeat\n")
+             "heartbeat = /run/relay/heartbeat\n"
+             # the co-tenant's group: /metrics then says when relay was
+             # late while it was throttled (deploy/monitor/hostab.py)
+             "watch_cgroups = loadgen.slice\n")
     cotenant = (head + f"LOADGEN_ARGS=--target {s['cotenant_target']} --rate {sc['rate_pps']} "
                 f"--threads {sc['senders']} --spin-us {sc['spin_us']} --duration {sc['duration_s']} "
                 "--no-progress\n")

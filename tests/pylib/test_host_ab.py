@@ -13,8 +13,8 @@ def kernel(name, level, late, max_us):
             "cotenant_nr_throttled": 1234, "rt_received": 1500, "preflight": {"level": level, "text": "..."},
             "late": late, "late_at_least": late, "latency_us": {"max": max_us, "count": 1700},
             "rt_policy": "SCHED_FIFO", "rt_priority": 40, "stalls": 3 if late else 0,
-            "metrics": {"before": f"{name}/scenario/metrics-before.txt",
-                        "after": f"{name}/scenario/metrics-after.txt"},
+            "metrics": {"before": f"{name}/scenario/relay-metrics-before.txt",
+                        "after": f"{name}/scenario/relay-metrics.txt"},
             "late_chains": {"late": late, "by_chain": late, "complete": True, "unexplained": []}}
 
 

@@ -17,8 +17,11 @@
 # with the kernel's trace; from summary.json (tests/pylib/host_ab.py):
 # the RT client had datagrams late on stock, none on patched, each late
 # one explained by a chain, its policy and priority as the kernel had
-# them, relay's /metrics recorded before and after. One boot of each
-# kernel serves both: the patched host's checks and the A/B.
+# them, relay's /metrics recorded before and after, and on them
+# (deploy/monitor/hostab.py) the fix-missing alert's expression true and
+# the late-while-throttled counter risen on stock, neither on patched.
+# One boot of each kernel serves both: the patched host's checks and the
+# A/B.
 #
 # Under make test-host (RELAY_TEST_HOST=1) it boots one package on the
 # host clock, as an operator's test host keeps time, and runs every check
@@ -31,8 +34,8 @@
 # variants: release
 . "$(dirname "$0")/../lib.sh"
 need_root "debootstrap builds the test host as root"
-"$top/mk/deps" kernel deploy report >"$TEST_TMP/deps.log" 2>&1 ||
-	skip "cannot install debootstrap, QEMU, dpkg-dev, gnuplot, trace-cmd and the kernel build tools (mk/deps kernel deploy report): $(tail -n 1 "$TEST_TMP/deps.log")"
+"$top/mk/deps" kernel deploy report test >"$TEST_TMP/deps.log" 2>&1 ||
+	skip "cannot install debootstrap, QEMU, dpkg-dev, gnuplot, trace-cmd, promtool and the kernel build tools (mk/deps kernel deploy report test): $(tail -n 1 "$TEST_TMP/deps.log")"
 results=$top/build/test-host
 rm -rf "$results"
 t0=$SECONDS
@@ -52,6 +55,9 @@ if [ "${RELAY_TEST_HOST:-0}" != 1 ]; then
 		[ "$got" = "$n" ] || fail "$k: $got of $n checks passed"
 	done
 	pylib host_ab "$run/summary.json" || fail "the A/B's summary: see above"
+	# relay's /metrics before and after: the fix-missing alert and the
+	# late-while-throttled counter on stock, neither on patched
+	"$top/mk/py" deploy.monitor.hostab --results "$run" || fail "relay's /metrics on the test hosts: see above"
 	pass "$want checks on the patched test host, the A/B on both: stock late, patched not, each late datagram with its chain ($((SECONDS - t0)) s)"
 	exit 0
 fi
