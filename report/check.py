@@ -79,23 +79,6 @@ def plots(run_dir, page, name, needed):
         raise CheckError(f"{name} shows {parser.srcs}, plots/ holds {on_disk}")
 
 
-# The boost's bar of a "why" timeline (lab/ktrace/page.py), at 840 px: the
-# patched kernel's boost of some microseconds on its wait's own axis is
-# tens of pixels wide; on an axis of the whole quota period it was none.
-MIN_BOOST_PX = 10
-
-
-def boost_drawn(png_path):
-    """The width in pixels of the boost's bar in a screenshot of a why
-    timeline; CheckError when it is under MIN_BOOST_PX (not drawn, or too
-    thin to see)."""
-    from lab.ktrace.page import LANE_COLOURS, drawn  # the timeline's own colours (lab imports report)
-    px = png.widest_run(png_path, drawn(LANE_COLOURS[3]))
-    if px < MIN_BOOST_PX:
-        raise CheckError(f"{png_path}: the boost's bar is {px} px wide (under {MIN_BOOST_PX}): not visible")
-    return px
-
-
 def screenshot(view, png_path):
     """The screenshot (report/screenshot, 1000 px wide) shows the verdict
     badge near the top, a curve in every column's colour, and no blank band

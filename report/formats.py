@@ -63,24 +63,24 @@ def _show(v):
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check(t, v, file, name):
+def check_value(t, v, file, name):
     """V as type T, or a DataError naming FILE and NAME."""
     def wrong(what):
         return DataError(f"{file}: {name}: expected {what}, got {_show(v)}")
     inner = _nullable(t)
     if inner is not None:
-        return None if v is None else _check(inner, v, file, name)
+        return None if v is None else check_value(inner, v, file, name)
     if is_dataclass(t):
         return parse(t, v, file, name)
     origin, args = typing.get_origin(t), typing.get_args(t)
     if origin is list:
         if not isinstance(v, list):
             raise wrong("a list")
-        return [_check(args[0], x, file, f"{name}[{i}]") for i, x in enumerate(v)]
+        return [check_value(args[0], x, file, f"{name}[{i}]") for i, x in enumerate(v)]
     if origin is dict:
         if not isinstance(v, dict):
             raise wrong("an object")
-        return {k: _check(args[1], x, file, f"{name}.{k}") for k, x in v.items()}
+        return {k: check_value(args[1], x, file, f"{name}.{k}") for k, x in v.items()}
     if t is typing.Any:
         return v
     if t is float:
@@ -115,7 +115,7 @@ def parse(cls, obj, file, name=None):
         if v is None and _nullable(hints[f.name]) is None and key in obj:
             raise DataError(f"{file}: {where}: null, expected a value")
         if key in obj:
-            got[f.name] = _check(hints[f.name], v, file, where)
+            got[f.name] = check_value(hints[f.name], v, file, where)
     rec = cls(**got)
     object.__setattr__(rec, "_raw", obj)   # a frozen record's one extra: what it was read from
     return rec
@@ -359,6 +359,13 @@ class Stall:
     end_s: Optional[float] = optional("when the relay moved again (null: it did not)")
     after_lift_ms: Optional[float] = optional("from the lift to the end")
 
+    @property
+    def until_s(self):
+        """When it ended: its end, else the quota's restore, else its start
+        plus its length."""
+        return next((v for v in (self.end_s, self.restore_s) if v is not None and v >= 0),
+                    self.start_s + self.length_ms / 1000)
+
 
 @dataclass(frozen=True)
 class Watchdog:
@@ -377,6 +384,12 @@ class ScenarioCgroup:
 
 
 @dataclass(frozen=True)
+class FreezeListed:
+    due_s: float = _f("the probe's slot (the results' seconds)")
+    woke_s: float = _f("when it woke")
+
+
+@dataclass(frozen=True)
 class FreezeProbe:
     cpu: int = _f("the vCPU it watched")
     wakes: int = _f("its wake-ups, every 5 ms")
@@ -385,6 +398,9 @@ class FreezeProbe:
     total_ms: float = _f("the time lost to them")
     min_ms: int = _f("how late counts as a freeze")
     in_stalls: Optional[int] = optional("of the freezes, those inside a stall")
+    prio: Optional[int] = optional("its SCHED_FIFO priority")
+    listed: Optional[list[FreezeListed]] = optional("each freeze, for the trace to explain (fewer than "
+                                                    "freezes when its list filled)")
 
 
 @dataclass(frozen=True)
@@ -561,6 +577,9 @@ class ChainTotals:
     late_explained: int = _f("those with a chain")
     late_by_lock: Optional[int] = optional("explained by a wait on the ready-list lock")
     late_vcpu_idle: Optional[int] = optional("while the ticker's vCPU did not execute")
+    freezes: Optional[int] = optional("freezes the probes counted")
+    freezes_explained: Optional[int] = optional("those the trace accounts for")
+    freezes_unexplained: Optional[int] = optional("those it does not")
 
 
 @dataclass(frozen=True)
@@ -585,6 +604,19 @@ class ChainStep:
 
 
 @dataclass(frozen=True)
+class ChainFreezes:
+    counted: int = _f("freezes the probes counted")
+    explained: int = _f("those the trace accounts for")
+    unexplained: int = _f("those it does not, the unlisted ones too")
+    rows: list[dict] = _f("a row per listed freeze: cpu, due_s, woke_s, late_ms, in_stall, steps, "
+                          "cause (vcpu, idle or task) or unexplained (why), and text")
+    limit_ms: Optional[float] = optional("how late counts as a freeze")
+    unlisted: Optional[int] = optional("freezes counted but not listed (a list that filled)")
+    in_stalls: Optional[int] = optional("rows inside a stall")
+    by_cause: Optional[dict[str, int]] = optional("the explained ones by cause")
+
+
+@dataclass(frozen=True)
 class Chains:
     """chains.json: what lab/ktrace/explain made of one guest's trace: a
     chain per stall and slow RT datagram (lab/demo/README.md)."""
@@ -601,6 +633,8 @@ class Chains:
     longest_non_rt_wait: Optional[dict] = optional("the chain of the longest other wait")
     softirq_held: Optional[dict] = optional("softirqs held by a throttled task (the non-RT waker)")
     steps: Optional[list[ChainStep]] = optional("with --sweep: each step's cause, in the sweep's order")
+    freezes: Optional[ChainFreezes] = optional("each late wake-up of the freeze probes, explained "
+                                               "(lab/ktrace/freezes.py)")
 
 
 # capacity: cell.json, probe.json ---------------------------------------------
@@ -666,6 +700,13 @@ class Freezes:
     total_ms: float = _f("time lost to them")
     max_ms: float = _f("the longest")
     min_ms: Optional[float] = optional("how late counts as one")
+    outside: Optional[list[dict]] = optional("each freeze outside the stalls: cpu, due_s, late_ms")
+    explained: Optional[list[dict]] = optional("those the trace accounts for, with their cause and text")
+    borderline: Optional[list[dict]] = optional("those it does not, within the probe's resolution of "
+                                                "the limit")
+    unexplained: Optional[list[dict]] = optional("the others, with their text: on the virtual clock, "
+                                                 "the run is invalid")
+    complete: Optional[bool] = optional("scenario.json listed every freeze it counted")
 
 
 @dataclass(frozen=True)
@@ -702,13 +743,15 @@ class DemoKernel:
     rt_late_all: Optional[int] = optional("late, every one")
     rt_late_in_guest_freeze: Optional[int] = optional("host clock: late only by a freeze")
     rt_late_uncorrected: Optional[int] = optional("late from send()")
+    rt_late_borderline: Optional[int] = optional("late by no more than the latency's resolution "
+                                                 "(on the virtual clock, not counted)")
     rt_samples: Optional[int] = optional("datagrams measured")
     rt_expected: Optional[int] = optional("datagrams the run should have sent")
     guest_freezes: Optional[Freezes] = optional("what the freeze probes saw")
     timer_late_windows: Optional[int] = optional("100 ms windows with the timer tick late")
     why: Optional[dict] = optional("the trace's chains in brief (chains.json's line, totals, trace, "
                                    "contentions, worst_stall, worst_late, non_rt_waiter, longest_rt_wait, "
-                                   "softirq_held, and chains: its path)")
+                                   "softirq_held, freezes, and chains: its path)")
 
 
 @dataclass(frozen=True)
@@ -739,6 +782,10 @@ class DemoSummary:
     rule: Optional[dict] = optional("the verdict rule as data: clock, late_ms, effect_ratio, "
                                     "effect_min_late, patched_late_allowance, min_rt_share, and text")
     non_rt_waker: Optional[dict] = optional("the caveat counted: what, and each kernel's late timer windows")
+    borderline: Optional[list[str]] = optional("the verdict's inputs within their resolution of a limit, "
+                                               "in words")
+    margins: Optional[list[dict]] = optional("each input with a limit: input, value, limit, unit, "
+                                             "resolution, borderline (lab/demo/margins.py)")
     cost: Optional[dict] = optional("the kernel harness's cost.json, when it has run")
 
 

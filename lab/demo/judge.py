@@ -10,7 +10,9 @@ import os
 from dataclasses import dataclass
 
 from report.files import DataError, number, read_timeseries
-from report import formats, margins
+from report import formats
+
+from . import margins
 
 # The verdict rule depends on the guests' clock (kernel/vm/boot --clock).
 # On the virtual clock guest time is instruction count: the host cannot make
@@ -124,18 +126,15 @@ def kernel_summary(kdir, rule):
         # Those outside the stalls, each explained by the trace or not
         # (lab/ktrace/freezes.py), and those within the probe's resolution
         # of its limit (margins.py).
-        spans = [{"start_s": st.start_s, "end_s": _stall_end(formats.raw(st))} for st in stalls]
-        out["guest_freezes"].update(margins.judge_freezes(
-            formats.raw(scen), spans, (out["why"] or {}).get("freezes"), os.path.join(res, "scenario.json")))
+        spans = [(st.start_s, st.until_s) for st in stalls]
+        out["guest_freezes"].update(margins.judge_freezes(scen, spans, (out["why"] or {}).get("freezes")))
     if rule.clock == "virtual" and clock_broke(out):
         f = out["guest_freezes"]
         out["problems"].append(
             f"the virtual clock did not hold: {len(f['unexplained'])} freeze probe wake-ups "
             f"{f['min_ms']} ms late or more outside the stalls that the trace does not account for: "
             + "; ".join(x["text"] for x in f["unexplained"][:3]))
-    out["rt_late_borderline"] = (margins.late_borderline(formats.raw(scen), rule.late_ms,
-                                                         os.path.join(res, "scenario.json"))
-                                 if tick is not None else None)
+    out["rt_late_borderline"] = margins.late_borderline(tick, rule.late_ms) if tick else None
     # The same datagrams timed from their send() instead of their slot in
     # the schedule: blind to the slots the ticker could not send while its
     # own send() was blocked (coordinated omission), shown for comparison.
@@ -214,36 +213,23 @@ def why(res):
     return {"line": ch.line, "totals": formats.raw(ch.totals), "trace": formats.raw(ch.trace),
             "contentions": formats.raw(ch.contentions), "worst_stall": worst, "worst_late": worst_late,
             "non_rt_waiter": non_rt, "longest_rt_wait": ch.longest_rt_wait,
-            "softirq_held": ch.softirq_held, "freezes": _freezes(formats.raw(ch).get("freezes"), path),
+            "softirq_held": ch.softirq_held, "freezes": _freezes(ch.freezes, path),
             "chains": os.path.relpath(path, os.path.dirname(os.path.dirname(res)))}
 
 
 def _freezes(fr, path):
-    """chains.json's freezes, as the summary carries them: the counts and,
-    for each freeze, its CPU, time, cause and words. None when the trace's
-    analysis did not look at them (a chains.json from before)."""
+    """chains.json's freezes (formats.ChainFreezes), as the summary carries
+    them: the counts and, for each freeze, its CPU, time, cause and words.
+    None when the trace's analysis did not look at them (a chains.json
+    from before)."""
     if fr is None:
         return None
-    if not isinstance(fr, dict) or not isinstance(fr.get("rows"), list):
-        raise DataError(f"{path}: freezes is not a record with its rows")
     keep = ("cpu", "due_s", "late_ms", "in_stall", "cause", "unexplained", "text")
-    rows = []
-    for i, r in enumerate(fr["rows"]):
-        if not isinstance(r, dict):
-            raise DataError(f"{path}: freezes.rows[{i}] is not a record")
+    for i, r in enumerate(fr.rows):
         number(r.get("due_s"), f"{path}: freezes.rows[{i}].due_s")
-        rows.append({k: r[k] for k in keep if k in r})
-    return dict({k: fr.get(k) for k in ("limit_ms", "counted", "explained", "unexplained", "in_stalls",
-                                         "by_cause")}, rows=rows)
-
-
-def _stall_end(s):
-    """When a stall of scenario.json ended: its end, else the quota's
-    restore, else its start plus its length (as lab/ktrace reads it)."""
-    for k in ("end_s", "restore_s"):
-        if isinstance(s.get(k), (int, float)) and s[k] >= 0:
-            return s[k]
-    return s["start_s"] + (s.get("length_ms") or 0) / 1000
+    return {"limit_ms": fr.limit_ms, "counted": fr.counted, "explained": fr.explained,
+            "unexplained": fr.unexplained, "in_stalls": fr.in_stalls, "by_cause": fr.by_cause,
+            "rows": [{k: r[k] for k in keep if k in r} for r in fr.rows]}
 
 
 def _rt_key(k):
@@ -396,9 +382,9 @@ def notes(kernels, rule):
                               f"{x['due_s']:.3f} s lies within its {margins.FREEZE_RESOLUTION_MS:g} ms "
                               f"resolution of the {f.get('min_ms')} ms limit: not taken as the clock failing")
         if rule.clock == "virtual" and k.get("rt_late_borderline"):
-            borderline.append(f"{k['rt_late_borderline']} {name} RT datagrams took over {rule.late_ms:g} ms by "
-                              f"no more than its {margins.bucket_ms(rule.late_ms) * 1000:g} us resolution: "
-                              "not counted late")
+            res_us = margins.bucket_ms(rule.late_ms) * 1000
+            borderline.append(f"{k['rt_late_borderline']} {name} RT datagrams took over {rule.late_ms:g} ms "
+                              f"by no more than its {res_us:g} us resolution: not counted late")
     return explained, borderline
 
 

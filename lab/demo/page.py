@@ -83,8 +83,12 @@ def _freeze_cell(c):
     f = c.data.guest_freezes
     if not f:
         return "-"
-    inside = f" ({f.in_stalls} in stalls)" if f.in_stalls else ""
-    return f"{f.count}, {f.total_ms:.0f}{inside}"
+    notes = [f"{f.in_stalls} in stalls"] if f.in_stalls else []
+    for key, word in (("explained", "explained by the trace"), ("borderline", "borderline"),
+                      ("unexplained", "unexplained")):
+        if getattr(f, key):
+            notes.append(f"{len(getattr(f, key))} {word}")
+    return f"{f.count}, {f.total_ms:.0f}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def _throttle_cells(c):
@@ -164,10 +168,12 @@ def view_of(run_dir, s):
             "The guests ran on a virtual clock: QEMU counts instructions and the guest's "
             "time is that count, so the host's scheduling cannot make the guest late. "
             "A thread above every other one on each vCPU wakes every 5 ms and records when "
-            "it woke 5 ms late or more: on this clock it must see nothing outside the "
-            "stalls, and the run is invalid if it does. Inside a stall it may: the stalled "
-            "RT ticker holds its CPU's softirq lock, and that CPU's softirq work stands "
-            "still with it.",
+            "it woke 5 ms late or more. Inside a stall it may: the stalled kernel holds that "
+            "CPU's work too. Outside one, the kernel's trace must say what held that CPU (the "
+            "emulated CPU idle with the probe woken, a vCPU QEMU did not run while it ran the "
+            "other, a task), each named in the \"why\" section; a late wake-up the trace cannot "
+            "account for makes the run invalid, and one within the probe's 0.1 ms resolution "
+            "of its limit is called borderline instead.",
             "The virtual clock is faithful to the bug (the inversion needs a preempted "
             "lock holder, not two CPUs in the same nanosecond) but runs the two vCPUs one "
             "after the other: it hides the reader parallelism that the rwlock bought, so "

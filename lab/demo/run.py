@@ -42,7 +42,7 @@ PROG = "lab/demo/run"
 HERE = os.path.dirname(os.path.realpath(__file__))
 # A traced guest's RAM: room for lab/ktrace/ktrace's buffers (96 MiB per
 # CPU, lab/demo/init) beside the run.
-TRACED_MEMORY_MB = 512
+TRACED_MEMORY_MB = 640
 
 PARAMS = [
     Param("clock", "str", "virtual", "the guests' clock (kernel/vm/boot)", choices=("virtual", "host")),

@@ -16,6 +16,7 @@ from report.files import DataError
 
 HEAD = ("| run | initramfs | stock stalls (explained) | stock RT late | stock RT p99.9 / max | "
         "patched stalls | patched RT p99.9 / max | p99.9 ratio | patched RT waits boosted | "
+        "latest probe wake-up, stock / patched | freezes outside stalls (explained) | "
         "trace lost | wall | verdict |")
 
 
@@ -41,11 +42,28 @@ def row(n, s, wall_s, where="summary.json"):
     explained = f" ({sw['totals']['stalls_explained']})" if sw else " (not traced)"
     boosted = (f"{pw['contentions']['boosts']} of {pw['contentions']['rt_waits']}" if pw else "-")
     lost = "/".join(str(w["trace"]["lost"]["total"]) for w in (sw, pw) if w) or "-"
+    probe = " / ".join("-" if not k.guest_freezes else f"{k.guest_freezes.max_ms:.3g} ms" for k in (st, pa))
+    outside = " / ".join("-" if not k.guest_freezes else
+                         f"{len(k.guest_freezes.outside or [])} ({len(k.guest_freezes.explained or [])})"
+                         for k in (st, pa))
     return (f"| {n} | {(s.initramfs_sha256 or '?')[:8]} | {st.stalls}{explained} | "
             f"{st.rt_late} of {st.rt_samples} | "
             f"{_ms(rs and rs.p99_9)} / {_ms(rs and rs.max)} ms | "
             f"{pa.stalls} | {_ms(rp and rp.p99_9)} / {_ms(rp and rp.max)} ms | {ratio} | {boosted} | "
-            f"{lost} | {wall_s if wall_s is not None else '?'} s | {s.verdict} |")
+            f"{probe} | {outside} | {lost} | {wall_s if wall_s is not None else '?'} s | {s.verdict} |")
+
+
+def freezes(n, s):
+    """Each freeze of run n outside its stalls (s: a formats.DemoSummary),
+    in words: explained (and how), borderline or unexplained, with its CPU
+    and time."""
+    out = []
+    for name, k in (("stock", s.stock), ("patched", s.patched)):
+        f = k.guest_freezes if k else None
+        for word in ("explained", "borderline", "unexplained"):
+            each = (getattr(f, word) if f else None) or []
+            out += [f"- run {n}, {name}, {word}: {x.get('text') or x}" for x in each]
+    return out
 
 
 def figures(s):
@@ -71,12 +89,13 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     out = [HEAD, "|" + "---|" * (HEAD.count("|") - 1)]
-    seen, same = {}, []
+    seen, same, notes = {}, [], []
     for n, d in enumerate(argv, 1):
         path = os.path.join(d, "summary.json")
         try:
             s = formats.read(formats.DemoSummary, path)
             out.append(row(n, s, wall(d), path))
+            notes += freezes(n, s)
             key = figures(s)
         except (DataError, KeyError, TypeError) as e:
             print(f"runs: {e}" if isinstance(e, DataError) else f"runs: {path}: {e}", file=sys.stderr)
@@ -85,6 +104,9 @@ def main(argv):
             same.append((seen[key], n))
         seen.setdefault(key, n)
     print("\n".join(out))
+    if notes:
+        print("\nThe freeze probes' late wake-ups outside the stalls:\n")
+        print("\n".join(notes))
     for a, b in same:
         print(f"runs: runs {a} and {b} have the same figures: one trajectory twice, not "
               "independent runs", file=sys.stderr)

@@ -112,6 +112,7 @@ class Waking:
     waker: int
     cpu: int
 
+
 # Frames of the lock's own machinery and of the tracer: not the place a
 # task waited.
 LOCK_FRAMES = ("rwbase_write_lock", "rwbase_read_lock", "rt_write_lock", "rt_read_lock",
@@ -636,7 +637,8 @@ def softirq_holds(tl, t0):
                     break
             h = {"holder": tl.task(iv.pid), "cpu": iv.cpu,
                  "holding": "serving softirqs" if iv.flags[2] in "sH" else "with softirqs disabled",
-                 "throttled_s": rel_s(iv.start, t0), "held_until_s": rel_s(end, t0), "held_ms": span_ms(iv.start, end),
+                 "throttled_s": rel_s(iv.start, t0), "held_until_s": rel_s(end, t0),
+                 "held_ms": span_ms(iv.start, end),
                  "ended_by": "boost" if boost else ("unthrottle" if end is not None else None),
                  "complete": end is not None}
             if boost:

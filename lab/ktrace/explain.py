@@ -22,7 +22,6 @@ import os
 import sys
 from collections import Counter
 
-
 from ..labkit.run import LabError, write_json
 from . import chains, freezes, scenario, tracefile
 from .chains import rel_s, span_ms
@@ -247,6 +246,7 @@ class GuestTrace:
         tl = self.tl
         rt, other, boosts, lent = [], 0, [], []
         self.longest = self.longest_other = None
+
         def longer(w, than):
             return than is None or w.end - w.begin > than.end - than.begin
         for w in tl.waits:
@@ -378,6 +378,8 @@ class GuestTrace:
             pid = freezes.probe_pid(self.tl, p.cpu, p.prio)
             rows += [freezes.explain(self.tl, f, pid, self.t0, self.scen.stalls, self.covers)
                      for f in p.freezes or ()]
+        for r in rows:
+            r["text"] = freezes.line(r)
             unlisted += p.count - len(p.freezes or ())
         rows.sort(key=lambda r: r["due_s"])
         causes = Counter(r["cause"] for r in rows if "unexplained" not in r)
@@ -388,7 +390,8 @@ class GuestTrace:
                 "unexplained": sum(1 for r in rows if "unexplained" in r) + unlisted}
 
     def document(self):
-        stalls = [self.stall(s) for s in self.scen.stalls if self.read(self.t0 + s.start_s, self.t0 + s.end_s)]
+        stalls = [self.stall(s) for s in self.scen.stalls
+                  if self.read(self.t0 + s.start_s, self.t0 + s.end_s)]
         late = [self.late(s) for s in self.scen.listed if self.read(self.t0 + s.due_s, self.t0 + s.echo_s)]
         doc = {"kernel": self.name,
                "trace": {"events": self.nevents, "lost": self.lost, "complete": self.lost["total"] == 0,
@@ -481,7 +484,9 @@ def headline(doc):
                 + f"; {fr['in_stalls']} inside stalls)")
         if fr["unexplained"]:
             first = next((r for r in fr["rows"] if "unexplained" in r), None)
-            text += f", {fr['unexplained']} unexplained" + (f" (the first {freezes.line(first)})" if first else "")
+            text += f", {fr['unexplained']} unexplained"
+            if first:
+                text += f" (the first {freezes.line(first)})"
         parts.append(text)
     sh = doc["softirq_held"]
     if sh and sh["over_late_ms"]:

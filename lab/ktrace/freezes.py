@@ -91,7 +91,8 @@ def _lock_of(tl, pid, cpu, a, b, t0):
     if best is None:
         return None
     w = best[1]
-    return {"addr": hex(w.lock), "flags": w.flags, "begin_s": rel_s(w.begin, t0), "wait_ms": span_ms(w.begin, w.end)}
+    return {"addr": hex(w.lock), "flags": w.flags, "begin_s": rel_s(w.begin, t0),
+            "wait_ms": span_ms(w.begin, w.end)}
 
 
 def _shares(tl, cpu, a, b, rows):
@@ -181,7 +182,8 @@ def explain(tl, f, probe, t0, stalls, covered):
     wk = tl.woken_after(probe, due - SLACK)
     ran = tl.ran_after(probe, wk.ts) if wk else None
     if wk is None or wk.ts > woke + SLACK or ran is None or ran > woke + SLACK:
-        row["unexplained"] = f"no wake-up of the probe on CPU {f.cpu} in the trace between its slot and {f.woke_s:.6f} s"
+        row["unexplained"] = (f"no wake-up of the probe on CPU {f.cpu} in the trace between its slot and "
+                              f"{f.woke_s:.6f} s")
         return row
     steps = [_step(tl, "its timer to its wake-up", f.cpu, due, wk.ts, probe, t0),
              _step(tl, "woken to running", f.cpu, wk.ts, ran, probe, t0)]

@@ -5,7 +5,8 @@ ep_poll_callback, the holder's cgroup throttled, and the priority
 inheritance boost."""
 import os
 
-from report import page
+from report import page, png
+from report.check import CheckError
 from report.escape import file_name, gnuplot_number, gnuplot_string
 from report.plots import datablock, head, run_gnuplot
 
@@ -18,7 +19,24 @@ FILL = 0.8
 
 def drawn(colour):
     """The colour a lane's bar shows: LANE_COLOURS' at FILL on white."""
-    return "#" + "".join(f"{round(FILL * int(colour[i:i + 2], 16) + (1 - FILL) * 255):02x}" for i in (1, 3, 5))
+    return "#" + "".join(f"{round(FILL * int(colour[i:i + 2], 16) + (1 - FILL) * 255):02x}"
+                         for i in (1, 3, 5))
+
+
+# The boost's bar of a "why" timeline , at 840 px: the
+# patched kernel's boost of some microseconds on its wait's own axis is
+# tens of pixels wide; on an axis of the whole quota period it was none.
+MIN_BOOST_PX = 10
+
+
+def boost_drawn(png_path):
+    """The width in pixels of the boost's bar in a screenshot of a why
+    timeline; CheckError when it is under MIN_BOOST_PX (not drawn, or too
+    thin to see)."""
+    px = png.widest_run(png_path, drawn(LANE_COLOURS[3]))
+    if px < MIN_BOOST_PX:
+        raise CheckError(f"{png_path}: the boost's bar is {px} px wide (under {MIN_BOOST_PX}): not visible")
+    return px
 
 
 def worst(w):
@@ -208,10 +226,11 @@ def spans_of(c):
         spans.append((3, at, at + (b.get("boosted_ms") or 0) / 1000))
     # The release: a boosted holder goes back to its own priority when it
     # unlocks; else it is seen leaving the callback.
-    release = (t0 + (b["after_wait_began_ms"] + b["boosted_ms"]) / 1000 if b and b.get("boosted_ms") is not None
-               and b.get("after_wait_began_ms") is not None else h.get("released_s"))
-    marks = [(name, (t - t0) * 1000) for name, t in (("released", release), ("waiter ran", c.get("waiter_ran_s")))
-             if t is not None]
+    release = h.get("released_s")
+    if b and b.get("boosted_ms") is not None and b.get("after_wait_began_ms") is not None:
+        release = t0 + (b["after_wait_began_ms"] + b["boosted_ms"]) / 1000
+    at = (("released", release), ("waiter ran", c.get("waiter_ran_s")))
+    marks = [(name, (t - t0) * 1000) for name, t in at if t is not None]
     return [(lane, (a - t0) * 1000, (z - t0) * 1000) for lane, a, z in spans], marks
 
 

@@ -2,14 +2,17 @@
 the trace analysis reads it: the origin of its clock, its stalls, the RT
 datagrams it listed and the freeze probes' late wake-ups. Where the RT
 client is a loadgen run of its own (a test host's RT client unit, around
-demo-scenario --watch), its JSON gives the datagrams instead (with_client). Every field is
-checked as it is read: a results directory from elsewhere gives an error
-naming the field (tracefile.TraceError), never a traceback.
+demo-scenario --watch), its JSON gives the datagrams instead
+(with_client). Every field is checked against the file's record
+(report.formats.Scenario, report.formats.Loadgen): a results directory
+from elsewhere gives an error naming the field (tracefile.TraceError),
+never a traceback.
 """
-import json
-import math
 import os
 from dataclasses import dataclass, replace
+
+from report import formats
+from report.files import DataError
 
 from .tracefile import TraceError
 
@@ -81,96 +84,52 @@ class Scenario:
     client: str = "demo-scenario"
 
 
-def _number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def _params(params, path):
+    """The parameters the trace analysis reads, checked: scenario.json's
+    record holds them as an object of any values."""
+    for key, t in (("relay_prio", int), ("ticker_prio", int), ("ticker_lead_us", float),
+                   ("late_ms", float)):
+        if params.get(key) is not None:
+            formats.check_value(t, params[key], path, f"params.{key}")
+    return params
 
 
-def _field(obj, key, where, kind="number", need=True):
-    """obj[key] checked: a finite number ("number"), an int ("int"), a bool;
-    None when absent and not needed."""
-    v = obj.get(key)
-    if v is None and not need:
-        return None
-    ok = {"number": _number, "int": lambda x: isinstance(x, int) and not isinstance(x, bool),
-          "bool": lambda x: isinstance(x, bool)}[kind](v)
-    if not ok:
-        raise TraceError(f"{where}.{key}: expected a{'n' if kind == 'int' else ''} {kind}, got {str(v)[:40]!r}")
-    return v
-
-
-def _records(v, name):
-    """v, a list of records (dicts), [] when None; else TraceError naming
-    name and the first item that is not one."""
-    if v is None:
-        return []
-    if not isinstance(v, list):
-        raise TraceError(f"{name}: expected a list of records")
-    for i, x in enumerate(v):
-        if not isinstance(x, dict):
-            raise TraceError(f"{name}[{i}]: expected a record, got {str(x)[:40]!r}")
-    return v
-
-
-def _stall(i, s, where):
-    w = f"{where}[{i}]"
-    start = _field(s, "start_s", w)
-    end = next((s[k] for k in ("end_s", "restore_s") if _number(s.get(k)) and s[k] >= 0), None)
-    length = _field(s, "length_ms", w, need=False)
-    if end is None:
-        end = start + (length or 0) / 1000
-    return Stall(i, start, end, length, _field(s, "lift_s", w, need=False))
-
-
-def _probe(i, p, where):
-    w = f"{where}[{i}]"
-    cpu = _field(p, "cpu", w, "int")
-    listed = None
-    if p.get("listed") is not None:
-        listed = tuple(Freeze(cpu, _field(f, "due_s", f"{w}.listed[{j}]"),
-                              _field(f, "woke_s", f"{w}.listed[{j}]"))
-                       for j, f in enumerate(_records(p["listed"], f"{w}.listed")))
-    return Probe(cpu, _field(p, "prio", w, "int", need=False), _field(p, "freezes", w, "int", need=False) or 0,
-                 _field(p, "in_stalls", w, "int", need=False) or 0, _field(p, "min_ms", w, need=False),
-                 _field(p, "max_ms", w, need=False), listed)
+def _probe(p):
+    listed = None if p.listed is None else tuple(Freeze(p.cpu, f.due_s, f.woke_s) for f in p.listed)
+    return Probe(p.cpu, p.prio, p.freezes, p.in_stalls or 0, p.min_ms, p.max_ms, listed)
 
 
 def read(results):
-    """The Scenario of a guest's results directory (RESULTS/scenario.json)."""
+    """The Scenario of a guest's results directory (RESULTS/scenario.json),
+    checked against its record (report.formats.Scenario)."""
     path = os.path.join(results, "scenario.json")
-    scen = _load(path)
-    if not isinstance(scen, dict) or "params" not in scen:
-        raise TraceError(f"{path}: params: missing (not a scenario's record)")
-    if not _field(scen, "t0_mono_ns", path, "int", need=False):
+    scen = _read(formats.Scenario, path)
+    try:
+        params = _params(scen.params, path)
+    except DataError as e:
+        raise TraceError(str(e)[:300])
+    if not scen.t0_mono_ns:
         raise TraceError(f"{path}: no t0_mono_ns (a scenario from before the trace)")
-    if not isinstance(scen.get("stalls"), list) or not isinstance(scen.get("params"), dict):
-        raise TraceError(f"{path}: stalls or params is missing or of the wrong type")
-    params = scen["params"]
-    for key, kind in (("relay_prio", "int"), ("ticker_prio", "int"), ("ticker_lead_us", "number"),
-                      ("late_ms", "number")):
-        _field(params, key, f"{path}: params", kind, need=False)
-    stalls = tuple(_stall(i, s, f"{path}: stalls")
-                   for i, s in enumerate(_records(scen["stalls"], f"{path}: stalls")))
-    ticker = scen.get("ticker") or {}
-    if not isinstance(ticker, dict):
-        raise TraceError(f"{path}: ticker: expected a record")
-    where = f"{path}: ticker"
-    listed = tuple(Listed(_field(s, "due_s", f"{where}.listed[{i}]"), _field(s, "echo_s", f"{where}.listed[{i}]"))
-                   for i, s in enumerate(_records(ticker.get("listed"), f"{where}.listed")))
-    probes = tuple(_probe(i, p, f"{where}.freeze_probes")
-                   for i, p in enumerate(_records(ticker.get("freeze_probes"), f"{where}.freeze_probes")))
-    return Scenario(scen["t0_mono_ns"] / 1e9, params, stalls, listed,
-                    _field(ticker, "list_over_us", where, need=False),
-                    _field(ticker, "listed_complete", where, "bool", need=False), probes)
+    if "stalls" not in formats.raw(scen):
+        raise TraceError(f"{path}: stalls: missing")
+    tick = scen.ticker or formats.Ticker(enabled=False)
+    stalls = tuple(Stall(i, s.start_s, s.until_s, s.length_ms, s.lift_s) for i, s in enumerate(scen.stalls))
+    return Scenario(scen.t0_mono_ns / 1e9, params, stalls,
+                    tuple(Listed(s.due_s, s.echo_s) for s in tick.listed or ()),
+                    tick.list_over_us, tick.listed_complete,
+                    tuple(_probe(p) for p in tick.freeze_probes or ()))
 
 
-def _load(path):
+def _read(cls, path):
+    """The CLS record in the JSON file PATH, or TraceError naming it."""
     try:
         if os.path.getsize(path) > MAX_BYTES:
             raise TraceError(f"{path}: more than {MAX_BYTES >> 20} MiB: not a scenario's record")
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError, RecursionError) as e:
-        raise TraceError(f"{path}: {str(e)[:200] or type(e).__name__}")
+        return formats.read(cls, path)
+    except OSError as e:
+        raise TraceError(f"{path}: {e.strerror or e}")
+    except DataError as e:
+        raise TraceError(str(e)[:300])
 
 
 def with_client(scen, path):
@@ -178,14 +137,11 @@ def with_client(scen, path):
     --list-over-us wrote): that run's slow datagrams are the listed ones,
     from their intended send to their reply, on the results' clock, and
     the client's task is loadgen."""
-    run = _load(path)
-    if not isinstance(run, dict) or not isinstance(run.get("listed"), dict):
+    lst = _read(formats.Loadgen, path).listed
+    if lst is None:
         raise TraceError(f"{path}: no listed datagrams (a loadgen run without --list-over-us?)")
-    where = f"{path}: listed"
-    lst = run["listed"]
     # To the nanosecond, the clocks' own resolution.
-    listed = tuple(Listed(round(_field(d, "intended_mono_s", f"{where}.datagrams[{i}]") - scen.t0, 9),
-                          round(_field(d, "reply_mono_s", f"{where}.datagrams[{i}]") - scen.t0, 9))
-                   for i, d in enumerate(_records(lst.get("datagrams"), f"{where}.datagrams")))
-    return replace(scen, listed=listed, list_over_us=_field(lst, "over_us", where),
-                   listed_complete=_field(lst, "complete", where, "bool"), client="loadgen")
+    listed = tuple(Listed(round(d.intended_mono_s - scen.t0, 9), round(d.reply_mono_s - scen.t0, 9))
+                   for d in lst.datagrams)
+    return replace(scen, listed=listed, list_over_us=lst.over_us, listed_complete=lst.complete,
+                   client="loadgen")

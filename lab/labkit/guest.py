@@ -21,7 +21,9 @@ def salt_us(run_id):
     move the boot only when they move its unpacking, and two runs of a
     series once gave identical figures. Started this much later, the
     experiment meets the kernel's tick and timers at other phases: each
-    run its own trajectory, the same one again for the same run id."""
+    run its own trajectory. (The same run id does not always replay it:
+    two boots of one initramfs parted when the host's timing served two
+    vCPUs' timers due at one instant in the other order.)"""
     return int(hashlib.sha256(run_id.encode()).hexdigest()[:12], 16) % SALT_SPAN_US
 
 

@@ -17,6 +17,8 @@ import os
 import sys
 import tarfile
 
+from tests.pylib.corpus import write_expect
+
 
 def member(name, data=b"", **kw):
     info = tarfile.TarInfo(name)
@@ -119,15 +121,12 @@ CASES = [
 
 def main(out):
     os.makedirs(out, exist_ok=True)
-    lines = []
-    for name, body, rc, outcome, what in CASES:
+    for name, body, _, _, _ in CASES:
         with open(os.path.join(out, name + ".frame"), "wb") as f:
             f.write(body)
-        lines.append(f"{name}\t{rc}\t{outcome}\t{what}\n")
-    with open(os.path.join(out, "expect.tsv"), "w", encoding="utf-8") as f:
-        f.write("# case\texit status of kernel/vm/boot\toutcome\twhat it is "
-                "(written by tests/pylib/hostile_archives.py)\n")
-        f.writelines(lines)
+    write_expect(out, ("exit status of kernel/vm/boot", "outcome", "what it is"),
+                 [(name, rc, outcome, what) for name, _, rc, outcome, what in CASES],
+                 "tests/pylib/hostile_archives.py")
 
 
 if __name__ == "__main__":

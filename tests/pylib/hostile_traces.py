@@ -19,6 +19,8 @@ import re
 import shutil
 import sys
 
+from tests.pylib.corpus import write_expect
+
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 KTRACE = os.path.join(TOP, "tests", "fixtures", "ktrace")
 DIGITS = "9" * 4400
@@ -35,8 +37,8 @@ def text_trace(edit):
     def make(d):
         with gzip.open(os.path.join(KTRACE, "stock", "trace.txt.gz"), "rt", encoding="utf-8") as f:
             lines = f.read().split("\n")[:HEAD_LINES]
-        with gzip.open(os.path.join(d, "trace.txt.gz"), "wt", encoding="utf-8", compresslevel=9) as f:
-            f.write("\n".join(edit(lines)))
+        with gzip.GzipFile(os.path.join(d, "trace.txt.gz"), "wb", 9, mtime=0) as f:
+            f.write("\n".join(edit(lines)).encode())
     return make
 
 
@@ -94,7 +96,7 @@ def typed(**fields):
 def raw_bomb(d):
     """cpu0's pages: 8 MiB of zeros in a few KiB of gzip, where the trace's
     statistics say its buffer held 1.4 MB."""
-    with gzip.open(os.path.join(d, "trace", "cpu0.raw.gz"), "wb", compresslevel=9) as f:
+    with gzip.GzipFile(os.path.join(d, "trace", "cpu0.raw.gz"), "wb", 9, mtime=0) as f:
         block = bytes(1 << 20)
         for _ in range(8):
             f.write(block)
@@ -129,9 +131,11 @@ CASES = [
      65, "scenario.json", "t0_mono_ns of 4400 digits"),
     ("scenario-stall-types", "stock", side_case(scenario(typed(stalls=[1, "two", {"start_s": "x"}]))),
      65, "scenario.json: stalls[0]", "stalls that are not records"),
-    ("scenario-listed-types", "stock", side_case(scenario(typed(ticker={"listed": [{"due_s": None, "echo_s": []}]}))),
+    ("scenario-listed-types", "stock",
+     side_case(scenario(typed(ticker={"enabled": True, "listed": [{"due_s": None, "echo_s": []}]}))),
      65, "scenario.json: ticker.listed[0]", "a listed RT datagram without its times"),
-    ("scenario-params-types", "stock", side_case(scenario(typed(params={"relay_prio": "50", "ticker_lead_us": []}))),
+    ("scenario-params-types", "stock",
+     side_case(scenario(typed(params={"relay_prio": "50", "ticker_lead_us": []}))),
      65, "scenario.json: params", "parameters of the wrong type"),
     ("raw-bomb", "stock-raw", raw_bomb,
      65, "cpu0.raw.gz: unpacks to more than", "cpu0's pages: 8 MiB of zeros in 8 KiB of gzip"),
@@ -142,16 +146,13 @@ def main(out):
     if os.path.isdir(out):
         shutil.rmtree(out)
     os.makedirs(out)
-    lines = []
-    for name, base, change, rc, words, what in CASES:
+    for name, base, change, _, _, _ in CASES:
         d = os.path.join(out, name)
         shutil.copytree(os.path.join(KTRACE, base), d)
         change(d)
-        lines.append(f"{name}\t{rc}\t{words}\t{what}\n")
-    with open(os.path.join(out, "expect.tsv"), "w", encoding="utf-8") as f:
-        f.write("# case\texit status of lab/ktrace/explain\twords its error holds\twhat it is "
-                "(written by tests/pylib/hostile_traces.py)\n")
-        f.writelines(lines)
+    write_expect(out, ("exit status of lab/ktrace/explain", "words its error holds", "what it is"),
+                 [(name, rc, words, what) for name, _, _, rc, words, what in CASES],
+                 "tests/pylib/hostile_traces.py")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ the "why" timelines).
       draw the timeline of one chain (lab.ktrace.page.timeline) into SVG
   mk/py tests.pylib.report_picture boost PNG
       exit 0 printing the width of the boost's bar in a screenshot of a
-      timeline (report.check.boost_drawn); 1, saying so, when it has none
+      timeline (lab.ktrace.page.boost_drawn); 1, saying so, when it has none
 """
 import argparse
 import json
@@ -50,7 +50,7 @@ def main(argv):
         return 0
     if a.cmd == "boost":
         try:
-            print(f"the boost's bar: {check.boost_drawn(a.png)} px")
+            print(f"the boost's bar: {why.boost_drawn(a.png)} px")
         except check.CheckError as e:
             print(f"report_picture.py boost: {e}", file=sys.stderr)
             return 1

@@ -21,6 +21,9 @@
  * a task blocked on either lends the throttled holder its priority; 6.1's
  * ktimers/N ends every wait that way, and on 6.12 the scenario's own RT
  * threads once did through a whole run (lab/demo/README.md, "The waker").
+ * 15 s of load there instead of 30: half the host time of a traced run,
+ * and still some 80 stock stalls and a patched RT p99.9 thousands of
+ * times below the stock one (docs/measurements.md).
  */
 #ifndef SCENARIO_PARAMS_H
 #define SCENARIO_PARAMS_H

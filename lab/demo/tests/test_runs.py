@@ -18,7 +18,15 @@ class DemoRunsTest(unittest.TestCase):
     def test_row(self):
         r = runs.row(3, summary(self.SUMMARY), 451)
         self.assertEqual(r, "| 3 | 8e4772c9 | 7 (7) | 147 of 1360 | 215 / 216 ms | 0 | 0.095 / 0.6 ms | "
-                            "2263x | 37375 of 37375 | 0/2 | 451 s | fixed |")
+                            "2263x | 37375 of 37375 | - / - | - / - | 0/2 | 451 s | fixed |")
+        s = json.loads(json.dumps(self.SUMMARY))
+        idle = "5.009 ms on CPU 0 at 12.345 s: CPU 0 stayed idle ..."
+        s["stock"]["guest_freezes"] = {"count": 1, "in_stalls": 0, "total_ms": 5.0, "max_ms": 5.009,
+                                       "outside": [{}], "explained": [{"text": idle}]}
+        s["patched"]["guest_freezes"] = {"count": 0, "in_stalls": 0, "total_ms": 0, "max_ms": 0.06,
+                                         "outside": [], "explained": []}
+        self.assertIn("| 5.01 ms / 0.06 ms | 1 (1) / 0 (0) |", runs.row(3, summary(s), 451))
+        self.assertEqual(runs.freezes(3, summary(s)), [f"- run 3, stock, explained: {idle}"])
 
     def test_untraced_and_unreadable(self):
         s = json.loads(json.dumps(self.SUMMARY))

@@ -696,6 +696,48 @@ class VcpuTest(unittest.TestCase):
         self.assertFalse(explain.vcpu_idle({"path": {"dominant": busy}}))
 
 
+class StockIdleTest(unittest.TestCase):
+    """stock-idle: CPU 0's freeze probe late three times in a row outside
+    any stall, the first by 3.005 ms: woken on time in the timer's
+    interrupt, then the idle task kept the CPU, need-resched set, through
+    three ticks. The excerpt's scenario.json lists the three as freezes
+    with a limit of 1 ms (the run's probes had 5 ms)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.doc = explain.GuestTrace(os.path.join(FIX, "stock-idle"), "stock").document()
+
+    def test_three_freezes_of_the_idle_cpu(self):
+        fr = self.doc["freezes"]
+        self.assertEqual((fr["counted"], fr["explained"], fr["unexplained"]), (3, 3, 0))
+        self.assertEqual(fr["by_cause"], {"vcpu": 0, "idle": 3, "task": 0})
+        first = fr["rows"][0]
+        self.assertEqual((first["cpu"], first["late_ms"], first["cause"]), (0, 3.005, "idle"))
+        step = first["steps"][1]
+        self.assertEqual((step["step"], step["idle_ms"], step["need_resched"]),
+                         ("woken to running", 3.0, True))
+        self.assertEqual(step["interrupts"], 4)      # the keeper's timer and three ticks
+        self.assertNotIn("in_stall", first)
+        self.assertEqual(first["text"], "3.005 ms on CPU 0 at 23.599 s: CPU 0 stayed idle 3.0 ms with "
+                         "the probe woken (taking 4 interrupts meanwhile; the emulated CPU back in hlt "
+                         "with a task runnable)")
+        self.assertIn("3 freezes of the probes over 1 ms, 3 explained (idle with the probe woken 3",
+                      self.doc["line"])
+
+    def test_without_the_probe_s_wake_up_it_is_unexplained(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copytree(os.path.join(FIX, "stock-idle"), d, dirs_exist_ok=True)
+        lines = [ln for ln in lines_of("stock-idle")
+                 if not ("25.440007: sched_waking: comm=demo-scenario pid=76 " in ln
+                         or "25.443007: sched_switch:" in ln)]
+        with gzip.open(os.path.join(d, "trace.txt.gz"), "wt", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        fr = explain.GuestTrace(d, "stock").document()["freezes"]
+        self.assertEqual((fr["explained"], fr["unexplained"]), (2, 1))
+        self.assertIn("no wake-up of the probe on CPU 0 in the trace", fr["rows"][0]["unexplained"])
+
+
 class FreezeTest(unittest.TestCase):
     """What held a CPU from the freeze probe (freezes.py), on small traces:
     CPU 0's probe (pid 90, FIFO 90) due at 1.000 s, woken in the timer's
@@ -707,8 +749,8 @@ class FreezeTest(unittest.TestCase):
 
     def row(self, lines, stalls=(), covered=lambda a, b: True):
         from lab.ktrace import freezes, scenario
-        before = ["  demo-scenario-90 [000] d..2. 0.995005: sched_switch: prev_comm=demo-scenario prev_pid=90 "
-                  "prev_prio=9 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"]
+        before = ["  demo-scenario-90 [000] d..2. 0.995005: sched_switch: prev_comm=demo-scenario "
+                  "prev_pid=90 prev_prio=9 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"]
         tl = chains.Timeline(tracefile.parse(before + lines), [(0.99, 1.01)])
         pid = freezes.probe_pid(tl, 0, 90)
         self.assertEqual(pid, 90)
@@ -717,8 +759,8 @@ class FreezeTest(unittest.TestCase):
         return r
 
     def test_the_vcpu_that_did_not_execute(self):
-        other = [f"  loadgen-80 [001] ....1 1.00{i}500: ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888000001000"
-                 for i in range(1, 5)]
+        other = [f"  loadgen-80 [001] ....1 1.00{i}500: ep_cb: (ep_poll_callback+0x0/0x1ca) "
+                 "ep=0xffff888000001000" for i in range(1, 5)]
         r = self.row([self.PROBE] + other + [self.RUN])
         self.assertEqual(r["cause"], "vcpu", r)
         self.assertIn("CPU 0 logged nothing", r["text"])
@@ -736,10 +778,12 @@ class FreezeTest(unittest.TestCase):
         lines = [
             "  <idle>-0 [000] d..2. 0.999000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
             "prev_state=R ==> next_comm=migration/0 next_pid=20 next_prio=0",
-            "  migration/0-20 [000] d.h2. 1.000003: sched_waking: comm=demo-scenario pid=90 prio=9 target_cpu=000",
-        ] + [f"  migration/0-20 [000] d.h1. 1.00{i}004: local_timer_entry: vector=236" for i in range(1, 5)] + [
-            "  migration/0-20 [000] d..2. 1.005005: sched_switch: prev_comm=migration/0 prev_pid=20 prev_prio=0 "
-            "prev_state=S ==> next_comm=demo-scenario next_pid=90 next_prio=9"]
+            "  migration/0-20 [000] d.h2. 1.000003: sched_waking: comm=demo-scenario pid=90 prio=9 "
+            "target_cpu=000",
+        ] + [f"  migration/0-20 [000] d.h1. 1.00{i}004: local_timer_entry: vector=236"
+             for i in range(1, 5)] + [
+            "  migration/0-20 [000] d..2. 1.005005: sched_switch: prev_comm=migration/0 prev_pid=20 "
+            "prev_prio=0 prev_state=S ==> next_comm=demo-scenario next_pid=90 next_prio=9"]
         r = self.row(lines)
         self.assertEqual(r["cause"], "task", r)
         self.assertEqual((r["steps"][1]["task"]["comm"], r["steps"][1]["above_probe"]), ("migration/0", True))
@@ -842,6 +886,23 @@ class CliTest(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 65)
         self.assertIn("rt-client.json: no listed datagrams", p.stderr)
+
+    def test_each_freeze_has_its_words(self):
+        d = self.copy("stock")
+        with open(os.path.join(d, "scenario.json"), encoding="utf-8") as f:
+            scen = json.load(f)
+        due = 3.000001 - scen["t0_mono_ns"] / 1e9
+        scen["ticker"]["freeze_probes"][0].update(freezes=1, listed=[{"due_s": due, "woke_s": due + 0.00001}])
+        scen["ticker"]["freeze_probes"][1]["listed"] = []
+        with open(os.path.join(d, "scenario.json"), "w", encoding="utf-8") as f:
+            json.dump(scen, f)
+        p = self.run_explain(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "chains.json"), encoding="utf-8") as f:
+            fr = json.load(f)["freezes"]
+        self.assertEqual((fr["counted"], len(fr["rows"])), (1, 1))
+        self.assertTrue(fr["rows"][0]["text"].startswith(f"0.010 ms on CPU 0 at {due:.3f} s"), fr["rows"][0])
+        self.assertIn("1 freeze of the probes", p.stdout)
 
     def test_bad_input_exits_65_or_66(self):
         d = self.copy("stock")

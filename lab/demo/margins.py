@@ -22,8 +22,6 @@ against the run, and the summary says so (borderline). The resolutions
   one, limit 10x): each value is within its bucket, 1/1024 of it at
   most, so the ratio is known to 0.2 %.
 """
-from .files import DataError, number
-
 FREEZE_RESOLUTION_MS = 0.1
 HIST_SIGFIGS = 3
 RATIO_RESOLUTION = 2 / 1024
@@ -44,47 +42,38 @@ def within(value, limit, resolution):
     return value is not None and limit is not None and abs(value - limit) <= resolution
 
 
-def _listed_freezes(scen, where):
-    """The freezes scenario.json lists, [(cpu, due_s, woke_s)], and whether
-    that is all of them (None: it lists none, a scenario from before)."""
+def _listed_freezes(probes):
+    """The freezes the probes (formats.FreezeProbe) list, [(cpu, due_s,
+    woke_s)], and whether that is all of them (None: they list none, a
+    scenario from before)."""
     rows, complete = [], True
-    for i, p in enumerate((scen.get("ticker") or {}).get("freeze_probes") or []):
-        if not isinstance(p, dict):
-            raise DataError(f"{where}: ticker.freeze_probes[{i}] is not a record")
-        listed = p.get("listed")
-        if listed is None:
-            if p.get("freezes"):
+    for p in probes:
+        if p.listed is None:
+            if p.freezes:
                 return None, False
             continue
-        if not isinstance(listed, list):
-            raise DataError(f"{where}: ticker.freeze_probes[{i}].listed is not a list")
-        for j, f in enumerate(listed):
-            w = f"{where}: ticker.freeze_probes[{i}].listed[{j}]"
-            rows.append((p.get("cpu"), number(f.get("due_s") if isinstance(f, dict) else None, w),
-                         number(f["woke_s"], w)))
-        complete = complete and len(listed) >= (p.get("freezes") or 0)
+        rows += [(p.cpu, f.due_s, f.woke_s) for f in p.listed]
+        complete = complete and len(p.listed) >= p.freezes
     return rows, complete
 
 
-def judge_freezes(scen, stalls, traced, where):
-    """The freezes outside the stalls (a stalled kernel holds its CPUs'
-    work too: those inside are counted, not judged), each explained by the
-    trace (traced: chains.json's freezes, None when the run was not
+def judge_freezes(scen, stalls, traced):
+    """The freezes of scenario.json (formats.Scenario) outside the stalls
+    ([(start_s, end_s)]; a stalled kernel holds its CPUs' work too: those
+    inside are counted, not judged), each explained by the trace (traced:
+    the summary's freezes of chains.json, None when the run was not
     traced) or not: {"outside", "explained", "borderline", "unexplained"},
     lists of {"cpu", "due_s", "late_ms", "text"}, and "complete": whether
     scenario.json listed every freeze it counted."""
-    listed, complete = _listed_freezes(scen, where)
+    probes = (scen.ticker.freeze_probes if scen.ticker else None) or []
+    listed, complete = _listed_freezes(probes)
     out = {"outside": [], "explained": [], "borderline": [], "unexplained": [], "complete": complete}
     if listed is None:
         return out
-    limit = next((p.get("min_ms") for p in (scen.get("ticker") or {}).get("freeze_probes") or []
-                  if isinstance(p, dict)), None)
-    rows = {}
-    for r in (traced or {}).get("rows") or []:
-        if isinstance(r, dict):
-            rows[(r.get("cpu"), round(r.get("due_s") or 0, 6))] = r
+    limit = probes[0].min_ms if probes else None
+    rows = {(r.get("cpu"), round(r["due_s"], 6)): r for r in (traced or {}).get("rows") or []}
     for cpu, due, woke in listed:
-        if any(s["start_s"] <= woke and due <= s["end_s"] for s in stalls):
+        if any(start <= woke and due <= end for start, end in stalls):
             continue
         late = round((woke - due) * 1000, 3)
         f = {"cpu": cpu, "due_s": round(due, 6), "late_ms": late}
@@ -103,18 +92,12 @@ def judge_freezes(scen, stalls, traced, where):
     return out
 
 
-def late_borderline(scen, late_ms, where):
-    """How many of the RT datagrams scenario.json lists took over late_ms
-    by no more than its resolution (bucket_ms): late by the count, within
-    the measurement of the limit."""
-    res, n = bucket_ms(late_ms), 0
-    for i, s in enumerate((scen.get("ticker") or {}).get("listed") or []):
-        w = f"{where}: ticker.listed[{i}]"
-        if not isinstance(s, dict):
-            raise DataError(f"{w}: not a record")
-        lat = (number(s.get("echo_s"), w) - number(s.get("due_s"), w)) * 1000
-        n += late_ms < lat <= late_ms + res
-    return n
+def late_borderline(ticker, late_ms):
+    """How many of the RT datagrams the ticker (formats.Ticker) lists took
+    over late_ms by no more than its resolution (bucket_ms): late by the
+    count, within the measurement of the limit."""
+    res = bucket_ms(late_ms)
+    return sum(1 for s in ticker.listed or () if late_ms < (s.echo_s - s.due_s) * 1000 <= late_ms + res)
 
 
 def rows(stock, patched, rule, ratio_limit):
