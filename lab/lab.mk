@@ -11,8 +11,14 @@
 #                        of two packages, once the guest can run on them)
 #   make demo-runs       make demo DEMO_RUNS (10) times, each run on its own
 #                        trajectory, and the table of the runs (lab/demo/repeat)
-#   make demo-matrix     make demo on each kernel pair a Debian 12 user meets
-#                        (6.12, 6.1-rt, historical 6.1.8-rt), one page of them
+#   make demo-matrix     make demo on each kernel pair (6.12, 6.1-rt, historical
+#                        6.1.8-rt, Debian 13's signed 6.16.12/6.17.13 and
+#                        6.18.12/7.3.4, the 7.3 line), one page of them: a row
+#                        per kernel, a column per waiter, what each fix
+#                        protects (MATRIX_PAIRS=debian13,7.3 picks pairs;
+#                        MATRIX_RUNS=3,1 runs each pair 3 times with the AF_UNIX
+#                        waker and once with loopback UDP; STOCK_PACKAGE=
+#                        PATCHED_PACKAGE= add the pair of those packages)
 #   make demo-model      the userspace model of the same locking (lab/model)
 #   make capacity        stock vs patched: RT load meeting a latency objective
 #   make host-ab         the scenario under systemd on stock and patched test hosts
@@ -38,10 +44,14 @@ demo:
 		$(if $(STOCK_PACKAGE),--stock-package $(STOCK_PACKAGE)) \
 		$(if $(PATCHED_PACKAGE),--patched-package $(PATCHED_PACKAGE)) $(DEMO_ARGS)
 
+MATRIX_PAIRS ?=
+MATRIX_RUNS ?= 1,1
 .PHONY: demo-matrix
 demo-matrix:
 	@mk/deps build report demo
-	@lab/demo/matrix --clock $(DEMO_CLOCK) $(DEMO_ARGS)
+	@lab/demo/matrix --clock $(DEMO_CLOCK) --runs $(MATRIX_RUNS) $(if $(MATRIX_PAIRS),--pairs $(MATRIX_PAIRS)) \
+		$(if $(STOCK_PACKAGE),--stock-package $(STOCK_PACKAGE)) \
+		$(if $(PATCHED_PACKAGE),--patched-package $(PATCHED_PACKAGE)) $(DEMO_ARGS)
 
 DEMO_RUNS ?= 10
 .PHONY: demo-runs

@@ -503,11 +503,11 @@ X(RESOLUTION, "resolution", "PCT", pct, resolution_pct, 0.1, 100, "5", \
   "a percentage from 0.1 to 100 (5, 2.5%)", "search: bisect until the " \
   "rate that met and the\none that missed are this close, 0.1 to 100") \
 X(SEARCHES, "searches", "N", int, searches, 1, SEARCH_MAX, "1", NULL, \
-  "search: the whole search N times (1 to 100): the\ncapacity's median " \
-  "and range; each after the first\nstarts warm at the median found so " \
-  "far") \
+  "search: the whole search N times (1 to 100),\neach from the same " \
+  "start: the capacity's median\nand the interval over them, unstable " \
+  "when some\nfound one and some none") \
 X(START, "start", "RATE", rate, start, 0, INFINITY, NULL, "a rate", \
-  "search: start the first search warm at RATE, a\ncapacity found before " \
+  "search: start every search warm at RATE, a\ncapacity found before " \
   "(between --from and --to)") \
 X(STEP_SAMPLES, "step-samples", "N", int, step_samples, 0, 100000000, "0", \
   NULL, "sweep: a step that sends N datagrams in less\nthan --duration " \
@@ -691,10 +691,12 @@ void opts_usage(FILE *out)
 "sweep --search: the rate doubles from --from until a step misses the SLO\n"
 "(at most --to), then the gap between the last rate that met and the first\n"
 "that missed is halved until it is within --resolution; the capacity is the\n"
-"last rate that met, over --searches searches its median and range (those\n"
-"after the first, and with --start the first, start warm: near a capacity\n"
-"found before, in small steps that grow). Each\n"
-"step says why it missed: objective, loss, sender or throttled.\n"
+"last rate that met. --searches repeats it, each search from the same start\n"
+"(--from, or with --start warm near a capacity found before, in small steps\n"
+"that grow), never from another's answer: the capacity is their median with\n"
+"the interval over them, or \"unstable\" with the share that found one when\n"
+"some found one and some none. Each step says why it missed: objective,\n"
+"loss, sender or throttled.\n"
 "\n"
 "echo: a small UDP echo server for tests and benchmarks; with --service-us\n"
 "a target whose capacity is known.\n"

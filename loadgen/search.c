@@ -183,26 +183,35 @@ static int by_capacity(const void *a, const void *b)
 void search_summarize(const struct search *s, int n,
 		      struct search_summary *sum)
 {
-	const struct search *ended[SEARCH_MAX];
+	const struct search *found[SEARCH_MAX];
 	memset(sum, 0, sizeof(*sum));
 	for (int i = 0; i < n && i < SEARCH_MAX; i++) {
 		if (s[i].end == SEARCH_RUNNING || s[i].end == SEARCH_STOPPED)
 			continue;
-		ended[sum->n++] = &s[i];
+		sum->n++;
 		sum->none += s[i].end == SEARCH_NONE;
+		if (search_capacity(&s[i]) > 0)
+			found[sum->found++] = &s[i];
 		if (s[i].end == SEARCH_AT_TO && !sum->at_to++)
 			sum->to = &s[i];
 		if (s[i].end == SEARCH_AT_SENDER && !sum->at_sender++)
 			sum->sender = &s[i];
 	}
-	if (sum->n) {
-		qsort(ended, (size_t)sum->n, sizeof(*ended), by_capacity);
-		sum->mid = ended[(sum->n - 1) / 2];
-		sum->median = search_capacity(sum->mid);
-		sum->at_least = at_ceiling(sum->mid);
-		sum->min = search_capacity(ended[0]);
-		sum->max = search_capacity(ended[sum->n - 1]);
-	}
+	sum->unstable = sum->found && sum->none;
+	if (!sum->found)
+		return;
+	qsort(found, (size_t)sum->found, sizeof(*found), by_capacity);
+	sum->min = search_capacity(found[0]);
+	sum->max = search_capacity(found[sum->found - 1]);
+	/* The lowest and the highest of k independent draws hold the
+	 * distribution's median but when all k fall on one side of it. */
+	if (sum->found >= 2)
+		sum->confidence = 1 - ldexp(1, 1 - sum->found);
+	if (sum->unstable)
+		return;
+	sum->mid = found[(sum->found - 1) / 2];
+	sum->median = search_capacity(sum->mid);
+	sum->at_least = at_ceiling(sum->mid);
 }
 
 /* Append to buf what fmt says. */
@@ -231,22 +240,27 @@ void search_verdict(const struct search *s, int n, bool monotonic,
 		    "ended");
 		return;
 	}
-	if (m.median > 0)
+	if (m.unstable) {
+		add(buf, len, "capacity unstable: found in %d of %d independent "
+		    "searches (", m.found, m.n);
+		if (m.min < m.max)
+			add(buf, len, "%.10g-", m.min);
+		add(buf, len, "%.10g pps), none in %d (--from %.10g pps missed)",
+		    m.max, m.none, s[0].from);
+	} else if (m.median > 0) {
 		add(buf, len, "capacity %s%.10g pps", m.at_least ? "at least "
 		    : "", m.median);
-	else if (m.at_least)
-		add(buf, len, "capacity unknown");
-	else
+	} else if (m.none) {
 		add(buf, len, "capacity none: below --from %.10g pps (it "
 		    "missed in %d of %d searches)", s[0].from, m.none, m.n);
-	if (m.median > 0 && m.n > 1) {
-		char lo[32] = "none";
-		if (m.min > 0)
-			snprintf(lo, sizeof(lo), "%.10g", m.min);
-		add(buf, len, " (median of %d; %s-%.10g)", m.n, lo, m.max);
-	} else if (m.median > 0 && m.mid->end == SEARCH_FOUND) {
-		add(buf, len, " (%.10g missed)", m.mid->missed);
+	} else {
+		add(buf, len, "capacity unknown");
 	}
+	if (m.median > 0 && m.found > 1)
+		add(buf, len, " (median of %d independent searches, %.10g-%.10g "
+		    "over them)", m.found, m.min, m.max);
+	else if (m.median > 0 && m.mid->end == SEARCH_FOUND)
+		add(buf, len, " (%.10g missed)", m.mid->missed);
 	add(buf, len, ", resolution %g %%, %s", s[0].resolution * 100,
 	    objectives);
 	/* loadgen's own limits, never the target's capacity */

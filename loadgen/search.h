@@ -7,9 +7,12 @@
  * that met. A warm search starts near a capacity found before instead and
  * brackets it in small steps that grow (up after a met step, down towards
  * --from after a miss), which spends its steps where the answer is. Over
- * several searches: the median and range of their capacities, every
- * rate's runs and how many met, and the rates that missed below one that
- * met (not monotonic).
+ * several searches, each started afresh (never from what another found,
+ * so that they are independent repeats): the median of their capacities
+ * and the interval from the lowest to the highest, or, when some found a
+ * capacity and others none, no number but the fraction that found one
+ * (unstable); every rate's runs and how many met, and the rates that
+ * missed below one that met (not monotonic).
  */
 #ifndef LOADGEN_SEARCH_H
 #define LOADGEN_SEARCH_H
@@ -105,14 +108,23 @@ int search_nonmonotonic(const struct search_trial *t, int n, int *bad,
 			int *top);
 
 /* The capacities of the searches that ended (SEARCH_STOPPED ones are
- * left out). */
+ * left out), as independent repeats: found counts those that met a rate,
+ * none those whose --from missed (a sender's limit at --from says
+ * neither). When both happened the searches disagree: unstable, and
+ * there is no median, only the interval of those that found one. */
 struct search_summary {
 	int n;			/* searches that ended */
-	double median;		/* the lower middle one of an even count */
-	double min, max;	/* 0: none */
-	const struct search *mid;	/* the median's search */
+	int found, none;	/* ... that found a capacity; whose --from missed */
+	bool unstable;		/* found and none both > 0 */
+	double median;		/* of the found ones, the lower middle one of
+				 * an even count; 0: none found, or unstable */
+	double min, max;	/* the interval over the found ones; 0: none */
+	double confidence;	/* that [min, max] holds the median capacity of
+				 * the repeats' distribution: 1 - 2^(1 - found)
+				 * for found >= 2 independent ones, else 0 */
+	const struct search *mid;	/* the median's search (NULL: none) */
 	bool at_least;		/* it ended at a ceiling */
-	int none, at_to, at_sender;	/* searches that ended so */
+	int at_to, at_sender;	/* searches that ended so */
 	const struct search *to, *sender;	/* one of each kind */
 };
 
@@ -121,8 +133,10 @@ void search_summarize(const struct search *s, int n,
 		      struct search_summary *sum);
 
 /* The verdict line of n searches against objectives ("p99.9 <= 2 ms"):
- * "capacity 4800 pps (median of 3; 4650-4900), resolution 5 %, ..." with
- * any ceiling said as loadgen's, and whether it was monotonic. */
+ * "capacity 4800 pps (median of 3 independent searches, 4650-4900 over
+ * them), resolution 5 %, ...", "capacity unstable: found in 2 of 3
+ * independent searches (...), none in 1 ...", with any ceiling said as
+ * loadgen's, and whether it was monotonic. */
 void search_verdict(const struct search *s, int n, bool monotonic,
 		    const char *objectives, char *buf, size_t len);
 

@@ -669,29 +669,29 @@ static json_t *nonmonotonic_json(const struct search_trial *t, int n,
 	return j;
 }
 
+/* The searches' capacity as independent repeats (search_summarize): the
+ * median with the interval over them, or, unstable, the interval of those
+ * that found one and the fraction that did, and no median; null when none
+ * found one or none ended. */
 static json_t *capacity_json(const struct search *s, int n)
 {
 	struct search_summary m;
 	search_summarize(s, n, &m);
-	if (!m.n || m.median <= 0)
+	if (!m.found)
 		return json_null();
-	return json_pack("{s:f, s:o, s:f, s:i, s:b}", "target_rate", m.median,
-		"min_rate", rate_or_null(m.min), "max_rate", m.max,
-		"searches", m.n, "at_least", m.at_least);
+	return json_pack("{s:o, s:f, s:f, s:i, s:i, s:b, s:f, s:f, s:b}",
+		"target_rate", rate_or_null(m.median), "min_rate", m.min,
+		"max_rate", m.max, "searches", m.n, "found", m.found,
+		"unstable", m.unstable, "fraction_found",
+		(double)m.found / m.n, "confidence", m.confidence,
+		"at_least", m.at_least);
 }
 
-/* The median capacity of the n searches s so far (a lower bound when it
- * is a ceiling), where the next one starts warm; 0: none found one. */
-static double found(const struct search *s, int n)
-{
-	struct search_summary m;
-	search_summarize(s, n, &m);
-	return m.median;
-}
-
-/* --searches searches, one after the other, each to its end; then every
- * rate's runs, the rates that missed below one that met and the verdict,
- * printed and their keys added to j. Returns as one does. */
+/* --searches searches, one after the other, each to its end and each
+ * from the same start (--from, or warm at --start): independent repeats,
+ * none started from what another found. Then every rate's runs, the rates
+ * that missed below one that met and the verdict, printed and their keys
+ * added to j. Returns as one does. */
 static int searches(struct sweep *w, json_t *j, char *err, size_t errlen)
 {
 	const struct opts *o = w->o;
@@ -700,10 +700,9 @@ static int searches(struct sweep *w, json_t *j, char *err, size_t errlen)
 	search_header(stdout, o);
 	for (; k < o->searches && !status; k++) {
 		struct search *c = &s[k];
-		double warm = k ? found(s, k) : o->start;
-		if (warm > 0)
+		if (o->start > 0)
 			search_start_warm(c, o->from, o->to, o->resolution_pct,
-					  warm);
+					  o->start);
 		else
 			search_start(c, o->from, o->to, o->resolution_pct);
 		while (c->end == SEARCH_RUNNING && !status) {

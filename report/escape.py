@@ -64,4 +64,7 @@ def gnuplot_number(value, what="a number"):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
             or value in (float("inf"), float("-inf")):
         raise DataError(f"{what}: expected a finite number, got {value!r:.60}")
-    return repr(float(value))
+    try:
+        return repr(float(value))
+    except OverflowError:
+        raise DataError(f"{what}: expected a finite number, got one of {len(str(value))} digits")

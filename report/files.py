@@ -9,6 +9,13 @@ import stat
 import tempfile
 
 
+# The largest magnitude a number of a result file may have: what a 64-bit
+# counter holds. No writer of ours makes a larger one, and past it a whole
+# number may not become a float at all (Python's json reads integers of
+# up to 4300 digits).
+NUMBER_MAX = 2 ** 63
+
+
 class DataError(Exception):
     """A result file is missing or does not parse; the message names it."""
 
@@ -75,10 +82,23 @@ def output_dir(path):
     return path
 
 
+class LongNumber(str):
+    """A whole number of more digits than Python's int() reads (4300),
+    kept as its digits: the reader that expected a number then names the
+    field (not the parser, which cannot say where it was)."""
+
+    def __repr__(self):
+        return f"a number of {len(self.lstrip('-'))} digits"
+
+
+def _whole(digits):
+    return int(digits) if len(digits) <= 4300 else LongNumber(digits)
+
+
 def read_json(path):
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            return json.load(f, parse_int=_whole)
     except FileNotFoundError:
         raise DataError(f"{path}: no such file")
     except (OSError, ValueError) as e:
@@ -93,9 +113,18 @@ def number(value, where, optional=False):
     crash."""
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DataError(f"{where}: expected a number, got {json.dumps(value)[:60]}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (isinstance(value, int) and abs(value) >= NUMBER_MAX) or not math.isfinite(value):
+        raise DataError(f"{where}: expected a number, got {quoted(value)}")
     return value
+
+
+def quoted(value):
+    """VALUE of a result file as an error message quotes it: its JSON, cut
+    short; a number too long to quote by its digits."""
+    if isinstance(value, LongNumber) or (isinstance(value, int) and abs(value) >= NUMBER_MAX):
+        return f"a number of {len(str(value).lstrip('-'))} digits"
+    return json.dumps(value)[:60]
 
 
 def _hgrm_rows(path):

@@ -29,7 +29,7 @@ import typing
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any, Optional
 
-from .files import DataError, read_json
+from .files import NUMBER_MAX, DataError, LongNumber, quoted, read_json
 
 
 # -- records: a file's fields as a dataclass, read with validation -----------
@@ -59,6 +59,8 @@ def _nullable(t):
 
 
 def _show(v):
+    if isinstance(v, LongNumber) or (isinstance(v, int) and abs(v) >= NUMBER_MAX):
+        return quoted(v)
     text = repr(v)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -84,16 +86,22 @@ def check_value(t, v, file, name):
     if t is typing.Any:
         return v
     if t is float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise wrong("a number")
+        if isinstance(v, int) and abs(v) >= NUMBER_MAX:
+            raise wrong("a number under 2^63")
+        if not math.isfinite(v):
             raise wrong("a number")
         return v
     if t is int:
         if isinstance(v, bool) or not isinstance(v, int):
             raise wrong("a whole number")
+        if abs(v) >= NUMBER_MAX:
+            raise wrong("a whole number under 2^63")
         return v
     names = {str: "text", bool: "true or false", dict: "an object", list: "a list"}
     if t in names:
-        if not isinstance(v, t) or (t is not bool and isinstance(v, bool)):
+        if not isinstance(v, t) or (t is not bool and isinstance(v, bool)) or isinstance(v, LongNumber):
             raise wrong(names[t])
         return v
     raise TypeError(f"records: {t} is not a type a record reads")
@@ -288,8 +296,13 @@ class Spec:
     guest_timeout_s: Optional[int] = optional("a guest not done by then is hung (wall seconds)")
     salt_us: Optional[int] = optional("how long a guest waits before its experiment starts "
                                       "(labkit.guest.salt_us)")
-    scenario: Optional[dict] = optional("demo, host A/B: demo-scenario's parameters by their names "
-                                        "(lab/README.md's names table; demo-scenario --help)")
+    repeats: Optional[int] = optional("capacity: the independent repeats, each a stock and a patched "
+                                      "guest of its own")
+    salts_us: Optional[list[int]] = optional("capacity: each repeat's salt, from repeat 1 (both guests "
+                                             "of a repeat share it)")
+    scenario: Optional[dict] = optional("demo, host A/B, capacity: demo-scenario's parameters by their "
+                                        "names (lab/README.md's names table; demo-scenario --help); "
+                                        "capacity: without each cell's rate, quota and busy-wait")
     capacity: Optional[dict] = optional("capacity: the grid's parameters (lab/capacity/README.md's table), "
                                         "and slo, the objectives as given")
     seconds: Optional[int] = optional("falseneg, unixwake: each guest's run, guest seconds")
@@ -342,6 +355,8 @@ class Boot:
     attempts: Optional[int] = optional("boots it took (a guest whose timer failed calibration is "
                                        "booted again)")
     problem: Optional[str] = optional("what went wrong, in words")
+    repeat: Optional[int] = optional("capacity: the repeat it ran (lab.repeat=N on its command line)")
+    salt_us: Optional[int] = optional("capacity: that repeat's salt")
 
 
 # scenario.json ---------------------------------------------------------------
@@ -435,7 +450,7 @@ class Ticker:
 @dataclass(frozen=True)
 class Scenario:
     """scenario.json: what demo-scenario saw of one run (lab/demo/scenario)."""
-    params: dict = _f("every parameter as it ran, by its name (demo-scenario --help)")
+    params: dict[str, float] = _f("every parameter as it ran, by its name (demo-scenario --help)")
     kernel: Optional[str] = optional("uname -r")
     kernel_version: Optional[str] = optional("uname -v")
     machine: Optional[str] = optional("uname -m")
@@ -656,6 +671,21 @@ class Probe:
     cotenant_spin_us: Optional[int] = optional("its busy-wait")
 
 
+@dataclass(frozen=True)
+class Running:
+    """running.json: the scenario once its loadgen sends, written whole by
+    demo-scenario into its --out, for a driver that runs its own load
+    beside it (a capacity cell's RT client and its trace: lab/capacity/grid)."""
+    cgroup: str = _f("the co-tenant's cgroup (its directory under /sys/fs/cgroup), whose cpu.max is "
+                     "the quota")
+    relay_udp: str = _f("the relay's UDP listener on loopback (udp://127.0.0.1:PORT): where RT clients send")
+    loadgen_target: str = _f("where the co-tenant's loadgen sends: relay_udp, or with af_unix 1 the relay's "
+                             "abstract AF_UNIX name (unix://@relay-demo-PID)")
+    relay_pid: int = _f("the relay's process id")
+    loadgen_pid: int = _f("the co-tenant loadgen's process id")
+    senders: int = _f("the co-tenant's sender threads (its cgroup holds them and its main thread)")
+
+
 # the kernel's manifest.json ----------------------------------------------------
 
 @dataclass(frozen=True)
@@ -749,6 +779,9 @@ class DemoKernel:
     rt_expected: Optional[int] = optional("datagrams the run should have sent")
     guest_freezes: Optional[Freezes] = optional("what the freeze probes saw")
     timer_late_windows: Optional[int] = optional("100 ms windows with the timer tick late")
+    image_facts: Optional[dict] = optional("what the driver knew of the image before it booted (its "
+                                           "kernel.json: how it was obtained, its ep->lock, its throttle "
+                                           "model, the probe's offsets)")
     why: Optional[dict] = optional("the trace's chains in brief (chains.json's line, totals, trace, "
                                    "contentions, worst_stall, worst_late, non_rt_waiter, longest_rt_wait, "
                                    "softirq_held, freezes, and chains: its path)")
@@ -758,6 +791,19 @@ class DemoKernel:
 class Honesty:
     same_initramfs: bool = _f("both kernels booted the same initramfs")
     same_params: bool = _f("and ran the same parameters")
+
+
+@dataclass(frozen=True)
+class VerdictRule:
+    """The verdict rule a demo's summary was judged by (lab/demo/judge.py)."""
+    clock: Optional[str] = optional("the clock it is for: virtual or host")
+    late_ms: Optional[float] = optional("an RT datagram this late counts as late")
+    signal_ms: Optional[float] = optional("late_ms's name in summaries before it")
+    effect_ratio: Optional[float] = optional("stock's RT max over patched's that shows the effect")
+    effect_min_late: Optional[int] = optional("late RT datagrams that show the effect")
+    patched_late_allowance: Optional[int] = optional("late RT datagrams the patched kernel may have")
+    min_rt_share: Optional[float] = optional("the share of its RT datagrams a kernel must have measured")
+    text: Optional[str] = optional("the rule, in words")
 
 
 @dataclass(frozen=True)
@@ -779,8 +825,7 @@ class DemoSummary:
     patched: Optional[DemoKernel] = optional("the patched kernel's run")
     host: Optional[DemoKernel] = optional("the run on this machine")
     ratio: Optional[float] = optional("the RT p99, stock over patched")
-    rule: Optional[dict] = optional("the verdict rule as data: clock, late_ms, effect_ratio, "
-                                    "effect_min_late, patched_late_allowance, min_rt_share, and text")
+    rule: Optional[VerdictRule] = optional("the verdict rule as data, and in words")
     non_rt_waker: Optional[dict] = optional("the caveat counted: what, and each kernel's late timer windows")
     borderline: Optional[list[str]] = optional("the verdict's inputs within their resolution of a limit, "
                                                "in words")
@@ -885,11 +930,13 @@ class ModelSummary:
 
 @dataclass(frozen=True)
 class CapacityKernel:
-    outcome: Optional[str] = optional("the guest's outcome")
+    outcome: Optional[str] = optional("its guests' outcome: one word when all agree, else each repeat's")
     version: Optional[str] = optional("the image's version string")
+    repeats: Optional[list[dict]] = optional("each repeat's guest: repeat, outcome, version, salt_us, wall_s")
     by_quota: list[dict] = field(default_factory=list, metadata=about(
-        "a cell per co-tenant quota and rate: cpu_quota_pct, cotenant_rate_pps, cotenant_spin_us, "
-        "capacity_pps, capacity, at_least, limit, searches, rates, steps, problems (report/README.md)"))
+        "a cell per co-tenant quota and rate over the repeats: cpu_quota_pct, cotenant_rate_pps, "
+        "cotenant_spin_us, capacity_pps, capacity (repeats, found, unstable, median, interval), "
+        "at_least, limit, searches, rates, steps, stalls, problems (report/README.md)"))
     quota_threshold: Optional[dict] = optional("the quota search, when it ran")
 
 
@@ -913,9 +960,35 @@ class Capacity:
 
 @dataclass(frozen=True)
 class Matrix:
-    """matrix.json of make demo-matrix (lab/demo/matrix.py): a row per pair."""
-    pairs: list[dict] = _f("pair, what, stock and patched (kernel, obtained), demos (by waker: run, verdict, "
-                           "headline, stock_trace, stock and patched figures; or error), verdict")
+    """matrix.json of make demo-matrix (lab/demo/matrix.py, lab/demo/cells.py)."""
+    pairs: list[dict] = _f("a row per pair: pair, what, demos (by waker, a list of: run, verdict, headline, "
+                           "stock_trace, stock and patched figures; or error), wakers (each waker's verdict "
+                           "over its runs), verdict")
+    kernels: list[dict] = _f("a row per kernel: pair, side, kernel, obtained, lock (and lock_from, "
+                             "lock_seen), model (and model_from), probe_ep, offsets_from, cells (a waiter's: "
+                             "word, runs, words, figures, chain, values; null when not run)")
+    fixes: dict[str, dict] = _f("epoll and throttle: sentence, comparisons (without, with, context, waiters)")
+    on_7x: dict = _f("the 7.x kernels' cells (kernels) and the comparisons that involve them (fixes)")
+    runs: dict[str, int] = _f("the demos each pair was to run, by waker (unix, udp)")
+
+
+# kernel.json ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelFacts:
+    """kernel.json beside a guest's results: what the driver knew of the image
+    before it booted (lab/labkit/kernels.py facts)."""
+    image: Optional[str] = optional("the image file")
+    obtained: Optional[str] = optional("how it was obtained, in words")
+    release: Optional[str] = optional("its uname -r")
+    lock: Optional[str] = optional("struct eventpoll's lock type: rwlock_t or spinlock_t")
+    lock_from: Optional[str] = optional("where that was read: its BTF, its fs/eventpoll.c as built")
+    throttle_model: Optional[str] = optional("its CFS throttle model: cfs_rq or task")
+    throttle_from: Optional[str] = optional("where that was read")
+    offsets: Optional[dict[str, int]] = optional("struct member -> byte offset, the probe's and the "
+                                                 "analysis'")
+    probe_ep: Optional[str] = optional("the callback probe's fetch argument for the epoll instance")
+    offsets_from: Optional[str] = optional("where the offsets were read (or assumed)")
 
 
 # merged.json --------------------------------------------------------------------
@@ -1024,12 +1097,14 @@ FILES = (
     ("rt-client.sched.json", RtSched),
     ("cell.json", Cell),
     ("probe.json", Probe),
+    ("running.json", Running),
     ("manifest.json", Manifest),
     ("summary.json (demo)", DemoSummary),
     ("summary.json (host A/B)", HostSummary),
     ("summary.json (model)", ModelSummary),
     ("capacity.json", Capacity),
     ("matrix.json", Matrix),
+    ("kernel.json", KernelFacts),
     ("merged.json", Merged),
     ("cost.json", Cost),
     ("falseneg.jsonl", FalsenegPass),
@@ -1049,6 +1124,8 @@ def record_for(path, obj):
         name = "unixwake.json"
     if name.startswith("matrix") and name.endswith(".json"):
         name = "matrix.json"
+    if name.startswith("summary-") and name.endswith(".json"):
+        name = "summary.json"
     if name == "summary.json":
         kind = obj.get("kind") if isinstance(obj, dict) else None
         model = isinstance(obj, dict) and "rwlock" in obj

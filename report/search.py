@@ -1,7 +1,8 @@
 """A loadgen sweep --search (loadgen(1) SWEEP, Search; its --json) as a
 table and as a gnuplot plot: every step a point, met or missed, of each
 objective's percentile against the offered rate, and the capacity with
-its range over the searches."""
+the interval over its independent searches (or, when they disagree, the
+interval of those that found one, said as unstable)."""
 from .files import DataError, number
 from .escape import gnuplot_number, gnuplot_string
 from .plots import datablock, run_gnuplot, head
@@ -83,9 +84,14 @@ def check(j, path):
     if cap is not None:
         where = f"{path}: capacity"
         _object(cap, where)
-        for key in ("target_rate", "max_rate", "searches"):
+        unstable = _flag(cap.get("unstable", False), f"{where}.unstable")
+        # unstable: the searches disagree, and there is no median
+        number(cap.get("target_rate"), f"{where}.target_rate", optional=unstable)
+        for key in ("max_rate", "searches"):
             number(cap.get(key), f"{where}.{key}")
+        # null in a search from before the repeats were independent: one found none
         number(cap.get("min_rate"), f"{where}.min_rate", optional=True)
+        number(cap.get("found", cap["searches"]), f"{where}.found")
         _flag(cap.get("at_least"), f"{where}.at_least")
     bad = j.get("nonmonotonic")
     if bad is not None:
@@ -147,8 +153,9 @@ def table(j, title=None):
 def draw(j, out, title=None):
     """Each objective's percentile (ms, log) against the offered rate, green
     for a step that met, red for one that missed; each objective as a grey
-    dashed line; the capacity (the median) as a vertical line over its
-    range across the searches."""
+    dashed line; the capacity (the median) as a vertical line over the
+    interval of the searches, or that interval alone, said as unstable,
+    when they disagree."""
     blocks, plots = "", []
     values = [us / 1000.0 for us in j["slo"].values()]
     for n, name in enumerate(j["slo"]):
@@ -175,18 +182,27 @@ def draw(j, out, title=None):
                      f'title {gnuplot_string(f"objective {slo_label(name)} <= {fmt_us(us)}")} noenhanced')
     cap = j["capacity"]
     if cap:
-        x = gnuplot_number(cap["target_rate"], "the capacity")
-        label = f"capacity {'at least ' if cap['at_least'] else ''}{_rate(cap['target_rate'])} pps"
-        if cap.get("min_rate") is not None and cap["max_rate"] > cap["min_rate"]:
-            marks += (f"set object rect from first {gnuplot_number(cap['min_rate'])}, graph 0 "
-                      f"to first {gnuplot_number(cap['max_rate'])}, graph 1 "
+        hi = cap["max_rate"]
+        lo = hi if cap.get("min_rate") is None else cap["min_rate"]
+        span = f"{_rate(lo)}-{_rate(hi)}" if hi > lo else _rate(hi)
+        if hi > lo:
+            marks += (f"set object rect from first {gnuplot_number(lo)}, graph 0 "
+                      f"to first {gnuplot_number(hi)}, graph 1 "
                       f'fc rgb "{RANGE_COLOUR}" fs solid 1.0 noborder behind\n')
-            span = f"{_rate(cap['min_rate'])}-{_rate(cap['max_rate'])}"
-            label += f" (median of {cap['searches']:g}; {span})"
-        marks += (f"set arrow from first {x}, graph 0 to first {x}, graph 1 nohead "
-                  f'lc rgb "{CAPACITY_COLOUR}" lw 2 front\n')
-        plots.append(f'NaN with lines lc rgb "{CAPACITY_COLOUR}" lw 2 '
-                     f'title {gnuplot_string(label)} noenhanced')
+        if cap.get("unstable"):
+            label = (f"unstable: a capacity in {cap['found']:g} of {cap['searches']:g} "
+                     f"independent searches ({span} pps), none in the others")
+            plots.append(f'NaN with boxes fc rgb "{RANGE_COLOUR}" fs solid 1.0 '
+                         f'title {gnuplot_string(label)} noenhanced')
+        else:
+            x = gnuplot_number(cap["target_rate"], "the capacity")
+            label = f"capacity {'at least ' if cap['at_least'] else ''}{_rate(cap['target_rate'])} pps"
+            if cap["searches"] > 1:
+                label += f" (median of {cap.get('found', cap['searches']):g} independent searches; {span})"
+            marks += (f"set arrow from first {x}, graph 0 to first {x}, graph 1 nohead "
+                      f'lc rgb "{CAPACITY_COLOUR}" lw 2 front\n')
+            plots.append(f'NaN with lines lc rgb "{CAPACITY_COLOUR}" lw 2 '
+                         f'title {gnuplot_string(label)} noenhanced')
     script = head(820, 540) + blocks + marks + f"""
 set title {gnuplot_string(title or f"{j.get('target', '')}: capacity search")} noenhanced
 set logscale y

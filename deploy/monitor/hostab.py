@@ -1,17 +1,21 @@
 """deploy/monitor/hostab.py: what make host-ab's two test hosts must show
 on relay's /metrics, scraped before and after the scenario: on the stock
-kernel the "fix missing" alert's expression is true and the "late while
-throttled" counter rose; on the patched kernel neither.
+kernel the "fix missing" alert fires and the "late while throttled"
+counter rose (its alert fires); on the patched kernel both stay quiet.
 
+  mk/py deploy.monitor.hostab --results RUN
   mk/py deploy.monitor.hostab --stock [BEFORE,]AFTER --patched [BEFORE,]AFTER
-  mk/py deploy.monitor.hostab --results DIR
 
-DIR is a host A/B run's results: DIR/HOST/scenario/relay-metrics.txt
-(after) and relay-metrics-before.txt (before; none: relay started with the
-scenario, its counters zero) for HOST stock and patched. The alert's
-expression is relay.rules.yml's, evaluated by promtool on the scrapes
-(deploy/monitor/recorded.py). Prints a line per host; exit status 0 both
-as they must be, 1 not, 65 a scrape that cannot be read, 69 no promtool.
+RUN is a host A/B run directory: RUN/HOST/scenario/metrics-before.txt and
+metrics-after.txt (FILES) for HOST stock and patched. A host given AFTER
+alone was scraped as relay started (its counters zero: relay.metrics.prom
+of a run relay began with). Each alert's inputs are read from the scrapes
+(relay_kernel_info's labels; the rise of relay_late_while_throttled_total)
+and what they make of it, fired or quiet, is then asserted by promtool
+on relay.rules.yml's own expressions (deploy/monitor/recorded.py), so
+that the rules and this reading cannot part. Prints a line per host;
+exit status 0 both as they must be, 1 not, 65 a scrape missing or not
+the text format, 69 no promtool, 70 promtool and the inputs disagree.
 """
 import argparse
 import os
@@ -20,76 +24,118 @@ import sys
 from deploy.monitor import exposition, recorded
 
 FIX_ALERT = "RelayKernelFixMissing"
+LATE_ALERT = "RelayLateWhileThrottled"
 LATE = "relay_late_while_throttled_total"
+# Each host's scrapes in a run directory, before and after the scenario.
+FILES = ("scenario/metrics-before.txt", "scenario/metrics-after.txt")
+# Whether each alert must fire on each host.
 WANT = {"stock": True, "patched": False}
+EX_SOFTWARE = 70
+
+
+class Disagree(Exception):
+    """promtool, on the rules file, says otherwise than the inputs read."""
 
 
 def late_rise(before, after):
     """How much LATE grew, summed over the watched groups; None when
-    after has no such sample (relay watched no group)."""
-    def total(text):
-        vs = [v for n, _, v in exposition.samples(text) if n == LATE]
-        return sum(vs) if vs else None
-    a = total(after)
-    if a is None:
+    after has no such sample (relay watched no group). A group's series
+    that before lacks began since, as increase() reads it: it rose by
+    nothing (no before at all: relay started with the run, from 0)."""
+    def by_group(text):
+        return {tuple(sorted(ls.items())): v for n, ls, v in exposition.samples(text) if n == LATE}
+    a = by_group(after)
+    if not a:
         return None
-    b = total(before) if before is not None else 0
-    return a - (b or 0)
+    b = by_group(before) if before is not None else {}
+    return sum(v - b.get(k, 0 if before is None else v) for k, v in a.items())
+
+
+def fix_missing(after):
+    """The relay_kernel_info sample the fix-missing alert matches: its
+    labels, or None (a kernel with the fix, or not PREEMPT_RT)."""
+    for n, ls, v in exposition.samples(after):
+        if n == "relay_kernel_info" and v == 1 and ls.get("preempt_rt") == "yes" \
+                and ls.get("epoll_fix") == "missing":
+            return ls
+    return None
+
+
+def host_state(before, after):
+    """One host's alerts from its scrapes: {alert: "fired" | "quiet"},
+    and the inputs read: the kernel's labels and LATE's rise."""
+    rise = late_rise(before, after)
+    kernel = next((ls for n, ls, _ in exposition.samples(after) if n == "relay_kernel_info"), None)
+    return {FIX_ALERT: "fired" if fix_missing(after) else "quiet",
+            LATE_ALERT: "fired" if rise else "quiet",
+            "kernel": kernel, "late_while_throttled_rise": rise}
 
 
 def check(hosts):
-    """hosts {"stock": (before, after), "patched": ...}: (ok, lines)."""
-    test = recorded.promtool_test(hosts, {h: [FIX_ALERT] for h, fires in WANT.items() if fires},
-                                  only=[FIX_ALERT])
-    fix_ok, said = recorded.run_promtool(test)
-    lines, ok = [], fix_ok
-    if fix_ok:
-        lines.append("%s's expression: true on stock, false on patched (promtool, relay.rules.yml)"
-                     % FIX_ALERT)
-    else:
-        lines.append("the %s expression is not true on stock and false on patched: %s"
-                     % (FIX_ALERT, said.strip().replace("\n", " ")[:600]))
+    """hosts {"stock": (before, after), "patched": ...}, scrapes as text:
+    (ok, lines, states), states each host's host_state. Raises Disagree
+    when promtool's evaluation of the rules is not the inputs'."""
+    states = {h: host_state(*hosts[h]) for h in WANT}
+    alerts = (FIX_ALERT, LATE_ALERT)
+    test = recorded.promtool_test({h: hosts[h] for h in WANT},
+                                  {h: [a for a in alerts if states[h][a] == "fired"] for h in WANT},
+                                  only=list(alerts))
+    agreed, said = recorded.run_promtool(test)
+    if not agreed:
+        raise Disagree("promtool on %s does not agree with the scrapes' %s: %s" % (
+            os.path.basename(recorded.RULES), {h: {a: states[h][a] for a in alerts} for h in WANT},
+            said.strip().replace("\n", " ")[:600]))
+    ok, lines = True, []
     for host, fires in WANT.items():
-        rise = late_rise(*hosts[host])
-        good = rise is not None and (rise > 0) == fires
+        s = states[host]
+        k = s["kernel"] or {}
+        rise = s["late_while_throttled_rise"]
+        good = all((s[a] == "fired") == fires for a in alerts) and rise is not None
         ok &= good
-        lines.append("%s: %s %s, %s" % (
-            host, LATE, "missing (relay watched no group: watch_cgroups)" if rise is None
-            else "rose by %g" % rise, "as it must" if good else
-            "but it must %s" % ("rise" if fires else "not rise")))
-    return ok, lines
+        lines.append("%s: %s %s (preempt_rt=%s, epoll_fix=%s), %s %s (%s %s): %s" % (
+            host, FIX_ALERT, s[FIX_ALERT], k.get("preempt_rt", "?"), k.get("epoll_fix", "?"),
+            LATE_ALERT, s[LATE_ALERT], LATE,
+            "missing: relay watched no group (watch_cgroups)" if rise is None else "rose by %g" % rise,
+            "as it must" if good else "but both must be %s" % ("fired" if fires else "quiet")))
+    return ok, lines, states
 
 
-def from_results(d):
-    files = {}
-    for host in WANT:
-        s = os.path.join(d, host, "scenario")
-        before = os.path.join(s, "relay-metrics-before.txt")
-        files[host] = (before if os.path.exists(before) else None, os.path.join(s, "relay-metrics.txt"))
-    return files
+def run_files(run):
+    """{host: (before, after)}: the paths of a run directory's scrapes."""
+    return {h: tuple(os.path.join(run, h, f) for f in FILES) for h in WANT}
+
+
+def check_run(run):
+    """check() on a host A/B run directory RUN (RUN/HOST/FILES). Raises
+    OSError for a scrape that is not there, exposition.BadExposition for
+    one that is not the text format, recorded.NoPromtool, Disagree."""
+    return check({h: tuple(recorded.read(p) for p in ps) for h, ps in run_files(run).items()})
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="deploy.monitor.hostab", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--results")
+    ap.add_argument("--results", metavar="RUN")
     ap.add_argument("--stock", type=lambda a: recorded.parse_host("stock=" + a)[1:])
     ap.add_argument("--patched", type=lambda a: recorded.parse_host("patched=" + a)[1:])
     a = ap.parse_args(argv)
     if a.results:
-        files = from_results(a.results)
+        files = run_files(a.results)
     elif a.stock and a.patched:
         files = {"stock": a.stock, "patched": a.patched}
     else:
-        ap.error("give --results DIR, or --stock and --patched")
+        ap.error("give --results RUN, or --stock and --patched")
     try:
         hosts = {h: (recorded.read(b) if b else None, recorded.read(af)) for h, (b, af) in files.items()}
-        ok, lines = check(hosts)
+        ok, lines, _ = check(hosts)
     except recorded.NoPromtool as e:
         print("deploy.monitor.hostab: %s" % e, file=sys.stderr)
         return recorded.EX_UNAVAILABLE
-    except (OSError, ValueError, exposition.BadExposition) as e:
+    except (OSError, exposition.BadExposition) as e:
         print("deploy.monitor.hostab: %s" % e, file=sys.stderr)
         return recorded.EX_DATAERR
+    except Disagree as e:
+        print("deploy.monitor.hostab: %s" % e, file=sys.stderr)
+        return EX_SOFTWARE
     for line in lines:
         print(line)
     print("host A/B on /metrics: %s" % ("as it must be" if ok else "NOT as it must be"))

@@ -1,8 +1,10 @@
-"""judge: make capacity's results, from what each kernel's guest left
+"""judge: make capacity's results, from what each repeat's guests left
 (lab/capacity/grid: one loadgen sweep --search per co-tenant quota and
-rate, and the quota search's probes) to capacity.json: each cell's
-capacity with its range and what bounded it, the quota each kernel
-needs for the planned rate, and the headline."""
+rate, and the quota search's probes, in KERNEL/rN for repeat N) to
+capacity.json: each cell's capacity over its independent repeats with
+the interval (lab/capacity/repeats), unstable when they disagree, what
+bounded each search, the relay's stalls with what held it, the quota
+each kernel needs for the planned rate, and the headline."""
 import glob
 import os
 import re
@@ -10,6 +12,10 @@ import re
 from report import formats, search
 from report.files import DataError, number, read_json
 from report.slo import objectives
+
+from . import repeats
+from ..labkit.spec import SpecError, read_back
+from .run import PARAMS
 
 KERNELS = ("stock", "patched")
 
@@ -22,24 +28,23 @@ def _cell_params(d):
             "cotenant_spin_us": cell.cotenant_spin_us}
 
 
-def _step(k, s):
-    r = s.get("result") or {}
-    watched = r.get("watched_cgroup") or {}
+def _step(k, r, s):
+    res = s.get("result") or {}
+    watched = res.get("watched_cgroup") or {}
     hgrm = s.get("hgrm")
-    lat = (r.get("latency_us") or {}).get("corrected")
+    lat = (res.get("latency_us") or {}).get("corrected")
     if not isinstance(lat, dict):
-        raise DataError(f"{k}: search {s['search']:g} at {s['target_rate']:g} pps: "
-                        "no result.latency_us.corrected")
+        raise DataError(f"{k} repeat {r}: at {s['target_rate']:g} pps: no result.latency_us.corrected")
     return {
-        "search": s["search"], "target_rate": s["target_rate"],
-        "achieved_rate": r.get("achieved_rate"), "meets_slo": s["meets_slo"],
+        "repeat": r, "target_rate": s["target_rate"],
+        "achieved_rate": res.get("achieved_rate"), "meets_slo": s["meets_slo"],
         "why": s.get("why"), "cause": s.get("cause"), "saturated": s.get("saturated", False),
-        "latency_us": lat, "sent": r.get("sent"), "lost": r.get("lost"),
+        "latency_us": lat, "sent": res.get("sent"), "lost": res.get("lost"),
         "throttled_periods": watched.get("nr_throttled"),
         "throttled_us": watched.get("throttled_us"),
         "periods": watched.get("nr_periods"),
-        # the guest's /results is <kernel>/results on the host
-        "hgrm": re.sub(r"^/results/", f"{k}/results/", hgrm) if hgrm else None,
+        # the guest's /results is <kernel>/r<repeat>/results on the host
+        "hgrm": re.sub(r"^/results/", f"{k}/r{r}/results/", hgrm) if hgrm else None,
     }
 
 
@@ -51,16 +56,23 @@ CAUSES = {"lock": "RT waits on the ready-list lock held by a throttled task",
           "objective": "the latency objective", "sender": "the load generator could not send the rate"}
 
 
-def trace_steps(d, c):
-    """Each step's cause from the cell's kernel trace (lab/ktrace's
-    chains.json, beside the co-tenant's results), when it was traced."""
+def _chains(d):
+    """A repeat's cell's chains.json (lab/ktrace/explain, beside the
+    co-tenant's results), or None when it was not traced."""
     path = os.path.join(d, "cotenant", "chains.json")
-    if not os.path.exists(path):
+    return formats.read(formats.Chains, path) if os.path.exists(path) else None
+
+
+def trace_steps(d, steps):
+    """Each of STEPS (one repeat's, in order) given its cause from the
+    cell's kernel trace (chains.json), when it was traced."""
+    doc = _chains(d)
+    if doc is None:
         return
-    steps = formats.read(formats.Chains, path).steps
-    if steps is None or len(steps) != len(c["steps"]):
-        raise DataError(f"{path}: steps: {len(steps or [])} of them, the search had {len(c['steps'])}")
-    for mine, theirs in zip(c["steps"], steps):
+    path = os.path.join(d, "cotenant", "chains.json")
+    if doc.steps is None or len(doc.steps) != len(steps):
+        raise DataError(f"{path}: steps: {len(doc.steps or [])} of them, the search had {len(steps)}")
+    for mine, theirs in zip(steps, doc.steps):
         if not mine["meets_slo"]:
             mine["cause"] = theirs.cause or mine["cause"]
         mine["trace"] = {"covered": True if theirs.covered is None else theirs.covered,
@@ -68,64 +80,137 @@ def trace_steps(d, c):
                          "relay_cpu_share": theirs.relay_cpu_share}
 
 
-def search_limits(c, intervals):
-    """Each search's end with what bounded it: the cause of the step that
+def _stalls(d, r):
+    """The relay's stalls in one repeat's cell, each with what held it
+    (lab/ktrace/explain's chain) or why the trace could not say:
+    [{"repeat", "start_s", "length_ms", "explained", "chain", "text"}]."""
+    doc = _chains(d)
+    if doc is None:
+        return []
+    out = []
+    for st in doc.stalls:
+        out.append({"repeat": r, "start_s": st.get("start_s"), "length_ms": st.get("length_ms"),
+                    "explained": "unexplained" not in st, "chain": st.get("chain"),
+                    "held_by": st.get("held_by"),
+                    "text": st.get("line") or st.get("unexplained") or "explained"})
+    return out
+
+
+def search_limit(steps, i):
+    """A search's end with what bounded it: the cause of the step that
     missed at its first missed rate (the lowest rate for "none"); a
     ceiling of loadgen's for "to" and "sender"."""
-    out = []
-    for i in intervals:
-        n, end = i["search"], i["end"]
-        missed = [s for s in c["steps"] if s["search"] == n and not s["meets_slo"]
-                  and i.get("missed") is not None and s["target_rate"] == i["missed"]]
-        cause = {"to": "ceiling", "sender": "ceiling"}.get(end) or \
-            (missed[-1]["cause"] if missed else None)
-        out.append({"search": n, "end": end, "met_pps": i.get("met"), "missed_pps": i.get("missed"),
-                    "steps": i.get("steps"), "limit": cause,
-                    "warm_start_pps": i.get("start") if i.get("warm") else None})
-    return out
+    missed = [s for s in steps if not s["meets_slo"]
+              and i.get("missed") is not None and s["target_rate"] == i["missed"]]
+    cause = {"to": "ceiling", "sender": "ceiling"}.get(i["end"]) or \
+        (missed[-1]["cause"] if missed else None)
+    return {"end": i["end"], "met_pps": i.get("met"), "missed_pps": i.get("missed"),
+            "steps": i.get("steps"), "limit": cause}
 
 
 def _problems(d):
     """What the grid wrote in D when a cell or a probe went wrong: its
     failure, or a co-tenant that ended before the RT load did."""
-    return [open(os.path.join(d, f), encoding="utf-8").read().strip()
-            for f in ("failed", "cotenant-ended-early") if os.path.exists(os.path.join(d, f))]
+    out = []
+    for f in ("failed", "cotenant-ended-early"):
+        if os.path.exists(os.path.join(d, f)):
+            with open(os.path.join(d, f), encoding="utf-8") as fh:
+                out.append(fh.read().strip())
+    return out
 
 
-def _cell(run_dir, k, d):
-    ran = _cell_params(d)
-    problems = _problems(d)
-    c = {**ran, "capacity_pps": None, "capacity": None, "at_least": False, "limit": None,
-         "monotonic": None, "nonmonotonic": None, "verdict": None, "why_not": None,
-         "problems": problems, "searches": [], "rates": [], "steps": []}
-    path = os.path.join(d, "sweep.json")
-    if not os.path.exists(path):
-        c["problems"].append("no sweep.json: the searches did not finish")
-        return c, None
-    j = read_json(path)
-    if not search.is_search(j):
-        raise DataError(f"{path}: not a loadgen sweep --search (mode {j.get('mode')!r})")
-    search.check(j, path)
-    cap = j["capacity"]
-    c.update(monotonic=j.get("monotonic"), nonmonotonic=j.get("nonmonotonic"),
-             verdict=j["verdict"], rates=j["rates"], steps=[_step(k, x) for x in j["steps"]])
-    trace_steps(d, c)
-    c["searches"] = search_limits(c, j["intervals"])
-    if cap:
-        c["capacity"] = {"median_pps": cap["target_rate"], "min_pps": cap.get("min_rate"),
-                         "max_pps": cap["max_rate"], "searches": cap["searches"]}
-        c.update(capacity_pps=cap["target_rate"], at_least=cap["at_least"])
+def _rates(steps):
+    """Every rate tried over the repeats, ascending: runs and how many met."""
+    rates = {}
+    for s in steps:
+        r = rates.setdefault(s["target_rate"], {"target_rate": s["target_rate"], "runs": 0, "met": 0})
+        r["runs"] += 1
+        r["met"] += bool(s["meets_slo"])
+    return [dict(r, fraction_met=r["met"] / r["runs"]) for _, r in sorted(rates.items())]
+
+
+def _nonmonotonic(steps):
+    """A rate that missed (on the target's account: not loadgen's
+    sender) below the highest that met, in one repeat or across them:
+    "26864 pps met (repeat 2) above 24710 pps missed (repeat 3)", or None."""
+    met = [s for s in steps if s["meets_slo"]]
+    if not met:
+        return None
+    top = max(met, key=lambda s: s["target_rate"])
+    below = sorted((s for s in steps if not s["meets_slo"] and s["cause"] != "sender"
+                    and s["target_rate"] < top["target_rate"]), key=lambda s: s["target_rate"])
+    if not below:
+        return None
+    return (f"{top['target_rate']:.0f} pps met (repeat {top['repeat']}) above "
+            + ", ".join(f"{s['target_rate']:.0f} pps missed (repeat {s['repeat']})" for s in below))
+
+
+def _cell(k, reps):
+    """One cell of kernel K over its repeats REPS ([(repeat, the cell's
+    directory in it)]): the capacity over the repeats that ran without a
+    problem (lab/capacity/repeats), every repeat's search, steps and
+    stalls, and the problems of the others."""
+    ran = None
+    c = {"capacity_pps": None, "capacity": None, "at_least": False, "limit": None,
+         "monotonic": None, "nonmonotonic": None, "verdicts": [], "why_not": None,
+         "problems": [], "searches": [], "rates": [], "steps": [], "stalls": []}
+    clean, slo = [], None
+    for r, d in reps:
+        mine = _cell_params(d)
+        if ran is not None and mine != ran:
+            raise DataError(f"{d}/cell.json: {mine} is not what the other repeats ran, {ran}")
+        ran = mine
+        problems = [f"repeat {r}: {p}" for p in _problems(d)]
+        path = os.path.join(d, "sweep.json")
+        if not os.path.exists(path):
+            c["problems"] += problems or [f"repeat {r}: no sweep.json: the search did not finish"]
+            continue
+        j = read_json(path)
+        if not search.is_search(j):
+            raise DataError(f"{path}: not a loadgen sweep --search (mode {j.get('mode')!r})")
+        search.check(j, path)
+        if len(j["intervals"]) != 1:
+            raise DataError(f"{path}: {len(j['intervals'])} searches, a repeat runs one")
+        if slo is not None and j["slo"] != slo:
+            raise DataError(f"{path}: objectives {j['slo']} differ from {slo}")
+        slo = j["slo"]
+        steps = [_step(k, r, x) for x in j["steps"]]
+        trace_steps(d, steps)
+        end = dict(search_limit(steps, j["intervals"][0]), repeat=r)
+        c["steps"] += steps
+        c["searches"].append(end)
+        c["verdicts"].append(f"repeat {r}: {j['verdict']}")
+        c["stalls"] += _stalls(d, r)
+        # a repeat whose co-tenant was not there throughout proves nothing
+        c["problems"] += problems
+        if not problems:
+            clean.append(repeats.Repeat(r, end["end"], end["met_pps"], end["end"] in ("to", "sender")))
+    c.update(ran or {})
+    c["capacity"] = repeats.combine(clean)
+    if c["capacity"]:
+        c.update(capacity_pps=c["capacity"]["median_pps"], at_least=c["capacity"]["at_least"])
+    c["rates"] = _rates(c["steps"])
+    c["nonmonotonic"] = _nonmonotonic(c["steps"])
+    c["monotonic"] = c["nonmonotonic"] is None if c["steps"] else None
     limits = [s["limit"] for s in c["searches"] if s["limit"]]
     c["limit"] = max(set(limits), key=limits.count) if limits else None
     fail = next((x for x in c["steps"] if not x["meets_slo"]), None)
     if fail:
-        why = fail.get("why")
+        why_ = fail.get("why")
         cause = CAUSES.get(fail.get("cause"))
-        c["why_not"] = (f"search {fail['search']:g}, {fail['target_rate']:.0f} pps: "
-                        + (f"{cause} ({why})" if cause else str(why)))
-    if problems:  # a cell whose co-tenant was not there throughout proves nothing
-        c["capacity_pps"] = c["capacity"] = None
-    return c, j
+        c["why_not"] = (f"repeat {fail['repeat']}, {fail['target_rate']:.0f} pps: "
+                        + (f"{cause} ({why_})" if cause else str(why_)))
+    return c, slo
+
+
+def _repeat_dirs(run_dir, k):
+    """Kernel K's repeats: [(repeat, its directory)] in order (K/r1, ...)."""
+    out = []
+    for d in glob.glob(os.path.join(run_dir, k, "r*")):
+        m = re.fullmatch(r"r([1-9][0-9]{0,3})", os.path.basename(d))
+        if m and os.path.isdir(d):
+            out.append((int(m[1]), d))
+    return sorted(out)
 
 
 def headline_cell(kernels):
@@ -149,35 +234,34 @@ def pps(x):
 
 
 def cap_text(c):
-    """A cell's capacity: "none (lock)", "26000 pps (24000-28000, 3
-    searches; cpu)", ">= 60000 pps (the highest tried)"."""
+    """A cell's capacity over its repeats: "none (3 repeats; lock)",
+    "26000 pps (24000-28000 over 3 repeats; cpu)", "unstable: found in 2
+    of 3 repeats (21000-23000 pps; lock)", ">= 60000 pps (... a ceiling
+    of loadgen's)"."""
     if c is None:
         return "no result"
-    if c["problems"]:
+    cap = c["capacity"]
+    if cap is None:
         return "no result (a problem, below)"
     limit = c.get("limit")
-    if c["capacity_pps"] is None:
-        return "none" + (f" ({limit})" if limit else "")
-    cap = c["capacity"]
-    n = cap["searches"]
-    span = (f"{pps(cap['min_pps'])}-{pps(cap['max_pps'])}, {n} searches" if n > 1
-            else "1 search")
-    if c["at_least"]:
-        return f">= {c['capacity_pps']:.0f} pps ({span}; a ceiling of loadgen's)"
-    return f"{c['capacity_pps']:.0f} pps ({span}" + (f"; {limit})" if limit else ")")
+    text = repeats.text(cap)
+    if limit and not cap["at_least"] and text.endswith(")"):
+        text = text[:-1] + f"; {limit})"
+    left = len(c["problems"])
+    return text + (f" [{left} repeat{'s' if left != 1 else ''} left out: a problem]" if left else "")
 
 
 def quota_for(kernel, rate, crate):
     """The tightest co-tenant quota of the grid from which up every quota
-    met RATE in every search (the lowest capacity of its searches at or
-    above it): {cpu_quota_pct, tightest_tried}, or None when even the
-    loosest did not."""
+    met RATE in every repeat (the lowest capacity of its repeats at or
+    above it, none unstable): {cpu_quota_pct, tightest_tried}, or None
+    when even the loosest did not."""
     cells = sorted((c for c in kernel["by_quota"] if c["cotenant_rate_pps"] == crate),
                    key=lambda c: c["cpu_quota_pct"])
     ok = None
     for c in reversed(cells):
         cap = c["capacity"]
-        if not cap or cap["min_pps"] is None or cap["min_pps"] < rate or c["problems"]:
+        if not cap or cap["unstable"] or cap["min_pps"] is None or cap["min_pps"] < rate:
             break
         ok = c["cpu_quota_pct"]
     if ok is None:
@@ -191,19 +275,17 @@ def quota_text(q, quotas):
     return f"{q['cpu_quota_pct']} %" + (" (the tightest tried)" if q["tightest_tried"] else "")
 
 
-def quota_search(run_dir, k, plan):
-    """Kernel K's quota search (lab/capacity/grid: the tightest co-tenant
-    quota at which the planned RT rate met, with a co-tenant of a fixed
-    CPU demand): every probe in order, the tightest quota that met and the
-    loosest that missed; None when the plan ran none."""
-    if plan.get("quota_search") != "on":
-        return None
+def _probes(rdir, k, r):
+    """One repeat's quota search (lab/capacity/grid: the tightest
+    co-tenant quota at which the planned RT rate met, with a co-tenant of
+    a fixed CPU demand): every probe in order, the tightest quota that
+    met and the loosest that missed."""
     probes = []
-    for f in glob.glob(os.path.join(run_dir, k, "results", "grid", "threshold", "q*", "probe.json")):
+    for f in glob.glob(os.path.join(rdir, "results", "grid", "threshold", "q*", "probe.json")):
         d = os.path.dirname(f)
         p = formats.read(formats.Probe, f)
         problems = _problems(d)
-        row = {"probe": p.probe, "cpu_quota_pct": p.cpu_quota_pct,
+        row = {"repeat": r, "probe": p.probe, "cpu_quota_pct": p.cpu_quota_pct,
                "met": None, "cause": None, "why": None, "p99_9_us": None,
                "throttled_periods": None, "problems": problems}
         sw = os.path.join(d, "sweep.json")
@@ -214,23 +296,41 @@ def quota_search(run_dir, k, plan):
             steps = j.get("steps") if isinstance(j, dict) else None
             if not isinstance(steps, list) or len(steps) != 1:
                 raise DataError(f"{sw}: expected one step")
-            st = _step(k, {**steps[0], "search": 1})
+            st = _step(k, r, steps[0])
             row.update(met=st["meets_slo"], cause=st["cause"], why=st["why"],
                        p99_9_us=st["latency_us"].get("p99_9"),
                        throttled_periods=st["throttled_periods"])
         probes.append(row)
-    probes.sort(key=lambda r: r["probe"])
-    met = [r["cpu_quota_pct"] for r in probes if r["met"] is True]
-    missed = [r["cpu_quota_pct"] for r in probes if r["met"] is False]
+    probes.sort(key=lambda x: x["probe"])
+    met = [x["cpu_quota_pct"] for x in probes if x["met"] is True]
+    missed = [x["cpu_quota_pct"] for x in probes if x["met"] is False]
+    return {"repeat": r, "tightest_met_pct": min(met) if met else None,
+            "loosest_missed_pct": max(missed) if missed else None,
+            "monotonic": not (met and missed and max(missed) > min(met)),
+            "problems": [f"repeat {r}, probe {x['probe']} at {x['cpu_quota_pct']} %: {p}"
+                         for x in probes for p in x["problems"]],
+            "probes": probes}
+
+
+def quota_search(run_dir, k, plan):
+    """Kernel K's quota searches, one a repeat (_probes), and the tightest
+    quota over the repeats that ran without a problem as the cells'
+    capacity is (lab/capacity/repeats): the median and the interval, none
+    when every repeat missed at the highest quota, unstable when some did
+    and some met; None when the plan ran none."""
+    if plan.get("quota_search") != "on":
+        return None
+    reps = [_probes(d, k, r) for r, d in _repeat_dirs(run_dir, k)]
+    clean = [x for x in reps if x["probes"] and not x["problems"]]
     return {"planned_rate_pps": plan["planned_rate_pps"], "demand_pct": plan["threshold_demand_pct"],
             "quota_range_pct": plan["threshold_quota_pct"],
             "resolution_pct": plan["threshold_resolution_pct"],
-            "tightest_met_pct": min(met) if met else None,
-            "loosest_missed_pct": max(missed) if missed else None,
-            "monotonic": not (met and missed and max(missed) > min(met)),
-            "problems": [f"probe {r['probe']} at {r['cpu_quota_pct']} %: {p}"
-                         for r in probes for p in r["problems"]],
-            "probes": probes}
+            "tightest": repeats.combine([repeats.Repeat(x["repeat"], "none" if x["tightest_met_pct"] is None
+                                                        else "found", x["tightest_met_pct"])
+                                         for x in clean]),
+            "problems": [p for x in reps for p in x["problems"]]
+            + [f"repeat {x['repeat']}: no probe ran" for x in reps if not x["probes"]],
+            "repeats": reps}
 
 
 def cotenant_wants(t):
@@ -240,25 +340,48 @@ def cotenant_wants(t):
     return "a co-tenant wanting only what its sends cost"
 
 
-def threshold_text(t):
-    """A kernel's quota search: "70 % (65 % missed; throttled)", "any
+def threshold_one(x):
+    """One repeat's quota search: "70 % (65 % missed; throttled)", "any
     (met at 5 %, the lowest tried)", "none (missed at 95 %, the highest
     tried; lock)"."""
-    if t is None:
-        return "not searched"
-    if t["problems"] or not t["probes"]:
+    if x["problems"] or not x["probes"]:
         return "no result (a problem, below)"
-    lo, hi = t["quota_range_pct"]
-    tight, loose = t["tightest_met_pct"], t["loosest_missed_pct"]
-    cause = next((r["cause"] for r in t["probes"]
+    tight, loose = x["tightest_met_pct"], x["loosest_missed_pct"]
+    cause = next((r["cause"] for r in x["probes"]
                   if r["met"] is False and r["cpu_quota_pct"] == loose), None)
-    why = f"; {cause}" if cause else ""
+    why_ = f"; {cause}" if cause else ""
     if tight is None:
-        return f"none (missed at {loose} %, the highest tried{why})"
+        return f"none (missed at {loose} %, the highest tried{why_})"
     if loose is None:
         return f"any (met at {tight} %, the lowest tried)"
-    order = "" if t["monotonic"] else "; not monotonic"
-    return f"{tight} % ({loose} % missed{why}{order})"
+    order = "" if x["monotonic"] else "; not monotonic"
+    return f"{tight} % ({loose} % missed{why_}{order})"
+
+
+def threshold_text(t):
+    """A kernel's quota searches over its repeats: one repeat's words
+    (threshold_one), or "46 % (41-46 % over 3 repeats)", "any (met at 10
+    %, the lowest tried, in 3 repeats)", "none (3 repeats)", "unstable: a
+    quota that met in 2 of 3 repeats (41-46 %)"."""
+    if t is None:
+        return "not searched"
+    c = t["tightest"]
+    if c is None:
+        return "no result (a problem, below)"
+    clean = [x for x in t["repeats"] if x["probes"] and not x["problems"]]
+    if c["repeats"] == 1:
+        return threshold_one(clean[0])
+    n = c["repeats"]
+    lo, hi = t["quota_range_pct"]
+    if c["unstable"]:
+        span = (f"{c['min_pps']:.0f}-{c['max_pps']:.0f}" if c["max_pps"] > c["min_pps"]
+                else f"{c['max_pps']:.0f}")
+        return f"unstable: a quota that met in {c['found']} of {n} repeats ({span} %)"
+    if not c["found"]:
+        return f"none (missed at {hi} %, the highest tried, in {n} repeats)"
+    if all(x["loosest_missed_pct"] is None for x in clean):
+        return f"any (met at {lo} %, the lowest tried, in {n} repeats)"
+    return f"{c['median_pps']:.0f} % ({c['min_pps']:.0f}-{c['max_pps']:.0f} % over {n} repeats)"
 
 
 def build(run_dir):
@@ -268,25 +391,38 @@ def build(run_dir):
     spec = formats.read(formats.Spec, spec_path)
     if spec.capacity is None:
         raise DataError(f"{spec_path}: not a capacity run's spec (no \"capacity\" object)")
-    plan = spec.capacity
+    try:
+        plan = read_back(spec.capacity, PARAMS, f"{spec_path}: capacity")
+    except SpecError as e:
+        raise DataError(str(e))
     kernels, slo = {}, None
     for k in KERNELS:
-        boot_path = os.path.join(run_dir, k, "boot.json")
-        boot = (formats.read(formats.Boot, boot_path) if os.path.exists(boot_path)
-                else formats.Boot(outcome="no-results"))
+        reps = _repeat_dirs(run_dir, k)
+        boots = []
+        for r, d in reps:
+            path = os.path.join(d, "boot.json")
+            boot = (formats.read(formats.Boot, path) if os.path.exists(path)
+                    else formats.Boot(outcome="no-results"))
+            boots.append({"repeat": r, "outcome": boot.outcome, "version": boot.version,
+                          "salt_us": boot.salt_us, "wall_s": boot.wall_s})
+        by_name = {}
+        for r, d in reps:
+            for f in glob.glob(os.path.join(d, "results", "grid", "*", "cell.json")):
+                by_name.setdefault(os.path.basename(os.path.dirname(f)), []).append((r, os.path.dirname(f)))
         cells = []
-        dirs = sorted(os.path.dirname(f) for f in
-                      glob.glob(os.path.join(run_dir, k, "results", "grid", "*", "cell.json")))
-        for d in dirs:
-            c, j = _cell(run_dir, k, d)
+        for name in sorted(by_name):
+            c, j = _cell(k, by_name[name])
             cells.append(c)
             if j is not None:
-                if slo is not None and j["slo"] != slo:
-                    raise DataError(f"{d}: objectives {j['slo']} differ from {slo}")
-                slo = j["slo"]
+                if slo is not None and j != slo:
+                    raise DataError(f"{k} {name}: objectives {j} differ from {slo}")
+                slo = j
         cells.sort(key=lambda c: (c["cotenant_rate_pps"], c["cpu_quota_pct"]))
-        kernels[k] = {"outcome": boot.outcome, "version": boot.version,
-                      "by_quota": cells, "quota_threshold": quota_search(run_dir, k, plan)}
+        outcomes = sorted({b["outcome"] for b in boots})
+        kernels[k] = {"outcome": outcomes[0] if len(outcomes) == 1 else ", ".join(
+                          f"r{b['repeat']} {b['outcome']}" for b in boots) if boots else "no-results",
+                      "version": next((b["version"] for b in boots if b["version"]), None),
+                      "repeats": boots, "by_quota": cells, "quota_threshold": quota_search(run_dir, k, plan)}
     if slo is None:
         raise DataError(f"{run_dir}: no kernel left a sweep.json (see */console.log)")
     best = headline_cell(kernels)

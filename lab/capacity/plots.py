@@ -65,31 +65,37 @@ plot $h using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, $l using 1:2:3 with 
 
 def capacity_plot(cap, crate, out):
     """Each kernel's capacity against the co-tenant quota: the median of
-    its searches, the range as an error bar; "none" on the axis as a
-    cross, a ceiling of loadgen's as a triangle."""
+    its repeats, the interval over them as an error bar; an unstable cell
+    (some repeats found one, some none) as its interval alone, without a
+    median; "none" on the axis as a cross, a ceiling of loadgen's as a
+    triangle."""
     blocks, plots, top = "", [], 1.0
     for i, k in enumerate(KERNELS):
-        found, none, ceil = [], [], []
+        found, none, ceil, shaky = [], [], [], []
         for c in cells_of(cap, k, crate):
             q, cp = c["cpu_quota_pct"], c["capacity"]
-            if cp is None:
+            if cp is None or (not cp["found"]):
                 none.append((q, 0))
+            elif cp["unstable"]:
+                shaky.append((q, (cp["min_pps"] + cp["max_pps"]) / 2, cp["min_pps"], cp["max_pps"]))
             elif c["at_least"]:
                 ceil.append((q, cp["median_pps"]))
             else:
-                found.append((q, cp["median_pps"], cp["min_pps"] or 0, cp["max_pps"]))
-            top = max(top, cp["max_pps"] if cp else 0)
+                found.append((q, cp["median_pps"], cp["min_pps"], cp["max_pps"]))
+            top = max(top, (cp or {}).get("max_pps") or 0)
         colour = COLOURS[i]
         for name, rows, style in (
                 (f"f{i}", found, f'with yerrorbars lw 2 pt 7 ps 1.2 lc rgb "{colour}" title '
-                                 f'{gnuplot_string(f"{k}: median, range of the searches")}'),
+                                 f'{gnuplot_string(f"{k}: median, interval over the repeats")}'),
+                (f"u{i}", shaky, f'with yerrorbars lw 2 dt 3 pt 0 ps 0 lc rgb "{colour}" title '
+                                 f'{gnuplot_string(f"{k}: unstable (interval of those that found one)")}'),
                 (f"n{i}", none, f'with points pt 2 ps 2 lw 3 lc rgb "{colour}" title '
                                 f'{gnuplot_string(f"{k}: none")}'),
                 (f"c{i}", ceil, f'with points pt 9 ps 1.8 lc rgb "{colour}" title '
                                 f'{gnuplot_string(f"{k}: at least (loadgen ceiling)")}')):
             if rows:
                 blocks += datablock(name, sorted(rows))
-                plots.append(f"${name} using 1:2" + (":3:4 " if name[0] == "f" else " ") + style)
+                plots.append(f"${name} using 1:2" + (":3:4 " if name[0] in "fu" else " ") + style)
         if found:
             plots.append(f'$f{i} using 1:2 with lines lw 1.5 dt 2 lc rgb "{colour}" notitle')
     if not plots:
@@ -119,7 +125,8 @@ def draw_all(cap, plot_dir):
         tag = "" if len(crates) == 1 else f"-c{crate}"
         f = f"capacity{tag}.svg"
         if capacity_plot(cap, crate, os.path.join(plot_dir, f)):
-            made.append((f, "both kernels: capacity against the co-tenant quota, with its range"))
+            made.append((f, "both kernels: capacity against the co-tenant quota, "
+                            "with the interval over the repeats"))
         for k in KERNELS:
             f = f"heatmap-{k}{tag}.svg"
             if heatmap(cap, k, crate, os.path.join(plot_dir, f), cb):

@@ -9,7 +9,7 @@ wrote: scenario.json, relay.json, loadgen.json, cpu.stat, ...).
 import os
 from dataclasses import dataclass
 
-from report.files import DataError, number, read_timeseries
+from report.files import DataError, number, read_json, read_timeseries
 from report import formats
 
 from . import margins
@@ -65,6 +65,11 @@ def kernel_summary(kdir, rule):
            "wall_s": boot.wall_s,
            "timeout_s": boot.timeout_s}
     res = os.path.join(kdir, "results")
+    # What the driver knew of the image before it booted (lab/labkit's
+    # kernels.described): how it was obtained, its lock, its throttle model.
+    facts = os.path.join(kdir, "kernel.json")
+    if os.path.exists(facts):
+        out["image_facts"] = read_json(facts)
     # A guest that finished its scenario and then never sent its results
     # hung in the harness (or after the run), not in the run: no evidence
     # either way.
@@ -204,16 +209,25 @@ def why(res):
     ch = formats.read(formats.Chains, path)
     try:
         stalls = [s for s in ch.stalls if isinstance(s.get("chain"), dict)]
-        worst = max(stalls, key=lambda s: number(s["chain"]["wait"]["ms"], path, True) or 0, default=None)
-        worst_late = max(ch.late, key=lambda r: number(r["latency_ms"], path, True) or 0, default=None)
+        wait_ms = f"{path}: stalls[].chain.wait.ms"
+        worst = max(stalls, key=lambda s: number(s["chain"]["wait"]["ms"], wait_ms, True) or 0, default=None)
+        late_ms = f"{path}: late[].latency_ms"
+        worst_late = max(ch.late, key=lambda r: number(r["latency_ms"], late_ms, True) or 0, default=None)
         non_rt = next((s["non_rt_waiter"] for s in ch.stalls if s.get("non_rt_waiter")),
                       ch.longest_non_rt_wait)
     except (KeyError, TypeError, AttributeError) as e:
         raise DataError(f"{path}: a stall or an RT datagram without its chain's fields ({e})")
+    raw = formats.raw(ch)
     return {"line": ch.line, "totals": formats.raw(ch.totals), "trace": formats.raw(ch.trace),
             "contentions": formats.raw(ch.contentions), "worst_stall": worst, "worst_late": worst_late,
             "non_rt_waiter": non_rt, "longest_rt_wait": ch.longest_rt_wait,
             "softirq_held": ch.softirq_held, "freezes": _freezes(ch.freezes, path),
+            # The quota period's timer, the throttle model and what the
+            # cgroup and its tasks were throttled (null in a chains.json
+            # from before they were traced).
+            "quota_timer": raw.get("quota_timer"), "throttling": raw.get("throttling"),
+            "timer_tick": raw.get("timer_tick"),
+            "throttle_model": raw.get("throttle_model"), "ready_list_lock": raw.get("ready_list_lock"),
             "chains": os.path.relpath(path, os.path.dirname(os.path.dirname(res)))}
 
 

@@ -1,29 +1,51 @@
-"""matrix: make demo-matrix. The demo on each pair of kernels a
-Debian 12 user meets, one after the other, then one page with a row per
-pair and a link to each pair's own report.
+"""matrix: make demo-matrix. The demo on each pair of kernels, one after
+the other, then one page: a row per kernel (how it was obtained, its
+ep->lock, its CFS throttle model as the kernel that ran has it), a column
+per waiter (lab/demo/cells.py), one sentence per fix, and a row per pair
+with make demo's verdicts, each linked to that demo's report.
 
-  6.12      the default pair: Debian's linux-source-6.12 with the project's
-            config; stock is the same tree with the fix reversed
-  6.1       Debian 12's RT line: Debian's linux 6.1 source with its own RT
-            patches; stock is the fix reversed
-  6.1.8-rt  the historical kernel: Debian's linux 6.1.8-1 as bookworm
-            released it (the rwlock as shipped), against Debian's own signed
-            RT image of today (kernel/debian-images.conf), both as shipped
+  6.12           the default pair: Debian's linux-source-6.12 with the
+                 project's config; stock is the same tree with the fix
+                 reversed
+  6.1            Debian 12's RT line: Debian's linux 6.1 source with its own
+                 RT patches; stock is the fix reversed
+  6.1.8-rt       the historical kernel: Debian's linux 6.1.8-1 as bookworm
+                 released it (the rwlock as shipped), against Debian's own
+                 signed RT image of today (kernel/debian-images.conf)
+  debian13       Debian 13's signed 6.16.12 (neither change) against 6.17.13
+                 (the epoll change), as shipped
+  debian13-task  Debian 13's signed 6.18.12 against 7.3.4, both with both
+                 changes (the task-based throttle of v6.18), as shipped
+  7.3            Debian 13's linux-source-7.3 built: ep->lock an rwlock
+                 again (the task-based throttle alone) against as shipped
+  packages       the kernels of --stock-package and --patched-package
+                 (as make demo takes them), when given
 
-  lab/demo/matrix [--results DIR] [--pairs 6.12,6.1,6.1.8-rt] [FLAG VALUE]...
+  lab/demo/matrix [--results DIR] [--pairs P,...] [--runs N[,M]]
+                  [--stock-package DEB[,DEB] --patched-package DEB[,DEB]] [FLAG VALUE]...
+  lab/demo/matrix --again RUN [MORE...]
+                  RUN's matrix.json, .md and .html made anew from its demos' run
+                  directories (no guest boots; from its demos' logs if it stopped
+                  before its end), with the pairs of each MORE run added
 
 Flags go to every lab/demo/run (scenario parameters, --trace, --clock).
-Each pair runs the demo twice: the co-tenant's sends wake the relay over
-loopback UDP (the default), then over AF_UNIX (--af-unix 1), which Debian's
-6.1 RT kernels' timer softirq thread cannot cut short.
+Each pair runs the demo N times with the co-tenant's sends waking the
+relay over AF_UNIX (--af-unix 1, the demo's default; N 1), then M times
+over loopback UDP (--af-unix 0; M 1, 0: none), each run on its own
+trajectory (its run id salts the guest's start).
 Writes DIR/<date>-<id>-demo-matrix/ (DIR: results/ in the source tree)
-with each pair's run directory, matrix.json, matrix.md and matrix.html,
+with each pair's run directories, matrix.json, matrix.md and matrix.html,
 and points DIR/latest-demo-matrix at it.
 Exit status: 0 every demo has its report; 1 one has none (its cell says
-why); 2 bad arguments.
+why); 2 bad arguments; 7 a kernel package the guest cannot run on;
+65 (--again) RUN has neither a matrix.json this program wrote nor a
+demo's log.
 """
 import html
+import io
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -35,37 +57,31 @@ from report.page import frame
 from ..labkit import TOP, kernels
 from ..labkit.run import LabError, Run, main, write_json
 from ..labkit.spec import Parser
+from . import cells
 
 PROG = "lab/demo/matrix"
 HERE = os.path.dirname(os.path.realpath(__file__))
 # pair -> (what it is, where its stock and its patched image come from: a
-# kernel line of kernel/lines/, or "debian:" and a name of
-# kernel/debian-images.conf; the kernel line the run records)
+# kernel line of kernel/lines/, "debian:" and a name of
+# kernel/debian-images.conf, or "package" (--stock-package/--patched-
+# package); the kernel line the run records, None for images given)
 PAIRS = {
     "6.12": ("6.12 reconstruction (the default pair)", "6.12", "6.12", "6.12"),
     "6.1": ("6.1-rt reconstruction (Debian 12's RT line)", "6.1", "6.1", "6.1"),
     "6.1.8-rt": ("historical 6.1.8-rt against Debian's signed 6.1 RT image", "6.1.8-rt",
                  "debian:6.1-rt-signed", "6.1"),
+    "debian13": ("Debian 13's signed 6.16.12 against 6.17.13, as shipped", "debian:6.16-rt-signed",
+                 "debian:6.17-rt-signed", None),
+    "debian13-task": ("Debian 13's signed 6.18.12 against 7.3.4, as shipped (both changes each)",
+                      "debian:6.18-rt-signed", "debian:7.3-rt-signed", None),
+    "7.3": ("7.3 built: ep->lock an rwlock again against as shipped", "7.3", "7.3", "7.3"),
 }
+PACKAGES = ("the packages given (--stock-package, --patched-package)", "package", "package", None)
+DEFAULT_PAIRS = tuple(PAIRS)
 
 
-def obtained(image):
-    """How a kernel image was made, from the manifest beside it ("?" when
-    there is none that reads)."""
-    try:
-        m = formats.read(formats.Manifest, os.path.join(os.path.dirname(image), "manifest.json"))
-    except DataError:
-        return "?"
-    if m.obtained:
-        return m.obtained
-    src = m.source or formats.Source()
-    what = f"Debian's {m.package or '?'} {m.version or src.version or '?'}"
-    if m.images_kind == "historical":
-        return what + " with its own RT patches, as shipped"
-    kind = os.path.basename(image).removeprefix("bzImage-")
-    if src.rt_patches:
-        what += " with its own RT patches"
-    return what + (", the fix reversed" if kind == "stock" else "")
+def pair_info(pair):
+    return PACKAGES if pair == "packages" else PAIRS[pair]
 
 
 def why(run_dir):
@@ -89,42 +105,46 @@ def why(run_dir):
     return "; ".join(parts) or "no RT wait on ep->lock"
 
 
-# How the co-tenant's sends wake the relay in each pair's two demos (the
-# scenario's af_unix): the flags they add to lab/demo/run, both spelled
-# out whatever its default.
+# How the co-tenant's sends wake the relay in each pair's demos (the
+# scenario's af_unix): the flags they add to lab/demo/run, both spelled out
+# whatever its default. AF_UNIX first: the demo's default, whose demos the
+# table's cells but one are read from (cells.FROM_WAKER).
 WAKERS = {
-    "udp": ("loopback UDP", ["--af-unix", "0"]),
     "unix": ("AF_UNIX", ["--af-unix", "1"]),
+    "udp": ("loopback UDP", ["--af-unix", "0"]),
 }
 
 
-def demo(run_dir):
-    """What one demo saw (its summary.json), and its two kernels."""
+def demo(run_dir, waker):
+    """What one demo saw: its summary's verdict and each kernel's figures
+    (the pair's row), and each kernel's observation (the table's cells)."""
     path = os.path.join(run_dir, "summary.json")
     s = formats.read(formats.DemoSummary, path)
     d = {"run": os.path.basename(run_dir), "verdict": s.verdict, "headline": s.headline,
          "stock_trace": why(run_dir)}
-    kern = {}
+    obs = {}
     for k in ("stock", "patched"):
         ks = getattr(s, k)
         if ks is None:
             raise DataError(f"{path}: {k}: missing (not a run of both kernels)")
         lat = ks.rt_latency_us
-        kern[k] = {"kernel": ks.kernel, "obtained": obtained(ks.kernel_image or "")}
-        d[k] = {"stalls": ks.stalls, "worst_stall_ms": ks.worst_stall_ms,
+        d[k] = {"kernel": ks.kernel, "stalls": ks.stalls, "worst_stall_ms": ks.worst_stall_ms,
                 "rt_p99_9_ms": None if lat is None else lat.p99_9 / 1000,
                 "rt_max_ms": None if lat is None else lat.max / 1000}
-    return d, kern
+        # the cells read the summary whole, as the writer wrote it
+        obs[k] = cells.observe(formats.raw(s), k, waker)
+    return d, obs
 
 
 def verdict(demos):
-    """A pair's verdict from its demos' (lab/demo/README.md, "The kernel
-    pairs"): not fixed when the patched kernel failed either; fixed when a
-    waker showed the stock kernel's inversion and the patched kernel was
-    clean with it; otherwise invalid, then incomplete, if a demo was, else
-    no effect."""
-    words = [d.get("verdict") for d in demos.values() if "error" not in d]
-    if len(words) < len(demos):
+    """A pair's verdict from its demos' ({waker: [demo]}; lab/demo/README.md,
+    "The kernel pairs"): not fixed when the patched kernel failed in any;
+    fixed when a waker showed the stock kernel's inversion and the patched
+    kernel was clean with it; otherwise invalid, then incomplete, if a
+    demo was, else no effect."""
+    ds = [d for runs in demos.values() for d in runs]
+    words = [d.get("verdict") for d in ds if "error" not in d]
+    if len(words) < len(ds) or not ds:
         words.append("incomplete")
     for w in ("not fixed", "fixed", "invalid", "incomplete"):
         if w in words:
@@ -132,148 +152,238 @@ def verdict(demos):
     return "no effect"
 
 
-def row(pair, runs):
-    """One pair's row from RUNS, {waker: its demo's run directory, or the
-    error that left it without one}."""
-    r = {"pair": pair, "what": PAIRS[pair][0], "demos": {}}
+def waker_verdict(runs):
+    """One waker's demos of a pair in words: "fixed" when all agree, else
+    each verdict with how many runs gave it ("fixed 2 of 3, no effect 1 of
+    3")."""
+    words = [d.get("verdict") or "no report" if "error" not in d else "no report" for d in runs]
+    if not words:
+        return "not run"
+    if len(set(words)) == 1:
+        return words[0]
+    return ", ".join(f"{w} {words.count(w)} of {len(words)}" for w in sorted(set(words), key=words.index))
+
+
+def pair_row(pair, runs):
+    """One pair's row from RUNS, {waker: [each demo's run directory, or the
+    error that left it without one]}, and its kernels' observations
+    ({"stock": [...], "patched": [...]})."""
+    r = {"pair": pair, "what": pair_info(pair)[0], "demos": {}}
+    obs = {"stock": [], "patched": []}
     for waker, got in runs.items():
-        if isinstance(got, LabError):
-            r["demos"][waker] = {"error": str(got)}
-            continue
-        try:
-            r["demos"][waker], kern = demo(got)
-        except DataError as e:
-            r["demos"][waker] = {"error": str(e)}
-            continue
-        r.update(kern)
-    r["verdict"] = verdict(r["demos"]) if r["demos"] else "incomplete"
-    return r
+        r["demos"][waker] = []
+        for x in got:
+            if isinstance(x, LabError):
+                r["demos"][waker].append({"error": str(x)})
+                continue
+            try:
+                d, o = demo(x, waker)
+            except DataError as e:
+                r["demos"][waker].append({"error": str(e)})
+                continue
+            r["demos"][waker].append(d)
+            for k in obs:
+                obs[k].append(o[k])
+    r["verdict"] = verdict(r["demos"])
+    r["wakers"] = {w: waker_verdict(ds) for w, ds in r["demos"].items()}
+    return r, obs
 
 
-def _ms(v):
-    return "-" if v is None else f"{v:.3g}"
+def fixes_of(rows):
+    """matrix.json's fixes: for each, its sentence and the comparisons it
+    is made of (cells.comparisons)."""
+    comps = cells.comparisons(rows)
+    return {fix: {"sentence": cells.sentence(fix, cs), "comparisons": cs} for fix, cs in comps.items()}, comps
 
 
-def _side(d, k):
-    x = d[k]
-    return (f"{k} {x['stalls']} stalls, RT p99.9 {_ms(x['rt_p99_9_ms'])} / max "
-            f"{_ms(x['rt_max_ms'])} ms")
+def _cell_text(c):
+    if not c:
+        return "not run"
+    runs = f" ({c['runs']} runs)" if c["runs"] > 1 else ""
+    return f"**{c['word']}**{runs}: {c['figures']}. {c['chain']}"
 
 
-def demo_cell(d):
-    """A demo as (verdict, its kernels' lines, the stock trace's line)."""
-    if not d:
-        return "not run", "", ""
-    if "error" in d:
-        return "no report", d["error"], ""
-    return (d["verdict"].upper(), f"{_side(d, 'stock')}; {_side(d, 'patched')}",
-            d.get("stock_trace") or "no trace analysis")
+def _facts(r):
+    lock = f"{r['lock'] or '?'}" + (f" ({r['lock_from']})" if r.get("lock_from") else "")
+    if r.get("lock_note"):
+        lock += f"; {r['lock_note']}"
+    model = cells.model_name(r["model"]) + (f" ({r['model_from']})" if r.get("model_from") else "")
+    return lock, model
 
 
-def _kernel(r, k):
-    x = r.get(k) or {}
-    return str(x.get("kernel", "-")), x.get("obtained", "")
-
-
-def markdown(rows):
-    head = " | ".join(f"{name} waker" for name, _ in WAKERS.values())
-    out = [f"| pair | stock kernel | patched kernel | {head} | verdict |",
-           "|---|---|---|" + "---|" * len(WAKERS) + "---|"]
+def markdown(rows, pairs, fixes, on7x):
+    """matrix.md: the kernels' table, the fixes' sentences, the 7.x
+    kernels' cells in words (ON7X: cells.on_7x()), the pairs' verdicts."""
+    heads = " | ".join(cells.WAITERS.values())
+    out = [f"| kernel | obtained | ep->lock | CFS throttle model | {heads} |",
+           "|---|---|---|---|" + "---|" * len(cells.WAITERS)]
     for r in rows:
-        cells = []
+        lock, model = _facts(r)
+        out.append(f"| {r['kernel']} ({r['pair']}, {r['side']}) | {r['obtained'] or '?'} | {lock} "
+                   f"| {model} | "
+                   + " | ".join(_cell_text(r["cells"][w]).replace("|", "/") for w in cells.WAITERS) + " |")
+    out += [""] + [f["sentence"] for f in fixes.values()] + [""]
+    out += [f"On 7.x: {x}" for x in cells.on_7x_lines(on7x)] + [""]
+    out += ["| pair | " + " | ".join(f"{name} waker" for name, _ in WAKERS.values()) + " | verdict |",
+            "|---|" + "---|" * len(WAKERS) + "---|"]
+    for p in pairs:
+        cellz = []
         for waker in WAKERS:
-            word, sides, trace = demo_cell(r["demos"].get(waker))
-            cells.append(" ".join(x for x in (f"{word}:", sides, f"(trace: {trace})" if trace else "") if x))
-        kern = [f"{k} ({o})" if o else k for k, o in (_kernel(r, "stock"), _kernel(r, "patched"))]
-        out.append(f"| {r['what']} | {kern[0]} | {kern[1]} | " + " | ".join(cells) +
-                   f" | {r['verdict'].upper()} |")
+            ds = p["demos"].get(waker) or []
+            runs = ", ".join(d.get("run") or f"no report ({d.get('error')})" for d in ds)
+            cellz.append(f"{p['wakers'].get(waker, 'not run').upper()}" + (f" ({runs})" if runs else ""))
+        out.append(f"| {p['what']} | " + " | ".join(cellz) + f" | {p['verdict'].upper()} |")
     return "\n".join(out) + "\n"
+
+
+WORD_COLOURS = {"CLEAN": "#d5f5e3", "ON TIME": "#d5f5e3", "STALLED": "#f5b7b1", "HELD UP": "#f5b7b1",
+                "SOME LATE": "#fdebd0", "MIXED": "#fdebd0", "LATE": "#fdebd0"}
 
 
 # The matrix's cells hold several lines each, and its verdicts link to
 # each demo's own page.
 STYLE = """
+table.matrix { margin-bottom: 1.5em; }
 table.matrix td, table.matrix th { border: 1px solid #bbb; padding: .3em .6em; text-align: left;
   vertical-align: top; }
 table.matrix th { background: #eee; }
+table.matrix td small { color: #444; }
 """
 
 
-def page(rows, generated):
-    """matrix.html, in the report's frame: the table, each demo linked to
+def page(rows, pairs, fixes, on7x, generated):
+    """matrix.html: the kernels' table (each cell a verdict with its
+    figures and its chain from the trace), the fixes' sentences, the 7.x
+    kernels' cells in words, and the pairs' verdicts, each demo linked to
     its report."""
     e = html.escape
     body = []
     for r in rows:
-        cells = [e(r["what"])]
-        for k in ("stock", "patched"):
-            kern, how = _kernel(r, k)
-            cells.append(f"{e(kern)}<br><small>{e(how)}</small>")
+        lock, model = _facts(r)
+        cellz = [f"<b>{e(r['kernel'] or '?')}</b><br><small>{e(r['pair'])}, {e(r['side'])}</small>",
+                 e(r["obtained"] or "?"), e(lock), e(model)]
+        for w in cells.WAITERS:
+            c = r["cells"][w]
+            if not c:
+                cellz.append("not run")
+                continue
+            runs = f" ({c['runs']} runs)" if c["runs"] > 1 else ""
+            cellz.append(f'<b style="background:{WORD_COLOURS.get(c["word"], "#eee")}">{e(c["word"])}</b>'
+                         f"{e(runs)}<br>{e(c['figures'])}<br><small>{e(c['chain'])}</small>")
+        body.append("<tr>" + "".join(f"<td>{x}</td>" for x in cellz) + "</tr>")
+    prs = []
+    for p in pairs:
+        cellz = [e(p["what"])]
         for waker in WAKERS:
-            d = r["demos"].get(waker) or {}
-            word, sides, trace = demo_cell(d)
-            word = (f'<a href="{e(d["run"])}/report.html"><b>{e(word)}</b></a>' if d.get("run")
-                    else f"<b>{e(word)}</b>")
-            cells.append(f"{word}<br>{e(sides)}" + (f"<br><small>trace: {e(trace)}</small>" if trace else ""))
-        cells.append(f"<b>{e(r['verdict'].upper())}</b>")
-        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    heads = "".join(f"<th>{e(name)} waker</th>" for name, _ in WAKERS.values())
-    return frame("relay: the demo on each kernel pair", f"""\
-<h1>The epoll ready-list fix on each kernel pair</h1>
-<p>make demo on each pair, one after the other, twice: the co-tenant's sends wake the relay
-over loopback UDP, then over AF_UNIX. The same scenario and rule otherwise, virtual clock.
-Each verdict opens that demo's full report.</p>
-<table class="matrix"><thead><tr><th>pair</th><th>stock kernel</th><th>patched kernel</th>{heads}\
-<th>verdict</th></tr></thead>
-<tbody>
+            links = []
+            for d in p["demos"].get(waker) or []:
+                links.append(f'<a href="{e(d["run"])}/report.html">{e(d["verdict"] or "?")}</a>'
+                             if d.get("run") else f"no report: {e(d.get('error', '?'))}")
+            cellz.append(f"<b>{e(p['wakers'].get(waker, 'not run').upper())}</b><br><small>"
+                         + ", ".join(links) + "</small>")
+        cellz.append(f"<b>{e(p['verdict'].upper())}</b>")
+        prs.append("<tr>" + "".join(f"<td>{x}</td>" for x in cellz) + "</tr>")
+    heads = "".join(f"<th>{e(name)}</th>" for name in cells.WAITERS.values())
+    wheads = "".join(f"<th>{e(name)} waker</th>" for name, _ in WAKERS.values())
+    sentences = "".join(f"<p>{e(f['sentence'])}</p>" for f in fixes.values())
+    seven = "".join(f"<li>{e(x)}</li>" for x in cells.on_7x_lines(on7x)) or "<li>no 7.x kernel ran</li>"
+    return frame("relay: the epoll stall on each kernel", f"""\
+<h1>The epoll stall on each kernel, and what each fix protects</h1>
+<p>make demo on each pair of kernels, the same scenario, virtual clock: an RT relay (SCHED_FIFO
+50) in <code>epoll_wait()</code>, a co-tenant under a CPU quota waking it (over AF_UNIX unless
+said), an RT ticker (FIFO 40) sending it a datagram every 10 ms. A row per kernel: how it was
+obtained, its <code>ep-&gt;lock</code> (from its BTF or its compiled <code>fs/eventpoll.c</code>),
+its CFS throttle model (read from the kernel that ran: the trace's probe on the task-based
+model's task work, or its symbols). A column per waiter, each a verdict of make demo's rule with
+the figures over its runs and the chain from the kernel's trace of the worst run:
+the RT ticker through relay (STALLED: the watchdog saw relay stand still; HELD UP: ten or more RT
+datagrams over the late limit; CLEAN: none); relay's own timerfd tick, delivered by its CPU's
+timer softirq (HELD UP: a tick later than the late limit, held by its waits on ep-&gt;lock;
+LATE: later, but not held there); the quota period's timer, a soft
+hrtimer run in that same softirq (HELD UP: a refill later than the late limit after it was due,
+the deadlock of the original reports when nothing lifts the quota).</p>
+<table class="matrix"><tr><th>kernel</th><th>obtained</th><th>ep-&gt;lock</th><th>CFS throttle model</th>
+{heads}</tr>
 {chr(10).join(body)}
-</tbody></table>
+</table>
+<h2>What each fix protects</h2>
+{sentences}
+<h2>On 7.x</h2>
+<ul>{seven}</ul>
+<h2>The pairs, as make demo judged them</h2>
+<table class="matrix"><tr><th>pair</th>{wheads}<th>verdict</th></tr>
+{chr(10).join(prs)}
+</table>
 <p>The pair's verdict: NOT FIXED if the patched kernel failed with either waker; FIXED if a
-waker showed the stock kernel's inversion and the patched kernel was clean with it.</p>
-<p>Why the wakers differ: over loopback UDP the relay is woken from the receive softirq,
-run in the sender's context under its CPU's softirq lock. On Debian's 6.1 RT kernels a
-thread (<code>ktimers/N</code>) runs the timer softirqs and needs that lock, so it lends a
-sender throttled inside <code>ep_poll_callback()</code> its priority and cuts the inversion
-short (the trace line counts those boosts). Over AF_UNIX the sender wakes the relay from its
-own context and holds nothing a timer needs: only the lock itself can boost it, which is
-what the fix gives it (lab/demo/README.md, "The kernel pairs").</p>
+waker showed the stock kernel's inversion and the patched kernel was clean with it. Each verdict
+opens that demo's full report.</p>
+<p>Why the wakers differ: over loopback UDP the relay is woken from the receive softirq, run in the
+sender's context under its CPU's softirq lock; a task that needs that lock (a timer softirq
+thread) lends a sender throttled inside <code>ep_poll_callback()</code> its priority and cuts the
+inversion short. Over AF_UNIX the sender wakes the relay from its own context and holds nothing a
+timer needs (lab/demo/README.md, "The kernel pairs").</p>
 """, generated, PROG, STYLE)
 
 
-def images(run, pair):
-    """The stock and patched images of PAIR, built (or fetched) first if
-    need be."""
+def images(run, pair, given):
+    """The stock and patched images of PAIR, built, fetched or unpacked
+    first if need be (GIVEN: the packages of the pair "packages")."""
+    if pair == "packages":
+        return kernels.packages(run, given)
     _, stock_from, patched_from, _ = PAIRS[pair]
     if stock_from == patched_from:
-        return kernels.images(run, patched_from)
-    patched = (kernels.debian_image(run, patched_from.removeprefix("debian:"))
-               if patched_from.startswith("debian:") else kernels.images(run, patched_from)["patched"])
-    return {"stock": kernels.historical(run, stock_from), "patched": patched}
+        return kernels.images(run, stock_from)
+
+    def one(where, kind):
+        if where.startswith("debian:"):
+            return kernels.debian_image(run, where.removeprefix("debian:"))
+        return kernels.historical(run, where) if kind == "stock" else kernels.images(run, where)[kind]
+    return {"stock": one(stock_from, "stock"), "patched": one(patched_from, "patched")}
 
 
 def parse(argv):
     ap = Parser(prog=PROG, description="make demo on each kernel pair, and one page of them",
                 epilog="Other flags go to every lab/demo/run.")
     ap.add_argument("--results", default=os.path.join(TOP, "results"), help="where run directories go")
-    ap.add_argument("--pairs", default=",".join(PAIRS), help=f"which pairs, in order ({','.join(PAIRS)})")
+    ap.add_argument("--pairs", help=f"which pairs, in order ({','.join(DEFAULT_PAIRS)}; "
+                    "packages: the kernels of --stock-package and --patched-package; "
+                    "default: all, packages too when given)")
+    ap.add_argument("--runs", default="1,1", help="N[,M]: each pair's demos with the AF_UNIX waker, "
+                    "and with the loopback UDP waker (0: none); default 1,1")
+    ap.add_argument("--stock-package", help="the stock kernel of the pair 'packages' (DEB, or DEB,DEB)")
+    ap.add_argument("--patched-package", help="its patched kernel")
     args, rest = ap.parse_known_args(argv)
-    pairs = args.pairs.split(",")
-    bad = [p for p in pairs if p not in PAIRS]
+    if bool(args.stock_package) != bool(args.patched_package):
+        ap.error("give both --stock-package and --patched-package, or neither")
+    known = DEFAULT_PAIRS + (("packages",) if args.stock_package else ())
+    pairs = args.pairs.split(",") if args.pairs else list(known)
+    bad = [p for p in pairs if p not in known]
     if bad:
-        ap.error(f"--pairs: {','.join(bad)}: not one of {','.join(PAIRS)}")
-    driver = ("--kernel-line", "--stock-image", "--patched-image", "--af-unix")
+        ap.error(f"--pairs: {','.join(bad)}: not one of {','.join(known)}"
+                 + ("" if args.stock_package else " (packages needs --stock-package and --patched-package)"))
+    try:
+        runs = [int(x) for x in args.runs.split(",")]
+    except ValueError:
+        runs = []
+    if len(runs) == 1:
+        runs.append(1)
+    if len(runs) != 2 or not 1 <= runs[0] <= 20 or not 0 <= runs[1] <= 20:
+        ap.error(f"--runs {args.runs}: expected N[,M], N 1-20 AF_UNIX demos and M 0-20 loopback UDP ones")
+    driver = ("--kernel-line", "--stock-image", "--patched-image", "--af-unix", "--kernels")
     chosen = [a for a in rest if a.split("=")[0] in driver]
     if chosen:
         ap.error(f"{chosen[0]}: the matrix chooses each pair's kernels and wakers")
-    return args.results, pairs, rest
+    given = {"stock": args.stock_package, "patched": args.patched_package}
+    return args.results, pairs, dict(zip(WAKERS, runs)), given, rest
 
 
-def run_demo(run, pair, imgs, waker, rest):
-    """One demo of PAIR with WAKER: its run directory, or a LabError that
-    says why it has none."""
-    log = run.path(f"demo-{pair}-{waker}.log")
-    argv = [os.path.join(HERE, "run"), "--results", run.dir, "--kernel-line", PAIRS[pair][3],
-            "--stock-image", imgs["stock"], "--patched-image", imgs["patched"]] + WAKERS[waker][1] + rest
+def run_demo(run, pair, imgs, waker, i, rest):
+    """One demo of PAIR with WAKER (its I-th): its run directory, or a
+    LabError that says why it has none."""
+    log = run.path(f"demo-{pair}-{waker}-{i}.log")
+    line = pair_info(pair)[3]
+    argv = ([os.path.join(HERE, "run"), "--results", run.dir] + (["--kernel-line", line] if line else [])
+            + ["--stock-image", imgs["stock"], "--patched-image", imgs["patched"]] + WAKERS[waker][1] + rest)
     with open(log, "w", encoding="utf-8") as f:
         rc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT).returncode
     latest = os.path.realpath(run.path("latest"))
@@ -282,41 +392,182 @@ def run_demo(run, pair, imgs, waker, rest):
     return latest
 
 
+def document(pairs, rows, runs):
+    """matrix.json: the pairs (make demo's verdicts), the kernels (a row
+    each, its cells), the fixes, and what they protect on 7.x."""
+    fixes, comps = fixes_of(rows)
+    return {"runs": runs, "pairs": pairs, "kernels": rows, "fixes": fixes,
+            "on_7x": cells.on_7x(rows, comps)}, fixes
+
+
+def tables(done):
+    """The pairs' rows and the kernels' rows of DONE, [(pair, {waker: [a
+    demo's run directory, or the LabError that left it without one]})]."""
+    prows, krows = [], []
+    for pair, got in done:
+        r, obs = pair_row(pair, got)
+        prows.append(r)
+        krows += [cells.row(pair, k, obs[k]) for k in ("stock", "patched") if obs[k]]
+    return prows, krows
+
+
+def write(where, done, runs):
+    """matrix.json, matrix.md and matrix.html into the directory WHERE, of
+    DONE (tables()) and RUNS (the demos each pair was to run per waker);
+    the kernels' rows and the fixes."""
+    prows, krows = tables(done)
+    doc, fixes = document(prows, krows, runs)
+    write_json(os.path.join(where, "matrix.json"), doc)
+    with open(os.path.join(where, "matrix.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(krows, prows, fixes, doc["on_7x"]))
+    with open(os.path.join(where, "matrix.html"), "w", encoding="utf-8") as f:
+        f.write(page(krows, prows, fixes, doc["on_7x"],
+                     time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    return krows, fixes
+
+
+# demo-PAIR-WAKER-I.log, lab/demo/run's output for one demo of a matrix
+# run, and the line that names its run directory.
+DEMO_LOG = re.compile(r"demo-(.+)-(unix|udp)-(\d+)\.log")
+RESULTS_LINE = re.compile(r"^results: (\S+)", re.M)
+
+
+def _from_logs(where):
+    """What a matrix run in WHERE that has no matrix.json (stopped before
+    its end) ran, from its demos' logs: (done, runs). Pairs in PAIRS'
+    order, a demo whose log names no run directory an error."""
+    got = {}
+
+    def numbered(n):
+        return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", n)]
+    for name in sorted(os.listdir(where), key=numbered):
+        m = DEMO_LOG.fullmatch(name)
+        if not m:
+            continue
+        with open(os.path.join(where, name), encoding="utf-8", errors="replace") as f:
+            dirs = RESULTS_LINE.findall(f.read())
+        ok = dirs and os.path.exists(os.path.join(dirs[-1], "summary.json"))
+        got.setdefault(m.group(1), {}).setdefault(m.group(2), []).append(
+            dirs[-1] if ok else LabError(1, f"no report (log: {os.path.join(where, name)})"))
+    if not got:
+        raise LabError(65, f"{where}: neither a matrix.json nor a demo's log (demo-PAIR-WAKER-N.log)")
+    order = list(DEFAULT_PAIRS) + ["packages"]
+    done = [(p, {w: got[p][w] for w in WAKERS if w in got[p]})
+            for p in sorted(got, key=lambda p: order.index(p) if p in order else len(order))]
+    runs = {w: max(len(g.get(w, [])) for _, g in done) for w in WAKERS}
+    return done, runs
+
+
+def recorded(where):
+    """What the matrix run in the directory WHERE ran: (done, runs) as
+    write() takes them, each demo's run directory, from its matrix.json
+    or, when it stopped before writing one, from its demos' logs."""
+    path = os.path.join(where, "matrix.json")
+    if not os.path.exists(path) and os.path.isdir(where):
+        return _from_logs(where)
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        done = [(p["pair"], {w: [os.path.join(where, d["run"]) if d.get("run") else LabError(1, d["error"])
+                                 for d in ds] for w, ds in p["demos"].items()})
+                for p in doc["pairs"]]
+        return done, doc["runs"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise LabError(65, f"{path}: not a matrix this program wrote ({e})")
+
+
+def _linked(where, got):
+    """GOT's run directories as links in WHERE (each demo's page linked
+    from WHERE's as from its own run's)."""
+    out = {}
+    for w, xs in got.items():
+        out[w] = []
+        for x in xs:
+            if not isinstance(x, LabError) and \
+                    os.path.realpath(os.path.dirname(x)) != os.path.realpath(where):
+                link = os.path.join(where, os.path.basename(x))
+                if not os.path.lexists(link):
+                    os.symlink(os.path.relpath(os.path.realpath(x), where), link)
+                x = link
+            out[w].append(x)
+    return out
+
+
+def again(where, more=(), out=sys.stdout):
+    """--again DIR [MORE...]: the matrix's files of DIR made anew from its
+    demos' run directories (no guest boots), with the pairs of each MORE
+    matrix run added (a pair DIR has too, replaced): a page of this
+    version of the code from the runs of an earlier one, or of the pairs
+    of several runs."""
+    done, runs = recorded(where)
+    for m in more:
+        d2, r2 = recorded(m)
+        for pair, got in d2:
+            done = [x for x in done if x[0] != pair] + [(pair, _linked(where, got))]
+        runs = {w: max(runs.get(w, 0), r2.get(w, 0)) for w in WAKERS}
+    krows, fixes = write(where, done, runs)
+    say(krows, fixes, out)
+    print(f"page: {os.path.join(where, 'matrix.html')}", file=out)
+    return 0
+
+
+def say(krows, fixes, out):
+    """The terminal's lines: a line per kernel, a sentence per fix."""
+    for r in krows:
+        print(f"  {r['kernel']} ({r['lock']}, {cells.model_name(r['model'])}): " + "; ".join(
+            f"{w} {c['word']}" for w, c in r["cells"].items() if c), file=out)
+    for f in fixes.values():
+        print(f["sentence"], file=out)
+
+
 def matrix(argv):
-    results, pairs, rest = parse(argv)
-    run = Run(PROG, results, kind="demo-matrix", phases=(1 + len(WAKERS)) * len(pairs) + 1)
-    rows, status = [], 0
+    if argv[:1] == ["--again"]:
+        if len(argv) < 2 or any(a.startswith("-") for a in argv[1:]):
+            print(f"usage: {PROG} --again DIR [MORE...] (demo-matrix runs' directories)", file=sys.stderr)
+            return 2
+        return again(argv[1], argv[2:])
+    results, pairs, runs, given, rest = parse(argv)
+    demos = sum(runs.values())
+    run = Run(PROG, results, kind="demo-matrix", phases=(1 + demos) * len(pairs) + 1)
+    done, status = [], 0
     for pair in pairs:
+        what = pair_info(pair)[0]
         try:
-            with run.phase(f"kernels of {PAIRS[pair][0]}", "seconds from the cache, about 25 minutes "
-                           "to build a line on 2 cores"):
-                imgs = images(run, pair)
+            with run.phase(f"kernels of {what}", "seconds from the cache, a minute to fetch a Debian image, "
+                           "about 25 minutes to build a line on 2 cores"):
+                imgs = images(run, pair, given)
         except LabError as e:
-            rows.append(row(pair, {w: e for w in WAKERS}))
+            if e.code == kernels.EX_PACKAGE:
+                raise
+            done.append((pair, {w: [e] * n for w, n in runs.items() if n}))
             status = 1
             continue
-        runs = {}
+        got = {}
         for waker, (name, _) in WAKERS.items():
-            with run.phase(f"make demo, {name} waker: {PAIRS[pair][0]}",
-                           "5-10 minutes with the trace, on 2 free cores"):
-                runs[waker] = run_demo(run, pair, imgs, waker, rest)
-                if isinstance(runs[waker], LabError):
-                    status = 1
-                    run.say(f"      no report: {runs[waker]}")
-        rows.append(row(pair, runs))
-        for waker, d in rows[-1]["demos"].items():
-            if "error" not in d:
-                run.say(f"      {WAKERS[waker][0]}: {d['verdict']}: {d['headline']}")
-        run.say(f"      the pair: {rows[-1]['verdict'].upper()}")
+            got[waker] = []
+            for i in range(1, runs[waker] + 1):
+                with run.phase(f"make demo, {name} waker, run {i} of {runs[waker]}: {what}",
+                               "5-10 minutes with the trace, on 2 free cores"):
+                    x = run_demo(run, pair, imgs, waker, i, rest)
+                    if isinstance(x, LabError):
+                        status = 1
+                        run.say(f"      no report: {x}")
+                    got[waker].append(x)
+        got = {w: x for w, x in got.items() if x}
+        done.append((pair, got))
+        r, _ = pair_row(pair, got)
+        for waker, ds in r["demos"].items():
+            for d in ds:
+                if "error" not in d:
+                    run.say(f"      {WAKERS[waker][0]}: {d['verdict']}: {d['headline']}")
+        run.say(f"      the pair: {r['verdict'].upper()}")
     with run.phase("the matrix: matrix.json, matrix.md, matrix.html", "a second"):
-        write_json(run.path("matrix.json"), {"pairs": rows})
-        with open(run.path("matrix.md"), "w", encoding="utf-8") as f:
-            f.write(markdown(rows))
-        with open(run.path("matrix.html"), "w", encoding="utf-8") as f:
-            f.write(page(rows, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+        krows, fixes = write(run.dir, done, runs)
     run.say("")
-    run.say(markdown(rows).rstrip("\n"))
-    run.finish({"pairs": pairs, "status": status})
+    lines = io.StringIO()
+    say(krows, fixes, lines)
+    run.say(lines.getvalue().rstrip("\n"))
+    run.finish({"pairs": pairs, "runs": runs, "status": status})
     run.say(f"page: {run.path('matrix.html')}")
     return status
 

@@ -91,13 +91,32 @@ def _freeze_cell(c):
     return f"{f.count}, {f.total_ms:.0f}" + (f" ({', '.join(notes)})" if notes else "")
 
 
+# What cpu.stat's throttled time counts, by the kernel's throttle model
+# (the trace's, else the image's): from v6.18 (eb962f251fbb) it starts
+# when the first task of the hierarchy is taken off on its way to user
+# space, not when the quota runs out.
+THROTTLED_TIME = {"cfs_rq": "from when the quota ran out",
+                  "task": "from the first task's throttle on its way to user space"}
+
+
+def throttle_model(d):
+    """A kernel's throttle model (D: its summary's record): its trace's,
+    else its image's; None."""
+    tm = ((d.why or {}).get("throttle_model") or {}).get("model")
+    return tm or (d.image_facts or {}).get("throttle_model")
+
+
 def _throttle_cells(c):
     d = c.data
     if d.throttled_periods is None:
         return "-"
-    if d.periods:
-        return f"{d.throttled_periods}/{d.periods}"
-    return str(d.throttled_periods)
+    text = f"{d.throttled_periods}/{d.periods}" if d.periods else str(d.throttled_periods)
+    # The time only with what it counts: a kernel whose model neither its
+    # trace nor its image says keeps the periods alone.
+    meaning = THROTTLED_TIME.get(throttle_model(d))
+    if d.throttled_us is not None and meaning:
+        text += f", {d.throttled_us / 1000:.0f} ms ({meaning})"
+    return text
 
 
 def view_of(run_dir, s):
@@ -105,9 +124,9 @@ def view_of(run_dir, s):
     patched, or one host run)."""
     cols = [_kernel_column(run_dir, k, getattr(s, k)) for k in KERNEL_ORDER if getattr(s, k) is not None]
     rt = any(c.data.rt_ticker for c in cols)
-    rule = s.rule or {}
-    late = rule.get("late_ms", rule.get("signal_ms", HOST_CLOCK_LATE_MS))
-    clock = None if s.kind == "host" else s.clock or rule.get("clock", "host")
+    rule = s.rule or formats.VerdictRule()
+    late = next((v for v in (rule.late_ms, rule.signal_ms) if v is not None), HOST_CLOCK_LATE_MS)
+    clock = None if s.kind == "host" else s.clock or rule.clock or "host"
     virtual = clock == "virtual"
     sections = []
     if rt:
@@ -210,7 +229,7 @@ def view_of(run_dir, s):
         "client waking the relay (--ticker-us 0) the patched kernel can stall too. Non-RT "
         "wakers keep waiting until the task-based CFS throttling of v6.18.",
     ]
-    rule = (s.rule or {}).get("text")
+    rule = s.rule.text if s.rule else None
     if rule:
         caveats.insert(0, "Verdict rule: " + rule + ".")
     if s.kind == "host":

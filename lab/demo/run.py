@@ -188,7 +188,8 @@ class Explain:
 
     def start(self, k):
         if os.path.isdir(self.run.path(k, "results")):
-            self.started[k] = guest.explain(self.run.path(k, "results"), k, self.run.path(k, "explain.log"))
+            self.started[k] = guest.explain(self.run.path(k, "results"), k, self.run.path(k, "explain.log"),
+                                            kernel=self.run.path(k, "kernel.json"))
 
     def wait(self):
         for k, p in self.started.items():
@@ -266,6 +267,15 @@ def demo(argv):
                            "the build's progress shows every minute"):
                 images = kernels.images(run, driver["kernel_line"])
         record["kernels"] = {k: guest.kernel_version(images[k]) for k in images}
+        # What each image is (kernel.json beside its results), and the
+        # trace probe's offsets for each, which the guest takes by its
+        # release.
+        facts, spec["trace_probes"] = kernels.described(run, images, record["kernels"])
+        write_json(run.path("spec.json"), spec)
+        for k, f in facts.items():
+            run.say(f"      [{k}] {f['release']}: ep->lock {f['lock'] or '?'} ({f['lock_from']}), "
+                    f"throttle model {kernels.THROTTLE_MODELS.get(f['throttle_model'], 'from its symbols')}, "
+                    f"probe {f['probe_ep']} ({f['offsets_from']})")
         with run.phase("initramfs: busybox, relay, loadgen, demo-scenario, the spec", "a few seconds"):
             initrd = run.path("initramfs.cpio")
             record["initramfs_sha256"] = guest.initramfs(

@@ -12,6 +12,7 @@ said: a chain is incomplete with what was missing, never completed by a
 guess.
 """
 import bisect
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -53,7 +54,10 @@ class Throttle:
     """A cgroup throttled on one CPU's run queue: from start until the
     unthrottle (end None: not seen), which cause let go (UNTHROTTLE_CAUSES,
     None: not known). pid, flags, cpu and stack are the throttle event's:
-    the task it fired in, its flag columns, where."""
+    the task it fired in, its flag columns, where. On the task-based model
+    a task's own throttle (throttle_cfs_rq_work, on its way to user space)
+    is one too, with group the (tg, rq) of the cgroup's throttle it ends
+    with."""
     start: float
     end: float | None
     cause: str | None
@@ -61,6 +65,28 @@ class Throttle:
     pid: int
     flags: str
     cpu: int
+    group: tuple | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class TimerArm:
+    """The quota period's timer armed at ts, due at due (seconds on the
+    trace's clock: its expires)."""
+    ts: float
+    due: float
+
+
+@dataclass(slots=True, frozen=True)
+class TimerRun:
+    """The quota period's timer hrtimer run at ran (its base's now) on
+    cpu, by task pid, due at due (None: its arming is not in the
+    trace)."""
+    ts: float
+    ran: float
+    due: float | None
+    cpu: int
+    pid: int
+    hrtimer: int
 
 
 @dataclass(slots=True, frozen=True)
@@ -82,10 +108,12 @@ class Boost:
 @dataclass(slots=True, frozen=True)
 class Switch:
     """A sched_switch seen from one task: in (ts, the CPU it ran on) or
-    out (ts, the state it left in, "R+" preempted, "S" asleep, ...)."""
+    out (ts, the state it left in, "R+" preempted, "S" asleep, ..., and
+    the flag columns it left with: "d.s23" inside its softirqs)."""
     ts: float
     cpu: int = -1
     state: str = ""
+    flags: str = ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -127,6 +155,13 @@ LOCK_FRAMES = ("rwbase_write_lock", "rwbase_read_lock", "rt_write_lock", "rt_rea
 EPOLL_FRAMES = ("ep_poll", "ep_start_scan", "ep_done_scan", "ep_poll_callback",
                 "ep_send_events", "do_epoll_wait", "__x64_sys_epoll_wait", "ep_insert",
                 "ep_modify", "ep_remove", "ep_clear_and_put", "ep_free")
+# The CFS throttle models, as lab/labkit/kernels.py names them: the
+# cgroup's run queue taken off the CPU when its quota runs out, whatever
+# its tasks were doing (per cfs_rq), or each task taken off on its way
+# back to user space (task-based, v6.18: e1fad12dcb66).
+MODELS = ("cfs_rq", "task")
+# The period timer's function, as the trace names it.
+PERIOD_TIMER = "sched_cfs_period_timer"
 # Who let a throttled cgroup go, by a frame of the unthrottle's stack.
 # The period's refill of a remote CPU's run queue arrives there as a
 # function call IPI (__cfsb_csd_unthrottle).
@@ -143,6 +178,10 @@ MIN_OFFSET_SUPPORT = 3
 # project's config); the locks of sockets, files and epoll instances are
 # slab objects, far from it.
 PERCPU_NEAR = 256 << 10
+# include/linux/interrupt.h: the hrtimer softirq, which runs a CPU's soft
+# hrtimers (on PREEMPT_RT every hrtimer not marked hard: a timerfd's, the
+# CFS quota period's).
+HRTIMER_SOFTIRQ = 8
 
 
 def policy(prio):
@@ -153,23 +192,40 @@ def policy(prio):
 
 
 # The frames a kprobe adds on top of the probed function: its breakpoint's,
-# or, once the kernel has optimized the probe into a jump, the handler's and
-# the trampoline's (a bare address: it has no symbol).
+# once the kernel has optimized the probe into a jump the handler's and the
+# trampoline's (a bare address: it has no symbol), and on a function's
+# first instruction with CONFIG_KPROBES_ON_FTRACE (Debian's kernels) the
+# ftrace handler's and its trampoline's.
 KPROBE_FRAMES = ("kprobe_int3_handler", "do_int3", "exc_int3", "asm_exc_int3",
-                 "kprobe_dispatcher", "opt_pre_handler", "optimized_callback")
+                 "kprobe_dispatcher", "kprobe_trace_func", "opt_pre_handler", "optimized_callback",
+                 "kprobe_ftrace_handler")
 
 
-def where(stack):
-    """The first frame of a stack that is not the lock's or the tracer's."""
+def where(stack, skip=()):
+    """The first frame of a stack that is not the lock's or the tracer's
+    (nor one of SKIP). A frame of the kprobe's trampoline has no symbol:
+    an address, as the kernel ("0x...") or trace-cmd (bare hex) print it."""
     for f in stack:
-        if (f not in LOCK_FRAMES and f not in KPROBE_FRAMES
-                and not f.startswith(("trace_", "__trace", "0x"))):
+        if (f not in LOCK_FRAMES and f not in KPROBE_FRAMES and f not in skip
+                and not f.startswith(("trace_", "__trace", "0x")) and not _ADDRESS.match(f)):
             return f
     return None
 
 
+_ADDRESS = re.compile(r"^[0-9a-f]{8,16}$")
+# The frames of a task's own throttle (the task-based model's task work),
+# which say nothing of where the task was.
+TASK_THROTTLE_FRAMES = ("throttle_cfs_rq_work", "task_work_run")
+
+
 def in_epoll(stack):
     return any(f in EPOLL_FRAMES for f in stack)
+
+
+def period_timer(function):
+    """Whether an hrtimer event's function is the quota period's timer: by
+    name, or by an address (the guest filtered the events to its)."""
+    return function == PERIOD_TIMER or function.startswith("0x")
 
 
 def unthrottle_cause(stack):
@@ -224,6 +280,16 @@ class Timeline:
         self.callbacks = defaultdict(list)     # pid -> [Callback]
         self.boosts = defaultdict(list)        # pid -> [Boost]
         self.throttles = defaultdict(list)     # (tg, rq) -> [Throttle]
+        self.hrtimer_raised = defaultdict(list)    # cpu -> [ts of each raise of its hrtimer softirq]
+        self.hrtimer_served = defaultdict(list)    # cpu -> [OnCpu: when, and who served it]
+        self.task_throttles = defaultdict(list)  # pid -> [Throttle] (task-based model)
+        self.timer_arms = defaultdict(list)    # hrtimer -> [TimerArm] (the quota period's)
+        self.timer_runs = []                   # [TimerRun]
+        # The throttle model (MODELS), when the trace's reader knows it
+        # (explain: from the probes the kernel took); None reads as per
+        # cfs_rq, as every kernel before v6.18.
+        self.model = None
+        own = []                # the task throttle events, matched to their cgroup's below
         self.waits = []                        # [Wait], by begin time
         self.seen = defaultdict(list)          # cpu -> [ts of every event on it]
         self.detail = defaultdict(list)        # cpu -> [Seen] in DETAIL
@@ -256,7 +322,7 @@ class Timeline:
                         # (sched_setscheduler after a boost it once had).
                         self.base[pid] = prio
                 self.comm[f["next_pid"]] = f["next_comm"]
-                self.stops[f["prev_pid"]].append(Switch(e.ts, e.cpu, f["prev_state"]))
+                self.stops[f["prev_pid"]].append(Switch(e.ts, e.cpu, f["prev_state"], e.flags))
                 self.runs[f["next_pid"]].append(Switch(e.ts, e.cpu))
                 self.on_cpu[e.cpu].append(OnCpu(e.ts, f["next_pid"]))
             elif n == "sched_waking":
@@ -302,11 +368,70 @@ class Timeline:
                 ivs = self.throttles.get((f.get("tg"), f.get("rq")), [])
                 if ivs and ivs[-1].end is None:
                     ivs[-1].end, ivs[-1].cause = e.ts, unthrottle_cause(e.stack)
+            elif n == "softirq_raise" and f["vec"] == HRTIMER_SOFTIRQ:
+                self.hrtimer_raised[e.cpu].append(e.ts)
+            elif n == "softirq_entry" and f["vec"] == HRTIMER_SOFTIRQ:
+                self.hrtimer_served[e.cpu].append(OnCpu(e.ts, e.pid))
+            elif n == "throttle_task":
+                own.append(e)
+            elif n in ("hrtimer_start", "hrtimer_expire_entry") and period_timer(f["function"]):
+                self._timer(e)
+        for e in own:
+            self._task_throttle(e)
         self.begins = [w.begin for w in self.waits]
         self.longest_wait = max((w.until(self.last) - w.begin for w in self.waits), default=0)
         self.waits_on = defaultdict(list)      # (pid, lock) -> its waits
+        self.taken_alone = defaultdict(list)   # lock -> when a wait took it with nobody inside
         for w in self.waits:
             self.waits_on[(w.pid, w.lock)].append(w)
+            # a spinlock's waiter, or an rwlock's writer: when its wait
+            # ended, nobody else held the lock
+            if w.end is not None and "READ" not in w.flags:
+                self.taken_alone[w.lock].append(w.end)
+        for ends in self.taken_alone.values():
+            ends.sort()
+
+    def _timer(self, e):
+        """The quota period's timer armed (hrtimer_start: when it is due)
+        or run (hrtimer_expire_entry: its base's now), in seconds: the
+        timer's base is CLOCK_MONOTONIC, the trace's clock."""
+        f = e.fields
+        if e.name == "hrtimer_start":
+            self.timer_arms[f["hrtimer"]].append(TimerArm(e.ts, f["expires"] / 1e9))
+            return
+        arms = self.timer_arms.get(f["hrtimer"], [])
+        i = _at_or_before(arms, e.ts)
+        self.timer_runs.append(TimerRun(e.ts, f["now"] / 1e9, arms[i].due if i >= 0 else None, e.cpu, e.pid,
+                                        f["hrtimer"]))
+
+    def _task_throttle(self, e):
+        """A task's own throttle (the task-based model's throttle_cfs_rq_work,
+        in its context on its way to user space): it counts while its
+        cgroup's run queue is throttled, the one of its CPU if several
+        are (the work finds none and returns when the quota came back
+        first), and ends with that unthrottle."""
+        held = [(g, iv) for g, ivs in self.throttles.items()
+                for iv in ivs[max(_at_or_before(ivs, e.ts, _start), 0):][:1]
+                if iv.start <= e.ts and (iv.end is None or iv.end >= e.ts)]
+        if not held:
+            return
+        g, iv = min(held, key=lambda h: (h[1].cpu != e.cpu, h[1].end is None, h[1].end or 0))
+        self.task_throttles[e.pid].append(Throttle(e.ts, iv.end, iv.cause, e.stack, e.pid, e.flags, e.cpu, g))
+
+    def task_throttled_at(self, pid, t):
+        """pid's own Throttle (task-based model) that holds t, or None."""
+        ivs = self.task_throttles.get(pid, [])
+        i = _at_or_before(ivs, t, _start)
+        return ivs[i] if i >= 0 and (ivs[i].end is None or ivs[i].end >= t) else None
+
+    def dequeues(self):
+        """The throttles that took a task off its CPU, as (group, Throttle):
+        per cfs_rq, a cgroup's throttle in its task's own switch-out
+        (throttled_itself); task-based, each task's own."""
+        if self.model == "task":
+            return [(iv.group, iv) for ivs in self.task_throttles.values() for iv in ivs]
+        return [(g, iv) for g, ivs in self.throttles.items() for iv in ivs
+                if throttled_itself(self, iv.pid, iv.stack)]
 
     def own_prio(self, pid):
         return self.base.get(pid, self.prio.get(pid))
@@ -447,14 +572,23 @@ def holders(tl, w, offset):
     """The tasks inside ep_poll_callback on the waited-for lock's epoll
     instance when the wait began, not themselves waiting for that lock
     then (a reader queued behind a pending writer is inside the callback
-    too, but holds nothing): [(pid, Callback)]."""
+    too, but holds nothing), and not inside since before another waiter
+    took the lock alone: [(pid, Callback)]."""
     out = []
+    ends = tl.taken_alone.get(w.lock, [])
     for pid in tl.callbacks:
         if pid == w.pid:
             continue
         cb = tl.inside_callback(pid, w.begin)
         if (cb and cb.ep is not None and offset is not None and cb.ep + offset == w.lock
                 and not tl.waiting_at(pid, w.lock, w.begin)):
+            # Someone took the lock alone since the callback began: it held
+            # nothing then. (Its return was not recorded: the callback
+            # probes were narrowed to the co-tenant's threads while it was
+            # inside, ktrace holders.)
+            i = bisect.bisect_right(ends, cb.entry)
+            if i < len(ends) and ends[i] < w.begin:
+                continue
             out.append((pid, cb))
     return out
 
@@ -479,6 +613,30 @@ def span_ms(a, b):
     """The milliseconds from a to b, to the microsecond; None when either
     is unknown."""
     return None if a is None or b is None else round((b - a) * 1000, 3)
+
+
+def percentiles(values):
+    """{"p50", "p90", "p99", "max", "n"} of a list (nearest rank), or None."""
+    if not values:
+        return None
+    v = sorted(values)
+    out = {}
+    for p in (50, 90, 99, 100):
+        k = max(0, min(len(v) - 1, -(-p * len(v) // 100) - 1))
+        out["max" if p == 100 else f"p{p}"] = round(v[k], 3)
+    out["n"] = len(v)
+    return out
+
+
+def covering(waits, a, b):
+    """Of waits, the one that covers most of [a, b], and how much of it
+    (s): (None, 0.0) when none does."""
+    best, most = None, 0.0
+    for w in waits:
+        o = min(w.until(b), b) - max(w.begin, a)
+        if o > most:
+            best, most = w, o
+    return best, most
 
 
 def chain(tl, w, offset, t0):
@@ -531,8 +689,13 @@ def chain(tl, w, offset, t0):
 
 def holder_state(tl, pid, cb, w, t0):
     """What the holder was doing while the waiter waited: throttled (when,
-    in what, who let it go), or running, or preempted."""
+    in what, who let it go), or running, or preempted. On the task-based
+    model a holder is throttled only by its own throttle, which waits for
+    its way back to user space: its cgroup's quota may have run out
+    meanwhile (said, with when the holder was taken off, if it was)."""
     end = w.until(tl.last)
+    if tl.model == "task":
+        return _task_holder_state(tl, pid, cb, w, t0, end)
     for t in (w.begin, (w.begin + end) / 2):
         thr = tl.throttled_at(t)
         if thr:
@@ -551,6 +714,30 @@ def holder_state(tl, pid, cb, w, t0):
     ran = tl.ran_after(pid, w.begin)
     return {"state": "running" if ran is not None and ran <= end else "preempted",
             "ran_during_wait": ran is not None and ran <= end}
+
+
+def _task_holder_state(tl, pid, cb, w, t0, end):
+    for t in (w.begin, (w.begin + end) / 2):
+        iv = tl.task_throttled_at(pid, t)
+        if iv:
+            return {"state": "throttled", "cgroup_tg": hex(iv.group[0]) if iv.group and iv.group[0] else None,
+                    "throttled_s": rel_s(iv.start, t0),
+                    "throttled_in": where(iv.stack or [], TASK_THROTTLE_FRAMES) or "?",
+                    "throttled_task": tl.task(iv.pid), "unthrottled_s": rel_s(iv.end, t0),
+                    "unthrottled_by": iv.cause, "unthrottled_by_text": UNTHROTTLE_TEXT.get(iv.cause)}
+    ran = tl.ran_after(pid, w.begin)
+    out = {"state": "running" if ran is not None and ran <= end else "preempted",
+           "ran_during_wait": ran is not None and ran <= end}
+    thr = tl.throttled_during(w.begin, end)
+    if thr:
+        # The quota ran out around the wait: the holder ran on in the
+        # kernel, its throttle deferred, and left the callback first.
+        ivs = tl.task_throttles.get(pid, [])
+        off = next((iv for iv in ivs if iv.start >= cb.entry), None)
+        out.update(group_throttled_s=rel_s(thr[0], t0), group_unthrottled_s=rel_s(thr[1], t0),
+                   throttle_deferred=True, dequeued_s=rel_s(off.start, t0) if off else None,
+                   dequeued_in=(where(off.stack or [], TASK_THROTTLE_FRAMES) or "?") if off else None)
+    return out
 
 
 def boost_of(tl, pid, w, others=False):
@@ -585,7 +772,15 @@ def unlent(tl, w, offset):
     if w.end is None:
         return 0.0
     hs = holders(tl, w, offset)
-    thr = tl.throttled_during(w.begin, w.end)
+    if tl.model == "task":
+        # Only a holder's own throttle holds it off its CPU, and only one
+        # that came while it held the lock (inside the callback).
+        ivs = [iv for pid, cb in hs for iv in tl.task_throttles.get(pid, [])
+               if iv.start <= w.end and (iv.end is None or iv.end >= w.begin)
+               and (cb.exit is None or iv.start <= cb.exit)]
+        thr = min(((iv.start, iv.end) for iv in ivs), default=None)
+    else:
+        thr = tl.throttled_during(w.begin, w.end)
     if not hs or not thr:
         return 0.0
     begin = max(w.begin, thr[0])
@@ -610,8 +805,10 @@ def throttled_itself(tl, pid, stack):
 
 
 def softirq_holds(tl, t0):
-    """The throttles that caught their task holding its CPU's softirq lock
-    (tracefile.holds_bh): while it is held no other task runs the CPU's
+    """The throttles that took their task off its CPU holding its CPU's
+    softirq lock (tracefile.holds_bh; Timeline.dequeues: on the
+    task-based model a task goes off only on its way to user space, with
+    nothing held): while it is held no other task runs the CPU's
     softirqs, and PREEMPT_RT does not even wake ksoftirqd, so a timer
     delivered as a softirq (the relay's timerfd tick) waits with no task
     waiting on the lock: nobody lends the holder a priority. Each lasts
@@ -621,30 +818,208 @@ def softirq_holds(tl, t0):
     a socket's wait queue) lets it run only to that lock's release, with
     softirqs still held. [dict], in time order."""
     out = []
-    for (_, rq), ivs in tl.throttles.items():
-        for iv in ivs:
-            if not holds_bh(iv.flags) or not throttled_itself(tl, iv.pid, iv.stack):
+    if tl.model == "task":
+        rows = tl.dequeues()
+    else:
+        # per cfs_rq every throttle: one that fired in another task of the
+        # group stops a holder too, found by bh_holder
+        rows = [(g, iv) for g, ivs in tl.throttles.items() for iv in ivs]
+    for group, iv in rows:
+        rq = group[1] if group else None
+        # the task the throttle caught in its own switch-out, or one of
+        # the group's that was preempted inside its softirqs before it
+        # and stays stopped with the group
+        pid, flags = iv.pid, iv.flags
+        if not holds_bh(flags) or (tl.model != "task" and not throttled_itself(tl, pid, iv.stack)):
+            found = bh_holder(tl, iv.cpu, iv.start)
+            if found is None or (found[2] is not None and iv.end is not None and found[2] < iv.end):
                 continue
-            end, boost = iv.end, None
-            rows = tl.boosts.get(iv.pid, [])
-            for b in rows[bisect.bisect_right(rows, iv.start, key=_ts):]:
-                if end is not None and b.ts > end:
-                    break
-                w = b.through
-                if w is not None and tl.is_rt(b.by) and w.cpu == iv.cpu and rq is not None \
-                        and abs(w.lock - rq) < PERCPU_NEAR and b.raises():
-                    end, boost = b.ts, {"by": tl.task(b.by), "through_lock": hex(w.lock), "to": policy(b.new)}
-                    break
-            h = {"holder": tl.task(iv.pid), "cpu": iv.cpu,
-                 "holding": "serving softirqs" if iv.flags[2] in "sH" else "with softirqs disabled",
-                 "throttled_s": rel_s(iv.start, t0), "held_until_s": rel_s(end, t0),
-                 "held_ms": span_ms(iv.start, end),
-                 "ended_by": "boost" if boost else ("unthrottle" if end is not None else None),
-                 "complete": end is not None}
-            if boost:
-                h["boost"] = boost
-            elif end is not None:
-                h["unthrottled_by"] = iv.cause
-            out.append(h)
+            pid, flags = found[0], found[1].flags
+        end, boost = iv.end, None
+        rows_b = tl.boosts.get(pid, [])
+        for b in rows_b[bisect.bisect_right(rows_b, iv.start, key=_ts):]:
+            if end is not None and b.ts > end:
+                break
+            w = b.through
+            if w is not None and tl.is_rt(b.by) and w.cpu == iv.cpu and rq is not None \
+                    and abs(w.lock - rq) < PERCPU_NEAR and b.raises():
+                end, boost = b.ts, {"by": tl.task(b.by), "through_lock": hex(w.lock), "to": policy(b.new)}
+                break
+        h = {"holder": tl.task(pid), "cpu": iv.cpu,
+             "holding": "serving softirqs" if flags[2] in "sH" else "with softirqs disabled",
+             "throttled_s": rel_s(iv.start, t0), "held_until_s": rel_s(end, t0),
+             "held_ms": span_ms(iv.start, end),
+             "ended_by": "boost" if boost else ("unthrottle" if end is not None else None),
+             "complete": end is not None}
+        if boost:
+            h["boost"] = boost
+        elif end is not None:
+            h["unthrottled_by"] = iv.cause
+        out.append(h)
     out.sort(key=lambda h: h["throttled_s"])
     return out
+
+
+def throttled_tasks(tl):
+    """The tasks of a throttled group, as far as the trace tells: those a
+    throttle caught in their own switch-out (throttled_itself), and the
+    other threads of their program (the same name, not RT: the
+    co-tenant's senders and its main thread share one cgroup). A task
+    outside it, ksoftirqd, runs when its switches are not recorded."""
+    if getattr(tl, "_throttled_tasks", None) is None:
+        own = {iv.pid for ivs in tl.throttles.values() for iv in ivs
+               if throttled_itself(tl, iv.pid, iv.stack)}
+        names = {tl.comm.get(pid) for pid in own}
+        tl._throttled_tasks = own | {pid for pid, comm in tl.comm.items()
+                                     if comm in names and not tl.is_rt(pid)}
+    return tl._throttled_tasks
+
+
+def bh_holder(tl, cpu, t):
+    """The task that held CPU's softirq lock at t without running: the last
+    task of a throttled group (throttled_tasks) switched out on CPU inside
+    its softirq section (its flag columns then: BH disabled, or serving
+    softirqs; tracefile.holds_bh) that had done nothing since. (pid, its
+    Switch out, when it next ran: None when not by the trace's end), or
+    None: none did, or the trace has no flag columns."""
+    best = None
+    group = throttled_tasks(tl)
+    for pid, stops in tl.stops.items():
+        i = _at_or_before(stops, t)
+        if i < 0 or pid not in group:
+            continue
+        out = stops[i]
+        if out.cpu != cpu or not holds_bh(out.flags) or (best and out.ts <= best[1].ts):
+            continue
+        back = tl.ran_after(pid, out.ts + 1e-9)
+        if back is not None and back <= t:
+            continue
+        # its own doings since then, which the switches may not show (a
+        # switch between two tasks that are not RT is not recorded)
+        cb = tl.callback_after(pid, out.ts + 1e-9)
+        if cb is not None and cb.entry <= t:
+            continue
+        best = (pid, out, back)
+    return best
+
+
+def _next(rows, t):
+    """The first time in rows (sorted) after t, or None."""
+    i = bisect.bisect_right(rows, t)
+    return rows[i] if i < len(rows) else None
+
+
+def _last(rows, t):
+    """The last time in rows (sorted) at or before t, or None."""
+    i = bisect.bisect_right(rows, t) - 1
+    return rows[i] if i >= 0 else None
+
+
+def _throttle_over(tl, a, b):
+    """The throttled interval that covers most of [a, b], as ((tg, rq),
+    Throttle), or None."""
+    best, most = None, 0.0
+    for key, ivs in tl.throttles.items():
+        i = max(_at_or_before(ivs, a, _start), 0)
+        for iv in ivs[i:i + 3]:
+            o = min(iv.end if iv.end is not None else tl.last, b) - max(iv.start, a)
+            if o > most:
+                best, most = (key, iv), o
+    return best
+
+
+def softirq_stall(tl, relay, a, b, t0):
+    """Why the relay (pid RELAY) made no progress over [a, b] (the trace's
+    clock) when it waited on no lock: asleep (in epoll_wait), while its
+    CPU's softirq lock was held by a task its cgroup's throttle stopped
+    (bh_holder). On PREEMPT_RT whatever would have woken the relay runs as
+    a softirq of that CPU or needs the lock: its timerfd tick is a soft
+    hrtimer, a datagram sent on that CPU is received in its sender's
+    softirq section; so is the quota period's timer, which would let the
+    group go: the hold ends only when something outside lets the group go
+    (a write to cpu.max) or an RT task that needs the lock boosts the
+    holder through it. Nobody waits for the lock at a priority, so
+    nobody lends one: an inversion the epoll fix does not reach.
+    The period's timer is told of when the trace recorded it
+    (Timeline.timer_runs). The chain (kind "softirq"), complete or saying what
+    is missing; None when the relay was not asleep or no task held the
+    lock then."""
+    stops = tl.stops.get(relay, [])
+    # The stall begins at the relay's last progress; it goes to sleep
+    # right after, within its own loop.
+    i = _at_or_before(stops, a + 5e-3)
+    if i < 0 or not stops[i].state.startswith("S"):
+        return None
+    asleep = stops[i]
+    back = tl.ran_after(relay, asleep.ts + 1e-9)
+    if back is not None and back < b - 5e-3:
+        return None
+    cpu = asleep.cpu
+    found = bh_holder(tl, cpu, asleep.ts)
+    if found is None:
+        return None
+    pid, out, ran = found
+    missing = []
+    c = {"kind": "softirq", "cpu": cpu,
+         "relay": {"task": tl.task(relay), "state": "asleep", "asleep_since_s": rel_s(asleep.ts, t0),
+                   "ran_again_s": rel_s(back, t0)},
+         "holder": dict(tl.task(pid), holding="serving softirqs" if out.flags[2] in "sH"
+                        else "with softirqs disabled", switched_out_s=rel_s(out.ts, t0),
+                        switched_out_state=out.state, ran_again_s=rel_s(ran, t0))}
+    thr = _throttle_over(tl, max(out.ts, a), b)
+    end = ran
+    if thr is None:
+        missing.append("no throttle of a cgroup held the holder then")
+    else:
+        _, iv = thr
+        c["throttle"] = {"throttled_s": rel_s(iv.start, t0), "unthrottled_s": rel_s(iv.end, t0),
+                         "unthrottled_by": iv.cause, "unthrottled_by_text": UNTHROTTLE_TEXT.get(iv.cause)}
+        if iv.end is None:
+            missing.append("the throttle had not ended when the trace stopped")
+        # the holder runs again once its group does, and lets the lock go
+        end = iv.end if end is None or (iv.end is not None and iv.end < end) else end
+        if tl.timer_arms or tl.timer_runs:
+            rows = [r.ts for r in tl.timer_runs if r.cpu == cpu]
+            nxt = _next(rows, iv.start)
+            c["period_timer"] = {"last_before_s": rel_s(_last(rows, iv.start), t0), "next_s": rel_s(nxt, t0),
+                                 "none_for_ms": span_ms(iv.start, nxt if nxt is not None else iv.end)}
+    if ran is None and (thr is None or thr[1].end is None):
+        missing.append("the holder had not run again when the trace stopped")
+    raised = _next(tl.hrtimer_raised.get(cpu, []), out.ts)
+    if raised is not None and (end is None or raised <= end):
+        served = _first_at_or_after(tl.hrtimer_served.get(cpu, []), raised)
+        c["hrtimer_softirq"] = {"raised_s": rel_s(raised, t0),
+                                "served_s": rel_s(served.ts if served else None, t0),
+                                "served_by": tl.task(served.pid) if served else None,
+                                "pending_ms": span_ms(raised, served.ts if served else None)}
+    # who waited for the lock meanwhile: a task of the CPU on a per-CPU
+    # lock of that CPU (the run queue's neighbour, PERCPU_NEAR)
+    rq = thr[0][1] if thr else None
+    waiters = {w.pid for w in tl.waits_between(out.ts, end if end is not None else tl.last)
+               if w.cpu == cpu and w.pid != pid and rq is not None and abs(w.lock - rq) < PERCPU_NEAR}
+    c["waiters"] = [tl.task(w) for w in sorted(waiters)]
+    c["held_ms"] = span_ms(out.ts, end)
+    c["covers_ms"] = span_ms(max(a, out.ts), min(b, end)) if end is not None else span_ms(max(a, out.ts), b)
+    c["complete"] = not missing
+    if missing:
+        c["missing"] = missing
+    return c
+
+
+def softirq_line(c):
+    """A softirq chain in words, for the terminal and the page."""
+    h, r = c["holder"], c["relay"]
+    text = (f"the relay slept in epoll_wait from {r['asleep_since_s']} s while CPU {c['cpu']}'s softirq lock "
+            f"was held by {h['comm']}/{h['pid']}, switched out {h['holding']} at {h['switched_out_s']} s")
+    t = c.get("throttle")
+    if t:
+        text += f" while its cgroup was throttled (from {t['throttled_s']} s)"
+    text += ("; the relay's tick (a timerfd), datagrams sent on that CPU and the quota period's refill "
+             "(sched_cfs_period_timer: soft hrtimers on PREEMPT_RT) all waited for that lock, and no task "
+             "that waited for it could lend the holder a priority")
+    p = c.get("period_timer")
+    if p and p["none_for_ms"] is not None:
+        text += f"; the period's timer did not run for {p['none_for_ms']:.1f} ms"
+    if t and t["unthrottled_s"] is not None:
+        text += f"; let go at {t['unthrottled_s']} s by {t['unthrottled_by_text']}"
+    return text

@@ -23,8 +23,8 @@ import sys
 from collections import Counter
 
 from ..labkit.run import LabError, write_json
-from . import chains, freezes, scenario, tracefile
-from .chains import rel_s, span_ms
+from . import chains, freezes, quota, scenario, tracefile
+from .chains import covering, percentiles, rel_s, span_ms
 
 EX_DATA = 65
 EX_NOINPUT = 66
@@ -35,19 +35,6 @@ WINDOW_LEAD = 1.0
 # A stall is the lock's when one RT wait on a ready-list lock covers at
 # least this share of it.
 STALL_COVERED = 0.5
-
-
-def percentiles(values):
-    """{"p50", "p90", "p99", "max", "n"} of a list (nearest rank), or None."""
-    if not values:
-        return None
-    v = sorted(values)
-    out = {}
-    for p in (50, 90, 99, 100):
-        k = max(0, min(len(v) - 1, -(-p * len(v) // 100) - 1))
-        out["max" if p == 100 else f"p{p}"] = round(v[k], 3)
-    out["n"] = len(v)
-    return out
 
 
 def lost(results):
@@ -73,26 +60,19 @@ def lost(results):
 FREEZE_DETAIL = 1e-3
 
 
-def covering(waits, a, b):
-    """Of waits, the one that covers most of [a, b], and how much of it
-    (s): (None, 0.0) when none does."""
-    best, most = None, 0.0
-    for w in waits:
-        o = min(w.until(b), b) - max(w.begin, a)
-        if o > most:
-            best, most = w, o
-    return best, most
-
-
 class GuestTrace:
     """One guest's trace and scenario, and what explains what."""
 
-    def __init__(self, results, name=None, windows=None, client=None):
+    def __init__(self, results, name=None, windows=None, kernel=None, client=None):
         """WINDOWS: [(a, b)] on the trace's clock, the only spans read (a
         trace that lost events is read whole: what it saw then ends where
         a buffer filled). A trace whose guest kept some spans only
-        (tracefile.kept) is read there, and no further. CLIENT: the JSON
-        of a loadgen run that was the RT client (scenario.with_client)."""
+        (tracefile.kept) is read there, and no further. KERNEL: what the
+        host knew of the image before it booted (labkit.kernels.facts):
+        the ready-list lock's offset in struct eventpoll is its, the
+        trace's recurring distance a check on it. CLIENT: the JSON of a
+        loadgen run that was the RT client (scenario.with_client)."""
+        self.kernel = kernel or {}
         self.scen = scenario.read(results)
         if client:
             self.scen = scenario.with_client(self.scen, client)
@@ -112,7 +92,13 @@ class GuestTrace:
         detail = _merged([(self.t0 + f.due_s - FREEZE_DETAIL, self.t0 + f.woke_s + FREEZE_DETAIL)
                           for p in self.scen.probes for f in p.freezes or ()])
         self.tl = chains.Timeline(tracefile.ievents(results, keep), detail)
-        self.offset, self.offset_support = chains.ready_list_offset(self.tl)
+        self.offset_seen, self.offset_support = chains.ready_list_offset(self.tl)
+        self.offset = (self.kernel.get("offsets") or {}).get("eventpoll.lock")
+        self.offset_from = self.kernel.get("offsets_from") if self.offset is not None else None
+        if self.offset is None:
+            self.offset = self.offset_seen
+            self.offset_from = "the trace: a lock-to-instance distance that recurs"
+        self.tl.model, self.model_from = throttle_model(results, self.kernel)
         self.name = name
         self.nevents = self.tl.count
         # A buffer that filled dropped what came after: the trace sees
@@ -163,17 +149,34 @@ class GuestTrace:
         w, covered = covering([x for x in waits if x.pid == self.relay], a, b)
         if covered < STALL_COVERED * (b - a):
             w, covered = covering(waits, a, b)
-        if w is None:
-            row["unexplained"] = "no RT task waited on a ready-list lock during the stall"
+        if w is not None:
+            row["chain"] = chains.chain(self.tl, w, self.offset, self.t0)
+        if w is not None and row["chain"]["complete"] and covered >= STALL_COVERED * (b - a):
+            row.update(held_by="ready-list lock", line=lock_line(row["chain"]))
         else:
-            c = row["chain"] = chains.chain(self.tl, w, self.offset, self.t0)
-            if not c["complete"]:
-                row["unexplained"] = "; ".join(c["missing"])
-            elif covered < STALL_COVERED * (b - a):
+            # No wait on the lock held the relay: was it asleep while its
+            # CPU's softirq lock was held by a throttled task?
+            sc = None
+            if self.relay is not None and self.tl.flags:
+                sc = chains.softirq_stall(self.tl, self.relay, a, b, self.t0)
+            if sc is not None and sc["complete"] and (sc["covers_ms"] or 0) >= STALL_COVERED * (b - a) * 1000:
+                row.update(chain=sc, held_by="softirq lock", line=chains.softirq_line(sc))
+            elif w is None:
+                row["unexplained"] = "no RT task waited on a ready-list lock during the stall"
+            elif not row["chain"]["complete"]:
+                row["unexplained"] = "; ".join(row["chain"]["missing"])
+            else:
                 # A wait of a millisecond inside a stall of 200 is not what
                 # held the relay (the patched kernel's waits are that short).
                 row["unexplained"] = (f"the longest RT wait on a ready-list lock in it covers "
                                       f"{covered * 1000:.1f} ms of its {(b - a) * 1000:.1f} ms")
+            if "unexplained" in row:
+                if sc is not None:
+                    row["softirq_chain"] = sc
+                    row["unexplained"] += ("; its CPU's softirq lock held by a throttled task: "
+                                           + "; ".join(sc.get("missing") or [f"covers {sc['covers_ms']} ms"]))
+                elif not self.tl.flags:
+                    row["unexplained"] += "; the trace has no flag columns to see who held the softirqs"
         other = self.best_chain(a, b, rt=False)
         if other:
             row["non_rt_waiter"] = other
@@ -378,9 +381,9 @@ class GuestTrace:
             pid = freezes.probe_pid(self.tl, p.cpu, p.prio)
             rows += [freezes.explain(self.tl, f, pid, self.t0, self.scen.stalls, self.covers)
                      for f in p.freezes or ()]
+            unlisted += p.count - len(p.freezes or ())
         for r in rows:
             r["text"] = freezes.line(r)
-            unlisted += p.count - len(p.freezes or ())
         rows.sort(key=lambda r: r["due_s"])
         causes = Counter(r["cause"] for r in rows if "unexplained" not in r)
         return {"limit_ms": limit, "counted": counted, "rows": rows, "unlisted": unlisted,
@@ -399,7 +402,14 @@ class GuestTrace:
                          # null: all of it; else the spans read, seconds since t0
                          "read_s": self.windows and [[rel_s(a, self.t0), rel_s(b, self.t0)]
                                                      for a, b in self.windows]},
-               "ready_list_lock": {"offset_in_eventpoll": self.offset, "support": self.offset_support},
+               "ready_list_lock": {"offset_in_eventpoll": self.offset, "from": self.offset_from,
+                                   "trace_offset": self.offset_seen, "support": self.offset_support,
+                                   "trace_agrees": None if self.offset_seen is None
+                                   else self.offset_seen == self.offset},
+               "throttle_model": {"model": self.tl.model, "from": self.model_from},
+               "image": {k: self.kernel.get(k) for k in ("release", "obtained", "lock", "lock_from",
+                                                         "throttle_model", "probe_ep", "offsets_from")}
+               if self.kernel else None,
                "stalls": stalls, "late": late,
                "late_listed_over_us": self.scen.list_over_us,
                "late_list_complete": self.scen.listed_complete,
@@ -416,6 +426,16 @@ class GuestTrace:
         # Only the flag columns say which task held its CPU's softirqs (a
         # trace without them gets no word rather than a wrong one).
         doc["softirq_held"] = self.softirq_held() if self.tl.flags else None
+        # The quota's own timer, and how long the cgroup and its tasks
+        # were throttled (what cpu.stat counted).
+        doc["quota_timer"] = quota.document(self.tl, self.t0, self.scen.params.get("late_ms"), self.offset,
+                                            chains.softirq_holds(self.tl, self.t0) if self.tl.flags else [])
+        doc["throttling"] = quota.throttling(self.tl, self.t0)
+        # The relay's timerfd tick, delivered by its CPU's timer softirq:
+        # that task's waits on the relay's ready-list lock.
+        cpu = self.scen.params.get("cpu")
+        doc["timer_tick"] = (quota.tick_waits(self.tl, self.offset, self.t0, cpu)
+                             if isinstance(cpu, int) else None)
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),
@@ -426,6 +446,45 @@ class GuestTrace:
                          "freezes_unexplained": doc["freezes"]["unexplained"]}
         doc["line"] = headline(doc)
         return doc
+
+
+def lock_line(c):
+    """A ready-list lock chain in words: who waited where, on which lock,
+    held by whom doing what."""
+    w, h, st = c["waiter"], c["holder"], c["holder_state"]
+    text = (f"RT {w['comm']} ({w['policy']} {w['priority']}) waited in {w['where']} on ep->lock "
+            f"({c['lock']['kind']}) held by {h['comm']}/{h['pid']}")
+    if st.get("state") == "throttled":
+        text += f", throttled in {st['throttled_in']}"
+        if st.get("unthrottled_by_text"):
+            text += f", let go by {st['unthrottled_by_text']}"
+    return text
+
+
+# The task-based model's task work, which a kernel has only with it.
+TASK_MODEL_SYMBOL = "throttle_cfs_rq_work"
+
+
+def throttle_model(results, kernel):
+    """The CFS throttle model of the kernel that ran (chains.MODELS) and
+    how it is known: the trace's probe on TASK_MODEL_SYMBOL (ktrace places
+    it where the kernel's symbols have it), the kernel's own symbols (a
+    raw trace's kallsyms), or what the host read from the image (KERNEL:
+    its BTF). (None, why) when nothing tells."""
+    probes = os.path.join(results, "trace-probes.txt")
+    names = [line.split()[0] for line in tracefile.small_text(probes) if line.split()] \
+        if os.path.exists(probes) else []
+    if "throttle_task" in names:
+        return "task", f"its symbols: the trace's probe on {TASK_MODEL_SYMBOL} (the task-based model's)"
+    syms = os.path.join(results, "trace", "kallsyms")
+    if os.path.exists(syms):
+        with open(syms, encoding="utf-8", errors="replace") as f:
+            has = any(line.rstrip("\n").endswith(" " + TASK_MODEL_SYMBOL) for line in f)
+        return ("task", f"its symbols: {TASK_MODEL_SYMBOL} in its kallsyms") if has else \
+            ("cfs_rq", f"its symbols: no {TASK_MODEL_SYMBOL} in its kallsyms")
+    if kernel.get("throttle_model") in chains.MODELS:
+        return kernel["throttle_model"], kernel.get("throttle_from") or "the image"
+    return None, "not known: a text trace of a kernel whose image says nothing of it"
 
 
 def vcpu_idle(row):
@@ -443,19 +502,31 @@ def headline(doc):
     ex = [s for s in doc["stalls"] if "unexplained" not in s]
     if t["stalls"]:
         line = f"{t['stalls_explained']} of {t['stalls']} stalls explained"
-        if ex:
-            c = ex[0]["chain"]
+        lock = [s for s in ex if s.get("held_by") == "ready-list lock"]
+        bh = [s for s in ex if s.get("held_by") == "softirq lock"]
+        said = []
+        if lock:
+            c = lock[0]["chain"]
             w, h, st = c["waiter"], c["holder"], c["holder_state"]
-            line += (f": RT {w['comm']} ({w['policy']} {w['priority']}) waited in {w['where']} on "
-                     f"ep->lock ({c['lock']['kind']}) held by {h['comm']}/{h['pid']}")
+            text = (f"RT {w['comm']} ({w['policy']} {w['priority']}) waited in {w['where']} on "
+                    f"ep->lock ({c['lock']['kind']}) held by {h['comm']}/{h['pid']}")
             if st.get("state") == "throttled":
-                line += f", throttled in {st['throttled_in']}"
-            rel = [s["chain"]["released_after_unthrottle_ms"] for s in ex
+                text += f", throttled in {st['throttled_in']}"
+            rel = [s["chain"]["released_after_unthrottle_ms"] for s in lock
                    if s["chain"].get("released_after_unthrottle_ms") is not None]
             if rel:
-                line += f"; released {min(rel):.2f}-{max(rel):.2f} ms after the unthrottle"
-        else:
-            line += f" (the first: {doc['stalls'][0]['unexplained']})"
+                text += f"; released {min(rel):.2f}-{max(rel):.2f} ms after the unthrottle"
+            said.append((f"{len(lock)} by the ready-list lock: " if bh else "") + text)
+        if bh:
+            h = bh[0]["chain"]["holder"]
+            said.append(f"{len(bh)} by CPU {bh[0]['chain']['cpu']}'s softirq lock: the relay asleep while "
+                        f"{h['comm']}/{h['pid']} held it, throttled {h['holding']}, the quota period's "
+                        "refill a softirq waiting for it (an inversion the epoll fix does not reach)")
+        if said:
+            line += ": " + "; ".join(said)
+        if t["stalls_explained"] < t["stalls"]:
+            first = next(s for s in doc["stalls"] if "unexplained" in s)
+            line += f" (the first{' unexplained' if ex else ''}: {first['unexplained']})"
         parts.append(line)
     else:
         parts.append("no stall")
@@ -550,6 +621,21 @@ def _sweep_steps(path):
         raise tracefile.TraceError(f"{path}: not a loadgen sweep's JSON ({e})")
 
 
+def kernel_facts(path):
+    """The kernel.json at PATH, checked for what the analysis takes from
+    it: TraceError naming what is wrong."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            k = json.load(f)
+    except (OSError, ValueError) as e:
+        raise tracefile.TraceError(f"{path}: {e}")
+    off = (k.get("offsets") or {}).get("eventpoll.lock") if isinstance(k, dict) else None
+    if not isinstance(off, int) or not 0 <= off < 4096:
+        raise tracefile.TraceError(f"{path}: no offsets.\"eventpoll.lock\" of 0-4095 bytes "
+                                   "(not a kernel.json of lab/labkit/kernels.py)")
+    return k
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="lab/ktrace/explain",
                                  description="explain a guest's stalls and slow RT datagrams from its trace")
@@ -558,6 +644,9 @@ def main(argv=None):
     ap.add_argument("--out", help="where chains.json goes (default: RESULTS/chains.json)")
     ap.add_argument("--sweep", help="a loadgen sweep's JSON run during the trace: the cause of "
                     "each step that missed, from the trace, goes into chains.json's steps")
+    ap.add_argument("--kernel", help="what the host read from the image before it booted "
+                    "(lab/labkit/kernels.py's kernel.json): the struct offsets the analysis takes, "
+                    "its lock and throttle model")
     ap.add_argument("--missed-only", action="store_true",
                     help="with --sweep: read only the missed steps' spans of the trace (each from "
                     f"{WINDOW_LEAD:g} s before it), and the stalls within them: a capacity cell's causes "
@@ -575,7 +664,7 @@ def main(argv=None):
     try:
         steps = _sweep_steps(a.sweep) if a.sweep else None
         run = GuestTrace(a.results, a.name, missed_windows(steps) if a.missed_only else None,
-                         a.client)
+                         kernel_facts(a.kernel) if a.kernel else None, a.client)
         doc = run.document()
         if steps is not None:
             doc["steps"] = [run.step(st) for st in steps]

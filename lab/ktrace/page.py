@@ -52,8 +52,16 @@ def _task(t):
     return f"{t.get('comm', '?')}/{t.get('pid', '?')} ({t.get('policy', '?')} {t.get('priority', '?')})"
 
 
-def _state(c):
+def state(c):
+    """What a chain's holder was doing, in words."""
     st = c.get("holder_state") or {}
+    if st.get("state") != "throttled" and st.get("throttle_deferred"):
+        # The task-based model: the quota ran out, the holder ran on.
+        text = (f"{st['state']}: its cgroup's quota ran out at {st.get('group_throttled_s')} s, its "
+                "throttle deferred to its way back to user space")
+        if st.get("dequeued_s") is not None:
+            text += f" (taken off at {st['dequeued_s']} s in {st.get('dequeued_in', '?')})"
+        return text
     if st.get("state") != "throttled":
         return st.get("state", "-")
     text = f"throttled in {st.get('throttled_in', '?')} at {st.get('throttled_s')} s"
@@ -85,6 +93,23 @@ def _softirqs(sh):
     if sh.get("late_ms") is not None:
         text += f" ({sh['over_late_ms']} of {sh['throttles_holding']} such holds over {sh['late_ms']:g} ms)"
     return text
+
+
+def non_rt(w):
+    """The non-RT waker's chain in words (the longer of a non-RT task's
+    wait on ep->lock and a throttled task's hold of the CPU's softirqs),
+    from a kernel's why: "none seen" when the trace has neither."""
+    c = w.get("non_rt_waiter")
+    h = (w.get("softirq_held") or {}).get("longest")
+    if h and h.get("held_ms") is not None and \
+            (not c or (c["wait"].get("ms") or 0) < h["held_ms"]):
+        return _softirqs(w["softirq_held"])
+    if not c:
+        return "none seen"
+    if not c.get("holder"):
+        return f"{_task(c['waiter'])} waited {c['wait']['ms']} ms on ep->lock (its holder not seen)"
+    return (f"{_task(c['waiter'])} waited {c['wait']['ms']} ms on ep->lock held by "
+            f"{_task(c['holder'])}, which was {state(c)}; boost: {_boost(c)}")
 
 
 def _pcts(p, unit="us"):
@@ -137,25 +162,34 @@ def rows(why):
         by = ", ".join(f"{k} {n}" for k, n in (c.get("lent_by") or {}).items())
         return f"{c.get('lent_by_others', 0)} of {c['rt_waits']}" + (f" ({by})" if by else "")
 
-    def non_rt(w):
-        c = w.get("non_rt_waiter")
-        h = (w.get("softirq_held") or {}).get("longest")
-        if h and h.get("held_ms") is not None and \
-                (not c or (c["wait"].get("ms") or 0) < h["held_ms"]):
-            return _softirqs(w["softirq_held"])
-        if not c:
-            return "none seen"
-        if not c.get("holder"):
-            return f"{_task(c['waiter'])} waited {c['wait']['ms']} ms on ep->lock (its holder not seen)"
-        return (f"{_task(c['waiter'])} waited {c['wait']['ms']} ms on ep->lock held by "
-                f"{_task(c['holder'])}, which was {_state(c)}; boost: {_boost(c)}")
+    def model(w):
+        tm = w.get("throttle_model") or {}
+        name = {"cfs_rq": "per cfs_rq", "task": "task-based"}.get(tm.get("model"))
+        return f"{name} ({tm.get('from')})" if name else "not known"
+
+    def quota_timer(w):
+        q = w.get("quota_timer")
+        return q["line"] if q else "not traced"
+
+    def throttled(w):
+        t = w.get("throttling")
+        if not t:
+            return "-"
+        text = f"the cgroup's run queue {t['cgroup_throttles']} times, {t['cgroup_throttled_ms']:g} ms"
+        if t.get("task_throttles") is not None:
+            text += (f"; its tasks, each on its way to user space, {t['task_throttles']} times, "
+                     f"{t['task_throttled_ms']:g} ms")
+        return text
     return [
         ("stalls explained", each(totals)),
+        ("CFS throttle model", each(model)),
+        ("throttled, as the trace saw it", each(throttled)),
+        ("the quota period's timer", each(quota_timer)),
         ("worst wait: RT waiter", chain_cell(lambda c: f"{_task(c['waiter'])} in {c['waiter']['where']}")),
         ("... the lock", chain_cell(lambda c: f"ep->lock ({c['lock']['kind']})")),
         ("... waited, ms", chain_cell(lambda c: str(c["wait"]["ms"]))),
         ("... holder", chain_cell(lambda c: _task(c.get("holder")))),
-        ("... holder was", chain_cell(_state)),
+        ("... holder was", chain_cell(state)),
         ("... released after the unthrottle, ms",
          chain_cell(lambda c: "before it (boosted)" if c.get("released_while_throttled")
                     else str(c.get("released_after_unthrottle_ms", "-")))),

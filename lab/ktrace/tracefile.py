@@ -50,6 +50,7 @@ _SWITCH_TC = re.compile(r"^(?P<pc>.*):(?P<pp>\d{1,10}) \[(?P<ppr>-?\d{1,4})\] (?
 # The line a stacktrace trigger prints before the frames.
 _STACK = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d{1,10})\s+(?:\(\s*[\d-]+\)\s+)?" + _CPU +
                     r"\d+\.\d+: (?:kernel_stack:\s+)?<stack trace ?>$")
+_SOFTIRQ = re.compile(r"^vec=(?P<vec>\d{1,2}) \[action=(?P<action>\w{1,16})\]$")
 _COMM_PID = re.compile(r"^comm=(?P<comm>.*?) pid=(?P<pid>\d{1,10}) (?P<rest>.*)$")
 
 
@@ -89,10 +90,27 @@ def _fields(name, body):
         else:
             f["ret"] = int(m["val"])
         return f
+    if name in ("softirq_raise", "softirq_entry", "softirq_exit"):
+        # "vec=8 [action=HRTIMER]"
+        m = _SOFTIRQ.match(body)
+        return {"vec": int(m["vec"]), "action": m["action"]} if m else None
     if name in ("local_timer_entry", "reschedule_entry"):
         # "vector=236"
         f = {k: int(v) for k, v in _FIELD.findall(body)}
         return f if "vector" in f else None
+    if name in ("hrtimer_start", "hrtimer_expire_entry"):
+        # The kernel's "hrtimer=ffff888003a1c0e8 function=sched_cfs_period_timer
+        # expires=123 softexpires=123 mode=ABS|PINNED", trace-cmd's
+        # "hrtimer=0xffff888003a1c0e8 now=123 function=sched_cfs_period_timer"
+        f = dict(_FIELD.findall(body))
+        if "hrtimer" not in f or "function" not in f:
+            return None
+        out = {"hrtimer": int(f["hrtimer"], 16), "function": re.split(r"[+/]", f["function"])[0]}
+        for k in ("expires", "softexpires", "now"):
+            if k in f:
+                out[k] = int(f[k])
+        return out if ("now" in out) == (name == "hrtimer_expire_entry") and \
+            ("expires" in out) == (name == "hrtimer_start") else None
     if name in ("sched_waking", "sched_wakeup", "sched_pi_setprio"):
         m = _COMM_PID.match(body)
         if not m:

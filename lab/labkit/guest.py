@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from . import TOP
-from .run import EX_INITRAMFS, LabError
+from .run import EX_INITRAMFS, LabError, write_json
 
 SPEC_IN_GUEST = "/etc/lab/spec.json"
 # The span of salt_us(): five of the demo's quota periods on the virtual
@@ -74,12 +74,15 @@ def boot(image, initrd, out, clock, timeout, log=None, memory_mb=None, append=No
                                 stdin=subprocess.DEVNULL)
 
 
-def explain(results, name, log, sweep=None, missed_only=False):
+def explain(results, name, log, sweep=None, missed_only=False, kernel=None):
     """Start lab/ktrace/explain on a guest's results (chains.json beside
     them; with sweep, each step's cause too, and with missed_only from the
-    missed steps' spans alone) in the background: the Popen. What it says
-    goes to LOG."""
+    missed steps' spans alone) in the background: the Popen. KERNEL: the
+    kernel.json of the image (labkit.kernels.described), whose offsets
+    the analysis takes. What it says goes to LOG."""
     argv = [os.path.join(TOP, "lab/ktrace/explain"), results, "--name", name]
+    if kernel and os.path.exists(kernel):
+        argv += ["--kernel", kernel]
     if sweep:
         argv += ["--sweep", sweep] + (["--missed-only"] if missed_only else [])
     with open(log, "w", encoding="utf-8") as sink:
@@ -104,11 +107,7 @@ def record(out, **fields):
         with open(path, encoding="utf-8") as f:
             rec = json.load(f)
     rec.update(fields)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(rec, f)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_json(path, rec)
 
 
 def kernel_version(image):

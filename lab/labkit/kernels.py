@@ -1,5 +1,6 @@
 """The stock and patched kernel images: make builds them (or takes them
 from the cache), kernel/build --print-images says where they are."""
+import json
 import os
 import subprocess
 import tarfile
@@ -116,12 +117,36 @@ GUEST_NEEDS = (
     ("INET", "IPv4 on loopback: the relay's datagrams"),
 )
 # The probe lab/ktrace/ktrace places on ep_poll_callback reads the epoll
-# instance at these offsets.
-KTRACE_PROBE_EP = "+72(-8(%di))"
+# instance at the offsets of the image it runs on (facts()). An image
+# built before kernel/build recorded them has none: the layout of the 6.1
+# and 6.12 lines is taken, said so, and the trace checks it.
+ASSUMED_PROBE_EP = "+72(-8(%di))"
+ASSUMED_LOCK_OFFSET = 144
 # Bounds for what a package may hold: Debian's images are 12-15 MB, their
 # configs 300 KB.
 MAX_IMAGE = 64 << 20
 MAX_CONFIG = 4 << 20
+
+
+def described(run, images, versions):
+    """facts() of each image of IMAGES ({kernel: path}), its release the
+    one its header carries (VERSIONS: {kernel: guest.kernel_version()}),
+    written to RUN/KERNEL/kernel.json; and the spec's trace_probes, the
+    probe's offsets for each release (what lab/ktrace/ktrace start --spec
+    takes). Two images of one release with other offsets cannot share
+    an initramfs: LabError."""
+    out, probes = {}, {}
+    for k, image in images.items():
+        f = facts(image)
+        f["release"] = (versions.get(k) or "").split(" ")[0] or f["release"]
+        if f["release"] in probes and probes[f["release"]] != f["probe_ep"]:
+            raise LabError(EX_KERNELS, f"two kernels of release {f['release']} with other probe offsets "
+                           f"({probes[f['release']]}, {f['probe_ep']}): one initramfs cannot tell them apart")
+        probes[f["release"]] = f["probe_ep"]
+        os.makedirs(run.path(k), exist_ok=True)
+        write_json(run.path(k, "kernel.json"), f)
+        out[k] = f
+    return out, [{"release": r, "ep": ep} for r, ep in probes.items()]
 
 
 def pair(run, name):
@@ -198,14 +223,95 @@ def check_package(config, facts):
             missing.append(f"CONFIG_{opt}=m, a module ({why}; the guest loads no modules)")
         elif v != "y":
             missing.append(f"CONFIG_{opt} (={v}: {why})")
-    got = dict(line.split(" ", 1) for line in facts.splitlines() if " " in line)
+    got = btf_facts(facts)
     if "eventpoll_lock" not in got:
         missing.append("BTF with struct eventpoll (its lock type: "
                        + got.get("untold", "not in its BTF") + ")")
-    elif got.get("probe_ep") != KTRACE_PROBE_EP:
-        missing.append(f"the trace probe's offsets: its BTF gives ep_poll_callback's epoll instance at "
-                       f"{got.get('probe_ep', 'nothing')}, lab/ktrace/ktrace reads {KTRACE_PROBE_EP}")
+    elif not got.get("probe_ep") or "eventpoll.lock" not in got["offsets"]:
+        missing.append("the trace probe's offsets (struct epitem, eppoll_entry and eventpoll's lock) "
+                       "in its BTF")
     return missing
+
+
+def btf_facts(text):
+    """relay-preflight --btf-facts' lines as a dict: each "key value", and
+    the "offset STRUCT.MEMBER BYTES" lines as {"STRUCT.MEMBER": BYTES}
+    under "offsets"."""
+    out = {"offsets": {}}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "offset":
+            member, _, n = value.partition(" ")
+            if n.isdigit():
+                out["offsets"][member] = int(n)
+        elif value:
+            out[key] = value
+    return out
+
+
+# How each throttle model is named on the page and in the files.
+THROTTLE_MODELS = {"cfs_rq": "per cfs_rq", "task": "task-based"}
+
+
+def _manifest(image):
+    try:
+        with open(os.path.join(os.path.dirname(image), "manifest.json"), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def facts(image):
+    """What is known of the kernel IMAGE before it boots, and from where:
+    how it was obtained; struct eventpoll's lock type; its CFS throttle
+    model (None when nothing but its running symbols can tell: the trace
+    reads them); the struct offsets the trace probe and its analysis need
+    (offsets, probe_ep) and their source. From the manifest beside a
+    cached image (kernel/build, kernel/debian-image), or the package.json
+    beside a package's (packages())."""
+    out = {"image": image, "obtained": None, "release": None,
+           "lock": None, "lock_from": None, "throttle_model": None, "throttle_from": None,
+           "offsets": {}, "probe_ep": None, "offsets_from": None}
+    pkg = os.path.join(os.path.dirname(image), "package.json")
+    m = _manifest(image)
+    if os.path.exists(pkg):
+        with open(pkg, encoding="utf-8") as f:
+            p = json.load(f)
+        got = btf_facts("\n".join(p.get("btf_facts") or []))
+        out.update(obtained="the package " + ", ".join(os.path.basename(d) for d in p.get("packages", [])),
+                   release=p.get("kernel_release"), lock=got.get("eventpoll_lock"), lock_from="its BTF",
+                   throttle_model=got.get("throttle_model"), offsets=got["offsets"],
+                   probe_ep=got.get("probe_ep"), offsets_from="its BTF")
+    elif m and m.get("images_kind") == "debian-image":
+        out.update(obtained=m.get("obtained"), release=m.get("kernel_release"),
+                   lock=m.get("btf_eventpoll_lock") or None, lock_from="its BTF",
+                   throttle_model=m.get("btf_throttle_model") or None,
+                   offsets=m.get("btf_offsets") or {}, probe_ep=m.get("probe_ep") or None,
+                   offsets_from="its BTF")
+    elif m:
+        kind = os.path.basename(image).removeprefix("bzImage-")
+        src = m.get("source") or {}
+        what = f"Debian's {m.get('package', '?')} {m.get('version') or src.get('version', '?')}"
+        if m.get("images_kind") == "historical":
+            what += " with its own RT patches, as shipped"
+        else:
+            if src.get("rt_patches"):
+                what += " with its own RT patches"
+            what += ", the fix reversed" if kind == "stock" else ", as its source has it"
+        own = (m.get("eventpoll_source") or {}).get(kind) or {}
+        out.update(obtained=m.get("obtained") or what + " (built by kernel/build)",
+                   release=(m.get("kernel_releases") or {}).get(kind),
+                   lock=own.get("struct_eventpoll_lock"), lock_from="its fs/eventpoll.c as built",
+                   offsets=(m.get("probe_offsets") or {}).get(kind) or {},
+                   probe_ep=(m.get("probe_ep") or {}).get(kind) if isinstance(m.get("probe_ep"), dict)
+                   else None, offsets_from="its compiler (kernel/build)")
+    if out["throttle_model"]:
+        out["throttle_from"] = "its BTF"
+    if not out["probe_ep"] or "eventpoll.lock" not in out["offsets"]:
+        out.update(probe_ep=ASSUMED_PROBE_EP, offsets={"eventpoll.lock": ASSUMED_LOCK_OFFSET},
+                   offsets_from="assumed: nothing beside the image records them (the 6.1 and 6.12 "
+                   "lines' layout; the trace checks it)")
+    return out
 
 
 def packages(run, given):

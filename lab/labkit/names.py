@@ -21,6 +21,8 @@ import os
 import re
 import subprocess
 
+from report.files import write_text
+
 from . import TOP
 from . import spec as labspec
 
@@ -230,7 +232,4 @@ def write(path=README):
     old = committed(path)
     if not old:
         raise ValueError(f"{path}: no names table (a line starting {HEAD.splitlines()[0]!r})")
-    new = text.replace(old, table(tables()), 1)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(new)
-    os.replace(path + ".tmp", path)
+    write_text(path, text.replace(old, table(tables()), 1))

@@ -1,14 +1,13 @@
 """A run of an experiment: a fresh results directory, the phases it goes
 through with progress and an estimate, and the driver's exit codes."""
 import datetime
-import json
 import os
 import secrets
-import stat
 import subprocess
 import sys
-import tempfile
 import time
+
+from report import files
 
 # Exit codes every driver shares (each driver's usage names the ones it uses).
 EX_OK, EX_VERDICT, EX_USAGE, EX_BUILD, EX_KERNELS, EX_INITRAMFS, EX_REPORT = 0, 1, 2, 3, 4, 5, 6
@@ -30,25 +29,15 @@ def new_id(now=None):
 
 
 def write_json(path, obj):
-    """Write OBJ as JSON to a fresh temporary file beside PATH (O_EXCL,
-    a random name) and rename it over PATH: a reader sees the old file or
-    the new one, never half of one, and a link planted at PATH or at a
-    guessable temporary name is never written through (PATH that is not
-    a regular file is refused: LabError)."""
-    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
-        raise LabError(EX_USAGE, f"{path}: not a regular file (a symbolic link?); "
-                       "refusing to write through it")
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=os.path.dirname(path) or ".")
+    """OBJ as JSON, the new content of PATH, written as every output of the
+    tree is (report.files.new_output: a fresh temporary beside PATH,
+    renamed over it, so that a reader sees the old file or the new one and
+    a link planted at PATH or at a temporary's name is never written
+    through). PATH that is not a regular file is refused: LabError."""
     try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=1)
-            f.write("\n")
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
+        files.write_json(path, obj, indent=1)
+    except files.DataError as e:
+        raise LabError(EX_USAGE, str(e)) from e
 
 
 def point_latest(results, name, link):

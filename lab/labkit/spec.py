@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import asdict, dataclass
 
 from . import TOP
@@ -136,6 +137,22 @@ def refusal(program, **values):
     return p.stderr.strip().splitlines()[0].removeprefix(program + ": ")
 
 
+def scenario(clock, values, program="demo-scenario"):
+    """Every parameter of the scenario as demo-scenario resolves them from
+    a run spec of CLOCK whose "scenario" object is VALUES ({name: value}):
+    the clock's defaults for what VALUES leave out. SpecError with its own
+    words when it refuses them."""
+    described(program)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="labkit-spec-") as f:
+        json.dump({"clock": clock, "scenario": values}, f)
+        f.flush()
+        p = subprocess.run([os.path.join(TOP, "build", "release", "bin", program), "--spec", f.name,
+                            "--resolve"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SpecError(p.stderr.strip().replace(f"{f.name}: ", "").replace(program + ": ", ""))
+    return json.loads(p.stdout)
+
+
 def describe(params, program):
     """A driver's table as demo-scenario --describe prints its own: a row
     per parameter (name, flag, type, unit, min, max, default, help, and
@@ -180,6 +197,37 @@ def _parse(p, text):
     return out[0]
 
 
+def _kind_of(p, v):
+    """Is V, read back from a spec.json, of P's kind and in its range?"""
+    if p.kind == "str":
+        return isinstance(v, str) and (not p.choices or v in p.choices)
+    if p.kind == "ints":
+        one = Param(p.name, "int", None, "", p.lo, p.hi)
+        return isinstance(v, list) and len(v) > 0 and all(_kind_of(one, x) for x in v)
+    number = (int, float) if p.kind == "float" else int
+    if isinstance(v, bool) or not isinstance(v, number) or v != v or v in (float("inf"), float("-inf")):
+        return False
+    return (p.lo is None or v >= p.lo) and (p.hi is None or v <= p.hi)
+
+
+def read_back(obj, params, where):
+    """OBJ, a spec's object as a judge reads it back from spec.json (WHERE
+    names it there), with every parameter of PARAMS it holds of the row's
+    kind and inside its range: what the driver resolved. A SpecError
+    naming the parameter if one is not (a parameter it lacks is the
+    judge's to miss: older runs have fewer)."""
+    if not isinstance(obj, dict):
+        raise SpecError(f"{where}: expected an object")
+    for p in params:
+        if p.name in obj and not _kind_of(p, obj[p.name]):
+            want = {"ints": "whole numbers", "float": "a number", "str": "text"}.get(p.kind, "a whole number")
+            rng = f" in {p.lo}..{p.hi}" if p.lo is not None or p.hi is not None else ""
+            choice = f" (one of {', '.join(p.choices)})" if p.choices else ""
+            got = json.dumps(obj[p.name])[:60]
+            raise SpecError(f"{where}.{p.name}: expected {want}{rng}{choice}, got {got}")
+    return obj
+
+
 def flags(parser, params):
     """Add one flag per parameter to an argparse parser, its help ending in
     the default."""
@@ -209,7 +257,8 @@ def table(params):
     """The parameters as a Markdown table: name, default, meaning."""
     rows = ["| parameter (flag) | default | meaning |", "|---|---|---|"]
     for p in params:
-        d = ",".join(map(str, p.default)) if isinstance(p.default, list) else p.default
+        d = ",".join(map(str, p.default)) if isinstance(p.default, list) else \
+            "-" if p.default is None else p.default
         rows.append(f"| `{p.name}` (`{p.flag}`) | {d} | {p.help} |")
     return "\n".join(rows) + "\n"
 

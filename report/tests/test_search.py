@@ -92,10 +92,26 @@ class DrawTest(unittest.TestCase):
         for word in ("p90 met", "p90 missed", "objective p90 &lt;= 5 ms", "capacity 5000 pps"):
             self.assertIn(word, svg)
 
-    def test_the_range_over_the_searches(self):
+    def test_the_interval_over_the_searches(self):
         j = fixture()
         j["capacity"]["min_rate"] = 4750
-        self.assertIn("capacity 5000 pps (median of 2; 4750-5000)", self.draw(j))
+        self.assertIn("capacity 5000 pps (median of 2 independent searches; 4750-5000)",
+                      self.draw(j))
+
+    def test_searches_that_disagree_have_no_capacity_line(self):
+        j = fixture()
+        j["capacity"].update(target_rate=None, unstable=True, found=1, min_rate=4750,
+                             max_rate=4750, fraction_found=0.5)
+        svg = self.draw(j)
+        self.assertIn("unstable: a capacity in 1 of 2 independent searches (4750 pps)", svg)
+        self.assertNotIn("capacity 4750 pps", svg)
+
+    def test_only_an_unstable_capacity_may_lack_its_median(self):
+        j = fixture()
+        j["capacity"]["target_rate"] = None
+        with self.assertRaises(DataError) as e:
+            search.check(j, "search.json")
+        self.assertIn("capacity.target_rate", str(e.exception))
 
     def test_no_capacity_draws_the_steps(self):
         j = fixture()

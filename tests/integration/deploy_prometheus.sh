@@ -47,9 +47,13 @@ pass "a real demo stall: stock fires the fix, late-while-throttled and both tail
 
 "$top/mk/py" deploy.monitor.hostab --stock "$d/stock/relay.metrics.prom" \
 	--patched "$d/patched/relay.metrics.prom" >"$TEST_TMP/ab.out" 2>&1 || { cat "$TEST_TMP/ab.out"; fail "host A/B check"; }
-grep -q "^stock: relay_late_while_throttled_total rose by [1-9]" "$TEST_TMP/ab.out" || fail "host A/B: $(cat "$TEST_TMP/ab.out")"
+grep -q "^stock: RelayKernelFixMissing fired .* RelayLateWhileThrottled fired (relay_late_while_throttled_total rose by 79): as it must$" \
+	"$TEST_TMP/ab.out" || fail "host A/B: $(cat "$TEST_TMP/ab.out")"
+grep -q "^patched: RelayKernelFixMissing quiet .* RelayLateWhileThrottled quiet (relay_late_while_throttled_total rose by 0): as it must$" \
+	"$TEST_TMP/ab.out" || fail "host A/B: $(cat "$TEST_TMP/ab.out")"
 "$top/mk/py" deploy.monitor.hostab --stock "$d/patched/relay.metrics.prom" \
 	--patched "$d/stock/relay.metrics.prom" >/dev/null 2>&1 && fail "host A/B check passed the hosts swapped"
-"$top/mk/py" deploy.monitor.hostab --results "$TEST_TMP/none" >/dev/null 2>&1; rc=$?
+"$top/mk/py" deploy.monitor.hostab --results "$TEST_TMP/none" >"$TEST_TMP/none.out" 2>&1; rc=$?
 [ $rc = 65 ] || fail "host A/B check on no results: exit $rc, expected 65"
+grep -qF "$TEST_TMP/none/stock/scenario/metrics-before.txt" "$TEST_TMP/none.out" || fail "no results: $(cat "$TEST_TMP/none.out")"
 pass "the host A/B check on the demo's scrapes, and refusing them swapped"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # loadgen sweep as a capacity planner uses it, on this host: the knee found
 # on a target that starts dropping past a known rate, a sweep that is not
-# monotonic repeated and its noise reported instead of a capacity, and
+# monotonic repeated and its noise reported instead of a capacity,
+# independent searches that disagree said as unstable instead of a number,
+# and
 # report/sweep's table and latency-vs-rate plot (the same table from a
 # stored sweep every time).
 # timeout: 420
@@ -62,6 +64,25 @@ json_ok "$TEST_TMP/n.json" 'has("capacity") and .capacity == null and .repeats =
 	(.steps | length) == 6 and [.noise[].runs] == [3, 3]' \
 	"the JSON of a non-monotonic sweep"
 
+# 2b. Searches that disagree: against the same target (it dropped its
+# first 100 datagrams), the first search misses --from and finds none, the
+# second, from --from again, meets up to --to. No capacity is claimed:
+# unstable, found in 1 of 2, the interval of the one that found it.
+slow_echo 100000 100
+"$LOADGEN" sweep --search --no-probe --target "udp://127.0.0.1:$SLOW_PORT" --from 300 \
+	--to 600 --duration 3 --slo p99=1s --pause 50 --timeout 500 --searches 2 \
+	--json "$TEST_TMP/u.json" >"$TEST_TMP/u.txt" || fail "search 2b exited $?"
+cat "$TEST_TMP/u.txt"
+json_ok "$TEST_TMP/u.json" '[.intervals[].end] == ["none", "to"] and .capacity.target_rate == null
+	and .capacity.unstable and .capacity.found == 1 and .capacity.searches == 2
+	and .capacity.fraction_found == 0.5 and .capacity.min_rate == 600 and .capacity.max_rate == 600' \
+	"searches that disagree were not said unstable"
+tail -n 1 "$TEST_TMP/u.txt" | grep -q '^capacity unstable: found in 1 of 2 independent searches (600 pps), none in 1 (--from 300 pps missed)' ||
+	fail "the verdict of searches that disagree: $(tail -n 1 "$TEST_TMP/u.txt")"
+"$sweep_report" "$TEST_TMP/u.json" --out "$TEST_TMP/uplot" >"$TEST_TMP/u.table" ||
+	fail "report/sweep of an unstable search exited $?"
+grep -q '^capacity unstable: ' "$TEST_TMP/u.table" || fail "report/sweep lost the unstable verdict"
+
 # 3. against loadgen echo: the plot of a quick sweep exists.
 start_echo
 "$LOADGEN" sweep --target "udp://127.0.0.1:$ECHO_PORT" --from 500 --to 1500 \
@@ -80,4 +101,4 @@ for i in 1 2; do
 		fail "the stored sweep's table changed"
 done
 "$sweep_report" "$TEST_TMP/missing.json" 2>/dev/null; [ $? -eq 65 ] || fail "a missing JSON should exit 65"
-pass "knee, non-monotonic noise, plots and a stable table"
+pass "knee, non-monotonic noise, unstable searches, plots and a stable table"

@@ -2,9 +2,10 @@
 # loadgen sweep --search against a target whose capacity is known: loadgen
 # echo --service-us 200 takes 200 us per datagram, 5000 datagrams per
 # second on any host. A plain step far below the knee first shows what
-# this host adds; then three searches each bisect to their resolution and
-# their median must be the knee within it (one search that a busy host
-# threw off is reported as not monotonic, not hidden), the JSON must carry
+# this host adds; then three independent searches (each from --from, none
+# from another's answer) each bisect to their resolution and their median
+# must be the knee within it (one search that a busy host threw off is
+# reported as not monotonic, not hidden), the JSON must carry
 # every step, each search's interval and every rate's runs, and
 # report/sweep must draw it. (The decisions on scripted outcomes, a
 # non-monotonic set among them: test_loadgen_search.)
@@ -68,12 +69,15 @@ cat "$TEST_TMP/s.txt"
 json_ok "$TEST_TMP/s.json" '.mode == "search" and .searches == $n and .resolution_pct == $res and
 	(.intervals | length == $n and all(.end == "found" and .missed - .met <= .met * $res / 100))' \
 	"a search did not bisect to its resolution" --argjson res "$resolution" --argjson n "$searches"
-# the capacity: the median of the searches, with their range
+# the capacity: the median of the searches, with the interval over them
+# and its confidence (of three independent ones, 1 - 2^-2)
 # shellcheck disable=SC2016 # the $names are jq's
 json_ok "$TEST_TMP/s.json" '[.intervals[].met] as $met | .capacity.target_rate == ($met | sort | .[1])
 	and .capacity.min_rate == ($met | min) and .capacity.max_rate == ($met | max)
-	and .capacity.searches == $n and .capacity.at_least == false' \
-	"the capacity is not the median of the searches with their range" --argjson n "$searches"
+	and .capacity.searches == $n and .capacity.found == $n and .capacity.unstable == false
+	and .capacity.fraction_found == 1 and .capacity.confidence == 0.75
+	and .capacity.at_least == false' \
+	"the capacity is not the median of the searches with the interval over them" --argjson n "$searches"
 # ... within the resolution below the knee, and no further above it than
 # the objective allows
 cap=$(jq -r '.capacity.target_rate' "$TEST_TMP/s.json")
@@ -101,15 +105,12 @@ json_ok "$TEST_TMP/s.json" '[.steps[] | select(.target_rate >= 1.2 * $knee)] |
 json_ok "$TEST_TMP/s.json" '.steps[0].target_rate == $from and ([.steps[].target_rate] | max) <= $to' \
 	"the search did not start at --from or went past --to" \
 	--argjson from $((knee / 5)) --argjson to $((knee * 4))
-# the first search starts cold at --from, each later one warm at the
-# median the earlier ones found, and takes fewer steps than the first
+# independent repeats: every search starts cold at --from, none near
+# what an earlier one found, each with a first step at --from of its own
 # shellcheck disable=SC2016 # the $names are jq's
-json_ok "$TEST_TMP/s.json" '.intervals as $i | ($i[0].warm | not) and $i[0].start == $from
-	and $i[1].warm and $i[1].start == $i[0].met
-	and $i[2].warm and $i[2].start == ([$i[0].met, $i[1].met] | min)
-	and all($i[1:][]; .steps < $i[0].steps)' \
-	"the later searches did not start warm at the earlier ones' capacity" \
-	--argjson from $((knee / 5))
+json_ok "$TEST_TMP/s.json" 'all(.intervals[]; (.warm | not) and .start == $from)
+	and ([.steps[] | select(.target_rate == $from) | .search] == [1, 2, 3])' \
+	"a search did not start afresh at --from" --argjson from $((knee / 5))
 # every rate's runs over every search, and whether that is monotonic
 # shellcheck disable=SC2016 # the $names are jq's
 # (the JSON's reals have 9 significant digits)
@@ -125,7 +126,7 @@ json_ok "$TEST_TMP/s.json" '([.steps[] | select(.meets_slo) | .target_rate] | ma
 	"monotonic does not follow the steps"
 verdict=$(jq -r .verdict "$TEST_TMP/s.json")
 [ "$(tail -n 1 "$TEST_TMP/s.txt")" = "$verdict" ] || fail "the last line is not the JSON's verdict"
-grep -q "^capacity $cap pps (median of 3; [0-9]*-[0-9]*), resolution 5 %, p90 <= 5 ms" \
+grep -q "^capacity $cap pps (median of 3 independent searches, [0-9]*-[0-9]* over them), resolution 5 %, p90 <= 5 ms" \
 	<<<"$verdict" || fail "verdict line: $verdict"
 grep -Eq '^ +3 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  missed \((objective|loss)\): ' \
 	"$TEST_TMP/s.txt" || fail "no row of search 3 that missed, with its cause"

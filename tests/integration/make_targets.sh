@@ -2,7 +2,7 @@
 # Every `make TARGET` the project's documents name (README.md, lab/README.md,
 # docs/*.md, report/README.md) is a target of the Makefile: make -n knows
 # it. (kernel/README.md also names the kernel tree's own targets.)
-# timeout: 60
+# timeout: 180
 # lane: side
 # variants: release
 # check: fast

@@ -101,5 +101,13 @@ wait_metric 10 'relay_reloads_total{result="failed"}' -eq 1
 grep -q "reload failed, keeping the running configuration: .*watch_cgroups: 'no-such-relay-test.slice': no cgroup" \
 	"$TEST_TMP/relay.log" || fail "the failed reload does not name the group"
 udptool ping --to "127.0.0.1:$up" --count 3 --expect-prefix "" >/dev/null || fail "relay stopped relaying after the refused reload"
+sed -i 's|^watch_cgroups = .*|watch_cgroups = /proc|' "$TEST_TMP/relay.conf"
+kill -HUP "$RELAY_PID"
+wait_metric 10 'relay_reloads_total{result="failed"}' -eq 2
+grep -q "reload failed, keeping the running configuration: .*relay.conf:6: watch_cgroups: '/proc': /proc is not a cgroup v2 directory" \
+	"$TEST_TMP/relay.log" || fail "the failed reload does not name /proc"
+udptool ping --to "127.0.0.1:$up" --count 3 --expect-prefix "" >/dev/null || fail "relay stopped relaying after the second refused reload"
+[ "$(curl -sf "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -c '^relay_cgroup_periods_total{')" = 0 ] ||
+	fail "a refused reload left a watched group behind"
 stop_relay
-pass "watch_cgroups refused at reload, naming it; relay keeps relaying"
+pass "watch_cgroups refused at reload, not there or not a cgroup v2 directory, naming it; relay keeps relaying"

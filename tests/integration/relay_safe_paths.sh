@@ -11,7 +11,7 @@ d=$TEST_TMP/run
 mkdir -p "$d"
 victim=$TEST_TMP/victim
 printf 'precious\n' >"$victim"
-for f in hb relay.json relay.rx_latency.hgrm relay.timeseries.csv; do
+for f in hb relay.json relay.rx_latency.hgrm relay.timeseries.csv relay.metrics.prom; do
 	ln -s "$victim" "$d/$f"
 done
 ln "$victim" "$d/relay.tick_lateness.hgrm"
@@ -26,7 +26,7 @@ udptool ping --to "127.0.0.1:$p" --count 3 --expect-prefix "" || fail "echo"
 [ "$(stat -c %a "$d/hb")" = 644 ] || fail "heartbeat mode $(stat -c %a "$d/hb")"
 stop_relay
 [ "$(cat "$victim")" = precious ] || fail "a stats file went through a link"
-for f in relay.json relay.rx_latency.hgrm relay.timeseries.csv relay.tick_lateness.hgrm; do
+for f in relay.json relay.rx_latency.hgrm relay.timeseries.csv relay.tick_lateness.hgrm relay.metrics.prom; do
 	{ [ ! -L "$d/$f" ] && [ -s "$d/$f" ]; } || fail "$f is not a file of its own"
 done
 [ "$(stat -c %h "$victim")" = 1 ] || fail "the hard link was written through"
@@ -34,7 +34,7 @@ json_ok "$d/relay.json" 'length == 1 and (.[0] | type) == "object"' "stats file 
 # nothing left behind but the files themselves
 # shellcheck disable=SC2010 # the relay names them: no odd characters
 left=$(ls "$d" | grep -c -v -x -e hb -e relay.json -e 'relay\.[a-z_]*\.hgrm' \
-	-e relay.timeseries.csv)
+	-e relay.timeseries.csv -e relay.metrics.prom)
 [ "$left" = 0 ] || fail "temporary files left: $(ls "$d")"
 
 # a directory relay cannot create files in

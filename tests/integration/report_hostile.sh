@@ -57,8 +57,8 @@ cp -r "$FIXTURES/report/demo" "$dir"
 dir=$TEST_TMP/capacity
 cp -r "$FIXTURES/report/capacity" "$dir"
 # shellcheck disable=SC2016 # the backquotes are the hostile text itself
-sed -i '0,/"p99_9": 2000/s//"p99_9": "2`touch PWNED5`"/' "$dir"/*/results/grid/*/sweep.json
-grep -q PWNED5 "$dir"/stock/results/grid/q10-c30000/sweep.json || fail "the fixture was not changed"
+sed -i '0,/"p99_9": 2000/s//"p99_9": "2`touch PWNED5`"/' "$dir"/*/r*/results/grid/*/sweep.json
+grep -q PWNED5 "$dir"/stock/r1/results/grid/q10-c30000/sweep.json || fail "the fixture was not changed"
 status=0
 "$report/capacity" "$dir" >/dev/null 2>"$TEST_TMP/err" || status=$?
 [ -z "$(marks)" ] || fail "a capacity objective ran a command: $(marks)"

@@ -3,7 +3,8 @@
 # AF_UNIX name while the RT ticker stays on UDP; relay listens on both,
 # every datagram is answered (relay's send buffer holds what the throttled
 # senders have not read yet: nothing fails as tx_full), the ticker is
-# echoed, and net.unix.max_dgram_qlen is raised for the run and put back.
+# echoed, and net.unix.max_dgram_qlen is raised for the run and put back;
+# its running.json fits its record.
 # timeout: 120
 # variants: release
 . "$(dirname "$0")/../lib.sh"
@@ -17,6 +18,12 @@ out=$TEST_TMP/run
 	--cpu-quota-pct 10 --period-us 10000 --ticker-us 10000 --af-unix 1 \
 	--run-dir "$TEST_TMP" >"$TEST_TMP/run.log" 2>&1 ||
 	fail "the scenario with --af-unix 1 exited $?: $(tail -n 5 "$TEST_TMP/run.log")"
+# running.json, what a driver beside it reads (lab/capacity/grid), fits its
+# record and names what ran
+"$top/mk/py" report.formats check "$out/running.json" >/dev/null || fail "running.json does not fit its record"
+json_ok "$out/running.json" '(.loadgen_target | startswith("unix://@relay-demo-"))
+	and (.relay_udp | startswith("udp://127.0.0.1:")) and .senders == 2
+	and (.cgroup | startswith("/"))' "running.json names the co-tenant's cgroup, target and senders"
 [ "$(cat $qlen)" = "$before" ] || fail "max_dgram_qlen is $(cat $qlen) after the run, was $before"
 grep -q "loadgen sends to unix://@relay-demo-[0-9]*, $qlen" "$TEST_TMP/run.log" ||
 	fail "the scenario does not say where loadgen sends: $(cat "$TEST_TMP/run.log")"

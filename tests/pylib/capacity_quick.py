@@ -25,10 +25,12 @@ def check(run):
     c = read(os.path.join(run, "capacity.json"))
     # The plan went from the spec to each cell and back by one name.
     spec = read(os.path.join(run, "spec.json"))
-    assert spec["capacity"]["cpu_quota_pct"] == [10] and spec["capacity"]["searches"] == 1, spec
+    assert spec["capacity"]["cpu_quota_pct"] == [10] and spec["repeats"] == 1, spec
+    # the co-tenant is the demo's, on its waker for the clock
+    assert spec["scenario"]["af_unix"] == 1 and spec["scenario"]["ticker_us"] == 0, spec["scenario"]
     assert c["spec"] == spec, "capacity.json does not carry the spec it ran"
     for k in ("stock", "patched"):
-        cell = read(os.path.join(run, k, "results/grid/q10-c30000/cell.json"))
+        cell = read(os.path.join(run, k, "r1/results/grid/q10-c30000/cell.json"))
         assert cell == {"cpu_quota_pct": 10, "cotenant_rate_pps": 30000, "cotenant_spin_us": 0}, cell
     assert c["slo"] and c["headline"].startswith("at quota "), c["headline"]
     for k in ("stock", "patched"):
@@ -38,19 +40,19 @@ def check(run):
         for q in kern["by_quota"]:
             assert not q["problems"], (k, q["cpu_quota_pct"], q["problems"])
             steps = q["steps"]
-            assert steps and all(s["search"] == 1 for s in steps), (k, steps)
+            assert steps and all(s["repeat"] == 1 for s in steps), (k, steps)
             for s in steps:
                 assert set(s["latency_us"]) >= {"p50", "p99", "p99_9", "max"}, s
                 assert s["lost"] is not None and s["throttled_periods"] is not None, s
                 assert os.path.getsize(os.path.join(run, s["hgrm"])) > 0, s["hgrm"]
-            # one search, its end and what bounded it; every rate it tried
+            # one repeat's search, its end and what bounded it; every rate it tried
             assert len(q["searches"]) == 1 and q["searches"][0]["end"] in ("found", "none", "to"), q
             assert {r["target_rate"] for r in q["rates"]} == {s["target_rate"] for s in steps}, q
             # never a capacity above a step that missed
             cap = q["capacity_pps"]
             if cap is not None:
                 assert all(s["meets_slo"] for s in steps if s["target_rate"] <= cap), (k, q)
-                assert q["capacity"]["searches"] == 1, q["capacity"]
+                assert q["capacity"]["repeats"] == 1 and not q["capacity"]["unstable"], q["capacity"]
             else:
                 assert not steps[0]["meets_slo"] and q["searches"][0]["end"] == "none", q
         # the co-tenant was throttled under the 10 % quota
@@ -76,7 +78,7 @@ def check(run):
     # step from 1 s before it lies within what was kept; a cell that
     # missed no step sent every page.
     for k in ("stock", "patched"):
-        cell = os.path.join(run, k, "results/grid/q10-c30000")
+        cell = os.path.join(run, k, "r1/results/grid/q10-c30000")
         steps = read(os.path.join(cell, "sweep.json"))["steps"]
         missed = [st["result"] for st in steps if not st["meets_slo"]]
         kept = os.path.join(cell, "cotenant/trace/kept.txt")

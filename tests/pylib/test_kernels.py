@@ -1,6 +1,7 @@
 """lab/labkit/kernels: what a kernel package must have for the demo's
 guest, read from its config and BTF; the packages' files found in either
 of Debian's layouts; a refusal naming what is missing."""
+import json
 import os
 import subprocess
 import tempfile
@@ -9,7 +10,8 @@ import unittest
 from lab.labkit import kernels
 from lab.labkit import run as labrun
 
-FACTS = "eventpoll_lock spinlock_t\nthrottle_model task\nprobe_ep +72(-8(%di))\n"
+FACTS = ("eventpoll_lock spinlock_t\nthrottle_model task\noffset eventpoll.lock 144\noffset epitem.ep 72\n"
+         "probe_ep +72(-8(%di))\n")
 CONFIG = "".join(f"CONFIG_{o}=y\n" for o, _ in kernels.GUEST_NEEDS)
 
 
@@ -46,9 +48,76 @@ class CheckTest(unittest.TestCase):
     def test_btf_needed_and_its_probe_offsets(self):
         self.assertRegex(kernels.check_package(CONFIG, "untold it has no BTF")[0],
                          r"^BTF with struct eventpoll \(its lock type: it has no BTF\)")
-        got = kernels.check_package(CONFIG, FACTS.replace("+72(-8(%di))", "+80(-8(%di))"))
-        self.assertRegex(got[0], r"BTF gives ep_poll_callback's epoll instance at \+80\(-8\(%di\)\), "
-                         r"lab/ktrace/ktrace reads \+72")
+        # other offsets are the image's own: the probe takes them
+        self.assertEqual(kernels.check_package(CONFIG, FACTS.replace("+72(-8(%di))", "+80(-8(%di))")), [])
+        for gone in ("probe_ep +72(-8(%di))\n", "offset eventpoll.lock 144\n"):
+            got = kernels.check_package(CONFIG, FACTS.replace(gone, ""))
+            self.assertRegex(got[0], r"^the trace probe's offsets .* in its BTF")
+
+    def test_btf_facts(self):
+        self.assertEqual(kernels.btf_facts(FACTS + "offset eventpoll.wq x\nalone\n"),
+                         {"eventpoll_lock": "spinlock_t", "throttle_model": "task",
+                          "probe_ep": "+72(-8(%di))",
+                          "offsets": {"eventpoll.lock": 144, "epitem.ep": 72}})
+
+
+def manifest(d, kind, doc, image):
+    """IMAGE in D beside a manifest.json of DOC: its path."""
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump(dict(doc, images_kind=kind), f)
+    open(os.path.join(d, image), "w").close()
+    return os.path.join(d, image)
+
+
+class FactsTest(unittest.TestCase):
+    """What the driver knows of an image before it boots, from whatever is
+    beside it, and where each fact came from."""
+
+    def test_each_source(self):
+        offs = {"eventpoll.lock": 152, "epitem.ep": 80}
+        with tempfile.TemporaryDirectory() as d:
+            deb_img = manifest(os.path.join(d, "deb"), "debian-image", {
+                "obtained": "Debian's linux-image-x 1, as shipped",
+                "kernel_release": "6.16.12+deb13-rt-amd64",
+                "btf_eventpoll_lock": "rwlock_t", "btf_throttle_model": "cfs_rq", "btf_offsets": offs,
+                "probe_ep": "+80(-8(%di))"}, "vmlinuz")
+            f = kernels.facts(deb_img)
+            self.assertEqual((f["lock"], f["lock_from"], f["throttle_model"], f["throttle_from"],
+                              f["probe_ep"], f["offsets"], f["offsets_from"]),
+                             ("rwlock_t", "its BTF", "cfs_rq", "its BTF", "+80(-8(%di))", offs, "its BTF"))
+            built = {"package": "linux-source-7.3", "version": "7.3.4-1",
+                     "kernel_releases": {"stock": "7.3.4-relay-stock", "patched": "7.3.4-relay-patched"},
+                     "eventpoll_source": {"stock": {"struct_eventpoll_lock": "rwlock_t"},
+                                          "patched": {"struct_eventpoll_lock": "spinlock_t"}},
+                     "probe_offsets": {"stock": offs, "patched": offs},
+                     "probe_ep": {"stock": "+80(-8(%di))", "patched": "+80(-8(%di))"}}
+            stock = manifest(os.path.join(d, "ab"), "ab", built, "bzImage-stock")
+            f = kernels.facts(stock)
+            self.assertEqual((f["release"], f["lock"], f["throttle_model"], f["probe_ep"], f["offsets_from"]),
+                             ("7.3.4-relay-stock", "rwlock_t", None, "+80(-8(%di))",
+                              "its compiler (kernel/build)"))
+            self.assertEqual(f["obtained"], "Debian's linux-source-7.3 7.3.4-1, the fix reversed "
+                             "(built by kernel/build)")
+            # a manifest from before the offsets were recorded: said so
+            old = manifest(os.path.join(d, "old"), "ab", {k: v for k, v in built.items()
+                                                          if not k.startswith("probe")}, "bzImage-patched")
+            f = kernels.facts(old)
+            self.assertEqual((f["lock"], f["probe_ep"], f["offsets"]),
+                             ("spinlock_t", kernels.ASSUMED_PROBE_EP, {"eventpoll.lock": 144}))
+            self.assertRegex(f["offsets_from"], r"^assumed: nothing beside the image records them")
+            with open(os.devnull, "w") as devnull:
+                r = labrun.Run("t", d, out=devnull)
+                got, probes = kernels.described(r, {"stock": stock, "patched": deb_img},
+                                                {"stock": "7.3.4-relay-stock (root@h) #1", "patched": None})
+                self.assertEqual(probes, [{"release": "7.3.4-relay-stock", "ep": "+80(-8(%di))"},
+                                          {"release": "6.16.12+deb13-rt-amd64", "ep": "+80(-8(%di))"}])
+                with open(r.path("stock", "kernel.json")) as f:
+                    self.assertEqual(json.load(f)["lock"], "rwlock_t")
+                # one release, two layouts: one initramfs cannot hold both
+                with self.assertRaises(labrun.LabError):
+                    kernels.described(r, {"stock": stock, "patched": old},
+                                      {"stock": "7.3.4-relay-stock", "patched": "7.3.4-relay-stock"})
 
 
 class PackageTest(unittest.TestCase):

@@ -1,8 +1,10 @@
 /* Unit tests for loadgen sweep --search's decisions, driven by scripted
  * outcomes instead of runs: the doubling and the bisection to the
  * resolution, the stop at --to, a miss at --from, loadgen's own limit,
- * and over several searches the median, the range, every rate's share of
- * runs that met and a non-monotonic set of outcomes said as such. */
+ * and over several independent searches the median with the interval
+ * over them, searches that disagree (some found a capacity, some none)
+ * said as unstable with the fraction, every rate's share of runs that met
+ * and a non-monotonic set of outcomes said as such. */
 #include "check.h"
 #include "../../loadgen/search.h"
 
@@ -149,7 +151,8 @@ static void test_searches(void)
 	}
 	search_summarize(s, 3, &m);
 	CHECK(m.n == 3 && m.median == 4875 && m.min == 4750 && m.max == 5000);
-	CHECK(!m.at_least && m.none == 0);
+	CHECK(!m.at_least && m.none == 0 && m.found == 3 && !m.unstable);
+	CHECK(m.confidence == 0.75);
 	int bad[256], top;
 	int nb = search_nonmonotonic(t, n, bad, &top);
 	search_verdict(s, 3, nb == 0, "p99.9 <= 2 ms", buf, sizeof(buf));
@@ -157,9 +160,10 @@ static void test_searches(void)
 	CHECK_EQ_INT(nb, 1);
 	CHECK(t[top].rate == 5000 && t[top].search == 2);
 	CHECK(t[bad[0]].rate == 4875 && t[bad[0]].search == 1);
-	CHECK(strcmp(buf, "capacity 4875 pps (median of 3; 4750-5000), "
-		     "resolution 5 %, p99.9 <= 2 ms; not monotonic: a rate "
-		     "missed below one that met (see the rates)") == 0);
+	CHECK(strcmp(buf, "capacity 4875 pps (median of 3 independent "
+		     "searches, 4750-5000 over them), resolution 5 %, p99.9 <= "
+		     "2 ms; not monotonic: a rate missed below one that met (see "
+		     "the rates)") == 0);
 	/* every rate tried, ascending, with its runs and how many met */
 	int nr = search_rates(t, n, r);
 	for (int i = 1; i < nr; i++)
@@ -193,23 +197,75 @@ static void test_searches(void)
 	CHECK_EQ_INT(search_nonmonotonic(e + 3, 1, bad, &top), 0);
 	CHECK_EQ_INT(top, -1);
 
-	/* an even count: the lower middle; a search with none counts as
-	 * the lowest, and an interrupted one not at all */
-	struct script none = { 500, 0 };
+	/* an even count: the lower middle of the found ones; an
+	 * interrupted search does not count */
+	struct script k4 = { 5300, 0 };
 	search_start(&s[3], 1000, 20000, 5);
-	drive(&s[3], &none, 4, t, 256);
+	drive(&s[3], &k4, 4, t, 256);
 	search_summarize(s, 4, &m);
-	CHECK(m.n == 4 && m.median == 4750 && m.min == 0 && m.none == 1);
-	search_verdict(s, 4, true, "p90 <= 5 ms", buf, sizeof(buf));
-	CHECK(strstr(buf, "capacity 4750 pps (median of 4; none-5000)") == buf);
+	CHECK(m.n == 4 && m.found == 4 && m.median == 4875 && m.max == s[3].met);
+	CHECK(m.confidence == 0.875);
 	s[1].end = SEARCH_STOPPED;
 	search_summarize(s, 4, &m);
-	CHECK(m.n == 3 && m.median == 4750 && m.max == 4875);
-	/* most searches found none: so does the verdict */
-	s[0] = s[3];
-	search_verdict(s, 4, true, "p90 <= 5 ms", buf, sizeof(buf));
-	CHECK(strstr(buf, "capacity none: below --from 1000 pps (it missed in "
-		     "2 of 3 searches)") == buf);
+	CHECK(m.n == 3 && m.median == 4875 && m.min == 4750);
+}
+
+/* Independent searches that disagree: some found a capacity, some missed
+ * --from. No single number then, nor a median that depends on how many
+ * fell on each side: "unstable", the fraction that found one, and the
+ * interval of those. The same on every side of the split, and the
+ * rule's edges: all none is "none", one search has no interval. */
+static void test_unstable(void)
+{
+	struct search s[5];
+	struct search_trial t[256];
+	struct search_summary m;
+	char buf[512];
+	struct script found[] = { { 4800, 0 }, { 5100, 0 } };
+	struct script none = { 500, 0 };
+	for (int nf = 0; nf <= 5; nf++) {
+		for (int k = 0; k < 5; k++) {
+			search_start(&s[k], 1000, 20000, 5);
+			drive(&s[k], k < nf ? &found[k % 2] : &none, k + 1, t, 256);
+		}
+		search_summarize(s, 5, &m);
+		CHECK(m.n == 5 && m.found == nf && m.none == 5 - nf);
+		CHECK(m.unstable == (nf > 0 && nf < 5));
+		search_verdict(s, 5, true, "p90 <= 5 ms", buf, sizeof(buf));
+		if (nf == 0) {
+			CHECK(m.median == 0 && m.min == 0 && m.confidence == 0);
+			CHECK(strstr(buf, "capacity none: below --from 1000 pps (it "
+				     "missed in 5 of 5 searches)") == buf);
+		} else if (nf == 5) {
+			CHECK(m.median > 0 && m.mid && !m.unstable);
+			CHECK(strstr(buf, "capacity 4750 pps (median of 5 independent "
+				     "searches, 4750-5000 over them)") == buf);
+		} else {
+			/* no median, whichever side has more */
+			CHECK(m.median == 0 && m.mid == NULL && !m.at_least);
+			CHECK(m.min == 4750 && m.max == (nf > 1 ? 5000 : 4750));
+			CHECK(strstr(buf, "capacity unstable: found in ") == buf);
+			char want[128];
+			snprintf(want, sizeof(want), "found in %d of 5 independent "
+				 "searches (%s pps), none in %d (--from 1000 pps "
+				 "missed)", nf, nf > 1 ? "4750-5000" : "4750", 5 - nf);
+			CHECK(strstr(buf, want) != NULL);
+		}
+	}
+	/* one search: found or none, never unstable, no interval */
+	search_summarize(s, 1, &m);
+	CHECK(m.n == 1 && m.found == 1 && !m.unstable && m.confidence == 0);
+	search_verdict(s, 1, true, "p90 <= 5 ms", buf, sizeof(buf));
+	CHECK(strstr(buf, "capacity 4750 pps (4875 missed)") == buf);
+	/* loadgen's own limit at --from says nothing of the target: neither
+	 * found nor none, so it splits nothing */
+	struct script sender = { 1e9, 500 };
+	search_start(&s[1], 1000, 20000, 5);
+	drive(&s[1], &sender, 2, t, 256);
+	CHECK(s[1].end == SEARCH_AT_SENDER && search_capacity(&s[1]) == 0);
+	search_summarize(s, 2, &m);
+	CHECK(m.n == 2 && m.found == 1 && m.none == 0 && !m.unstable);
+	CHECK(m.median == 4750);
 }
 
 /* A warm start near an earlier capacity: the same answer within the
@@ -278,6 +334,7 @@ int main(void)
 	test_bisection();
 	test_ends();
 	test_searches();
+	test_unstable();
 	test_warm();
 	return check_done();
 }

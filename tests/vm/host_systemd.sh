@@ -9,7 +9,8 @@
 # relay-preflight names the kernel from its BTF, start, a newer package
 # restarting the running relay on its binary, SCHED_FIFO loops at the
 # configured priority and CPU, reload keeping flows, the watchdog
-# restarting a stopped relay, loadgen under the slice's quota, the
+# restarting a stopped relay, loadgen under the slice's quota,
+# loadgen@unix through the shipped AF_UNIX listener's mode and group, the
 # failures an operator can cause (bad config, missing user, no RT
 # permission, malformed quota), and the scenario; on the stock host the
 # boot, the install, relay-preflight and the scenario. The scenario is

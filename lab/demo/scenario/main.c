@@ -8,10 +8,12 @@
  * datagrams wait: the RT waker the fix is about. Freeze probes (probe.h)
  * tell the host's pauses of the guest apart from the kernel's.
  *
- * Everything lands in --out: scenario.json (parameters, kernel, stalls,
- * cgroup counters, how each process ended), events.csv (stalls, quota lifts
- * and restores), cpu.stat (the kernel's own), and the files relay and loadgen
- * write (relay.json, loadgen.json, *.hgrm, *.timeseries.csv, *.log).
+ * Everything lands in --out: running.json once loadgen sends (where a
+ * driver that runs beside the scenario finds its cgroup and the relay),
+ * scenario.json (parameters, kernel, stalls, cgroup counters, how each
+ * process ended), events.csv (stalls, quota lifts and restores), cpu.stat
+ * (the kernel's own), and the files relay and loadgen write (relay.json,
+ * loadgen.json, *.hgrm, *.timeseries.csv, *.log).
  *
  * Exit status: 0 the run completed; 1 it ran but something went wrong on
  * the way (listed under "problems" in scenario.json); 64 bad command line;
@@ -36,6 +38,7 @@
 #include "cgroup.h"
 #include "clock.h"
 #include "hist.h"
+#include "newfile.h"
 #include "params.h"
 #include "probe.h"
 #include "results.h"
@@ -194,11 +197,24 @@ static int start_relay(struct run *r)
 		/* A handful of sender sockets: keeps the descriptor need
 		 * within a guest's default limit. */
 		"--max-flows", "64",
-		/* The co-tenant's group: relay.metrics.prom then says when
-		 * relay was late while it was throttled, as on a host. */
-		"--watch-cgroups", r->cg_path,
-		/* af_unix: loadgen's listener too (else the list ends here). */
-		p->af_unix ? "--listen" : NULL, r->relay_addr, "--socket-buffer", UNIX_SNDBUF, NULL };
+		NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	/* The co-tenant's group: relay.metrics.prom then says when relay was
+	 * late while it was throttled, as on a host. relay reads cgroup v2's
+	 * cpu.stat only; on a v1 host the scenario runs without the watch. */
+	if (r->cg.version == 2) {
+		argv[n++] = "--watch-cgroups";
+		argv[n++] = r->cg_path;
+	}
+	/* af_unix: loadgen's listener too. */
+	if (p->af_unix) {
+		argv[n++] = "--listen";
+		argv[n++] = r->relay_addr;
+		argv[n++] = "--socket-buffer";
+		argv[n++] = UNIX_SNDBUF;
+	}
 	if (child_start(&r->relay, "relay", argv, log, err, sizeof(err)) < 0) {
 		problem(r, "%s", err);
 		return -1;
@@ -221,6 +237,33 @@ static int start_relay(struct run *r)
 	 * run, which is the harness measuring itself. */
 	r->origin_ns = (clock_ns(CLOCK_MONOTONIC) / 10000000 + 5) * 10000000;
 	return 0;
+}
+
+static int put_json(FILE *f, const void *doc)
+{
+	return json_dumpf((const json_t *)doc, f, JSON_INDENT(1)) < 0 || fputc('\n', f) == EOF
+		? -1 : 0;
+}
+
+/* running.json (docs/formats.md), once loadgen sends: what a driver that
+ * runs its own load beside the scenario needs (a capacity cell's RT
+ * client, and the trace of the co-tenant's threads), so that it reads no
+ * log. Written whole under its name, never half. */
+static int write_running(const struct run *r, char *err, size_t errlen)
+{
+	char file[512];
+	path(file, sizeof(file), r->p.out, "running.json");
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "cgroup", r->cg.path,
+		"relay_udp", r->udp_addr, "loadgen_target", r->relay_addr,
+		"relay_pid", (int)r->relay.pid, "loadgen_pid", (int)r->loadgen.pid,
+		"senders", r->p.senders);
+	if (!doc) {
+		snprintf(err, errlen, "running.json: out of memory");
+		return -1;
+	}
+	int rc = newfile_write(file, put_json, doc, err, errlen);
+	json_decref(doc);
+	return rc;
 }
 
 static int start_loadgen(struct run *r)
@@ -247,6 +290,10 @@ static int start_loadgen(struct run *r)
 	}
 	fprintf(stderr, "demo-scenario: loadgen sending %d pps for %d s from %d threads in %s\n",
 		p->rate_pps, p->duration_s, p->senders, r->cg.path);
+	if (write_running(r, err, sizeof(err)) < 0) {
+		problem(r, "%s", err);
+		return -1;
+	}
 	if (p->spin_us)
 		fprintf(stderr, "demo-scenario: its senders spin %d us before each send\n", p->spin_us);
 	/* Its own --duration ends it, plus its start-up and its 2 s wait for

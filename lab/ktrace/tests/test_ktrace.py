@@ -11,12 +11,27 @@ import tempfile
 import unittest
 
 from lab.demo import judge
-from lab.ktrace import chains, explain, tracefile
+from lab.demo import page as demo_page
+from lab.ktrace import chains, explain, quota, tracefile
 from lab.ktrace import page as trace_page
 from lab.labkit import TOP
+from report import formats
+from report.view import Column
 
 
 FIX = os.path.join(TOP, "tests", "fixtures", "ktrace")
+
+
+def judged(test, doc):
+    """DOC (a chains.json) as the demo's judge reads it beside a guest's
+    results, in a directory TEST removes."""
+    d = tempfile.mkdtemp()
+    test.addCleanup(shutil.rmtree, d)
+    res = os.path.join(d, "kernel", "results")
+    os.makedirs(res)
+    with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return judge.why(res)
 
 
 def lines_of(kernel):
@@ -274,6 +289,9 @@ class RawTest(unittest.TestCase):
         # report -l: the flag columns after the CPU, as the text trace has them
         self.assertEqual({len(e.flags) for e in ev}, {5})
         self.assertIn("d.s22", {e.flags for e in ev})
+        sw = [e for e in ev if e.name == "sched_switch"]
+        self.assertTrue(all(e.flags[0] == "d" for e in sw))   # switches run with irqs off
+        self.assertTrue(any(tracefile.holds_bh(e.flags) for e in ev if e.name == "ep_cb"))
 
     def test_the_stall_has_a_complete_chain(self):
         d = self.doc
@@ -380,12 +398,211 @@ class RawTest(unittest.TestCase):
                 tracefile.read_results(d)
 
 
+def kernel_of(name):
+    """The kernel.json beside an excerpt: what the host read from the image."""
+    return explain.kernel_facts(os.path.join(FIX, name, "kernel.json"))
+
+
+class Stock616Test(unittest.TestCase):
+    """Debian 13's signed 6.16.12 as shipped (ep->lock an rwlock_t, the
+    per-cfs_rq throttle; stock-6.16, raw pages around one stall): the
+    stall's chain, and the quota period's timer held up by it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = os.path.join(FIX, "stock-6.16")
+        cls.doc = explain.GuestTrace(cls.dir, "stock", kernel=kernel_of("stock-6.16")).document()
+
+    def test_the_offsets_are_the_image_s(self):
+        lk = self.doc["ready_list_lock"]
+        self.assertEqual((lk["offset_in_eventpoll"], lk["from"], lk["trace_agrees"]), (144, "its BTF", True))
+        self.assertEqual(self.doc["throttle_model"]["model"], "cfs_rq")
+        self.assertRegex(self.doc["throttle_model"]["from"], "no throttle_cfs_rq_work in its kallsyms")
+        c = one_complete_chain(self, self.doc)
+        self.assertEqual((c["holder_state"]["state"], c["holder_state"]["throttled_in"]),
+                         ("throttled", "ep_poll_callback"))
+        # Other offsets than the image's: no lock of the trace is a
+        # ready-list lock of an instance a callback named, and the stall
+        # is the stack's only (what the trace's own distance would have
+        # found is said beside it).
+        k = dict(kernel_of("stock-6.16"), offsets={"eventpoll.lock": 152})
+        d = explain.GuestTrace(self.dir, "stock", kernel=k).document()
+        self.assertEqual((d["ready_list_lock"]["trace_offset"], d["ready_list_lock"]["trace_agrees"]),
+                         (144, False))
+        self.assertNotIn("holder", d["stalls"][0]["chain"])
+
+    def test_the_refill_waited_for_the_stall(self):
+        q = self.doc["quota_timer"]
+        self.assertEqual((q["over_late_ms"], q["late_limit_ms"], q["run_by"]), (1, 5, ["ktimers/1"]))
+        x = q["longest"]
+        self.assertGreater(x["late_ms"], 200)
+        h = x["held_by"]
+        # ktimers/1 ran the relay's timerfd in the same softirq, queued as a
+        # reader behind the relay's pending write, whose holder sat
+        # throttled inside ep_poll_callback until the watchdog's lift.
+        self.assertEqual((h["what"], h["waiter"]["comm"], h["running"]),
+                         ("softirq_thread_blocked", "ktimers/1", "timerfd_tmrproc"))
+        self.assertEqual((h["behind"]["waiter"]["comm"], h["behind"]["holder_state"]["throttled_in"],
+                          h["behind"]["holder_state"]["unthrottled_by"]),
+                         ("relay", "ep_poll_callback", "cpu.max"))
+        self.assertRegex(q["line"], r"ktimers/1 \(the CPU's timer softirq, running the relay's timerfd "
+                         r"tick\) waited .* queued behind relay/\d+'s pending write, held by loadgen/\d+, "
+                         r"throttled in ep_poll_callback until a write to cpu.max")
+
+    def test_the_timer_tick_waited_in_the_same_softirq(self):
+        t = self.doc["timer_tick"]
+        self.assertEqual(t["waiters"], ["ktimers/1"])
+        x = t["longest"]
+        self.assertEqual((x["running"], x["chain"]["lock"]["kind"], x["behind"]["waiter"]["comm"]),
+                         ("timerfd_tmrproc", "rwlock_t", "relay"))
+        self.assertGreater(x["wait_ms"], 200)
+
+    def test_throttled_as_the_trace_saw_it(self):
+        t = self.doc["throttling"]
+        self.assertEqual((t["model"], t["task_throttles"]), ("cfs_rq", None))
+        self.assertGreater(t["cgroup_throttled_ms"], 200)
+
+
+class Stock73Test(unittest.TestCase):
+    """The 7.3 line built with ep->lock an rwlock_t again (the task-based
+    throttle alone; stock-7.3, 46 ms of raw pages): the quota runs out
+    while a holder is inside ep_poll_callback, the holder runs on and is
+    taken off on its way back to user space."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = os.path.join(FIX, "stock-7.3")
+        cls.doc = explain.GuestTrace(cls.dir, "stock", kernel=kernel_of("stock-7.3")).document()
+        cls.tl = chains.Timeline(tracefile.ievents(cls.dir))
+        cls.tl.model = "task"
+
+    def test_the_model_from_the_kernel_that_ran(self):
+        tm = self.doc["throttle_model"]
+        self.assertEqual(tm["model"], "task")
+        self.assertRegex(tm["from"], "the trace's probe on throttle_cfs_rq_work")
+        # the image's manifest says nothing of it: only the trace does
+        self.assertIsNone(kernel_of("stock-7.3")["throttle_model"])
+        self.assertEqual(self.doc["ready_list_lock"]["from"], "its compiler (kernel/build)")
+
+    def test_the_holder_runs_on_with_its_throttle_deferred(self):
+        c = self.doc["longest_rt_wait"]
+        self.assertEqual(c["lock"]["kind"], "rwlock_t")
+        st = c["holder_state"]
+        self.assertEqual((st["state"], st["throttle_deferred"], st["dequeued_in"]),
+                         ("running", True, "exit_to_user_mode_loop"))
+        self.assertLess(st["group_throttled_s"], c["wait"]["begin_s"])
+        self.assertGreater(st["dequeued_s"], c["holder"]["released_s"])
+        self.assertEqual(self.doc["totals"]["stalls"], 0)
+        # Read as per cfs_rq, the same holder would be called throttled.
+        tl = chains.Timeline(tracefile.ievents(self.dir))
+        w = max((w for w in tl.waits if w.end and tl.is_rt(w.pid)), key=lambda w: w.end - w.begin)
+        hs = chains.holders(tl, w, 144)
+        self.assertEqual(chains.holder_state(tl, hs[-1][0], hs[-1][1], w, 0)["state"], "throttled")
+
+    def test_each_task_s_own_throttle(self):
+        tl = self.tl
+        own = [iv for ivs in tl.task_throttles.values() for iv in ivs]
+        self.assertEqual(len(own), 3)
+        for iv in own:
+            self.assertIn("exit_to_user_mode_loop", iv.stack)
+            self.assertEqual((iv.cause, tl.comm[iv.pid]), ("period", "loadgen"))
+            self.assertIsNotNone(iv.group)
+            self.assertFalse(tracefile.holds_bh(iv.flags))
+        # nothing held: no softirq hold, no wait of the quota's
+        self.assertEqual(chains.softirq_holds(tl, 0), [])
+        self.assertTrue(all(chains.unlent(tl, w, 144) == 0 for w in tl.waits))
+        t = self.doc["throttling"]
+        self.assertEqual((t["task_throttles"], t["tasks_throttled"]), (3, 3))
+
+    def test_the_page_rows(self):
+        # chains.json as the report reads it: the model, the throttling,
+        # the quota's timer, and a holder that ran on
+        w = judged(self, self.doc)
+        rows = dict(trace_page.rows([("stock", w)]))
+        self.assertRegex(rows["CFS throttle model"][0], r"^task-based \(its symbols: the trace's probe")
+        self.assertRegex(rows["throttled, as the trace saw it"][0],
+                         r"^the cgroup's run queue 2 times, 39.584 ms; its tasks, each on its way to user "
+                         r"space, 3 times, 103.848 ms$")
+        self.assertRegex(rows["the quota period's timer"][0], r"^the quota period's timer ran 2 times")
+        self.assertRegex(trace_page.state(self.doc["longest_rt_wait"]),
+                         r"^running: its cgroup's quota ran out at 17.843735 s, its throttle deferred to its "
+                         r"way back to user space \(taken off at 17.847824 s in exit_to_user_mode_loop\)$")
+
+        # cpu.stat's throttled time, with what it counts on this model
+        def column(**data):
+            k = formats.parse(formats.DemoKernel, dict(outcome="ok", problems=[], throttled_periods=3,
+                                                       periods=9, throttled_us=42000, **data), "summary.json")
+            return Column("stock", "stock", k)
+        self.assertEqual(demo_page._throttle_cells(column(why=w)),
+                         "3/9, 42 ms (from the first task's throttle on its way to user space)")
+        self.assertEqual(demo_page._throttle_cells(column(image_facts={"throttle_model": "cfs_rq"})),
+                         "3/9, 42 ms (from when the quota ran out)")
+
+    def test_the_refills_on_time(self):
+        q = self.doc["quota_timer"]
+        self.assertEqual((q["over_late_ms"], q["never_ran"]), (0, []))
+        self.assertLess(q["late_ms"]["max"], quota.MIN_LATE_MS)
+
+
+class QuotaTest(unittest.TestCase):
+    """The quota period's timer from its events: a due time from its
+    arming, a run's lateness, an arming that never ran; a task's own
+    throttle that found its cgroup let go already is none."""
+
+    def events(self, lines):
+        return chains.Timeline(tracefile.parse(lines))
+
+    def test_arming_run_and_never(self):
+        tl = self.events([
+            "  <idle>-0  [001] d.h2.  1.000000: hrtimer_start: hrtimer=ffff888003a1c0e8 "
+            "function=sched_cfs_period_timer expires=1020000000 softexpires=1020000000 mode=ABS|PINNED",
+            "  ktimers/1-31  [001] d..s2  1.030000: hrtimer_expire_entry: hrtimer=0xffff888003a1c0e8 "
+            "now=1030000000 function=sched_cfs_period_timer/0x0",
+            "  ktimers/1-31  [001] d..s2  1.030001: hrtimer_start: hrtimer=ffff888003a1c0e8 "
+            "function=sched_cfs_period_timer expires=1040000000 softexpires=1040000000 mode=ABS",
+            "  <idle>-0  [001] d.h2.  1.100000: local_timer_entry: vector=236",
+        ])
+        (r, late), = quota.runs(tl)
+        self.assertEqual((r.cpu, round(late * 1000, 3)), (1, 10.0))
+        (arm, until), = quota.never_ran(tl)
+        self.assertEqual((arm.due, until), (1.04, 1.1))
+        doc = quota.document(tl, 1.0, 5, 144, [])
+        self.assertEqual((doc["over_late_ms"], doc["run_by"], doc["never_ran"][0]["waited_ms"]),
+                         (1, ["ktimers/1"], 60.0))
+        self.assertRegex(doc["line"], "1 arming came due and never ran")
+        self.assertIsNone(quota.document(self.events(["  <idle>-0  [001] d.h2.  1.1: local_timer_entry: "
+                                                      "vector=236"]), 1.0, 5, 144, []))
+
+    def test_a_task_throttle_outside_its_cgroup_s_is_none(self):
+        tl = self.events([
+            "  loadgen-9  [001] d..2.  1.0: throttle: (tg_throttle_down+0x0/0x90) tg=0x10 rq=0x20",
+            "  loadgen-9  [001] .....  1.1: throttle_task: (throttle_cfs_rq_work+0x0/0x120)",
+            "  ktimers/1-31  [001] d..s2  1.2: unthrottle: (tg_unthrottle_up+0x0/0x190) tg=0x10 rq=0x20",
+            "  loadgen-9  [001] .....  1.3: throttle_task: (throttle_cfs_rq_work+0x0/0x120)",
+        ])
+        (iv,) = tl.task_throttles[9]
+        self.assertEqual((iv.start, iv.end, iv.group), (1.1, 1.2, (0x10, 0x20)))
+        tl.model = "task"
+        self.assertIs(tl.task_throttled_at(9, 1.15), iv)
+        self.assertIsNone(tl.task_throttled_at(9, 1.25))
+        self.assertEqual([g for g, _ in tl.dequeues()], [(0x10, 0x20)])
+
+    def test_hrtimer_fields(self):
+        with self.assertRaises(tracefile.TraceError):
+            tracefile.parse(["  <idle>-0  [001] d.h2.  1.0: hrtimer_expire_entry: hrtimer=ffff88 "
+                             "function=sched_cfs_period_timer"])
+        with self.assertRaises(tracefile.TraceError):
+            tracefile.parse(["  <idle>-0  [001] d.h2.  1.0: hrtimer_start: hrtimer=zz function=f expires=1"])
+
+
 class ThrottledInTest(unittest.TestCase):
     """Where the holder was throttled: inside the callback whatever context
     the throttle fired in, else the stack's first frame that is neither
     the lock's nor the kprobe's own breakpoint."""
 
     class Timeline:
+        model = None    # per cfs_rq
+
         def __init__(self, stack):
             self.last = 10.0
             self.iv = chains.Throttle(2.0, 3.0, "cpu.max", stack, 7, "", 1)
@@ -411,6 +628,12 @@ class ThrottledInTest(unittest.TestCase):
         optimized = ["kprobe_dispatcher", "opt_pre_handler", "optimized_callback",
                      "0xffffffffa00020b0", "tg_nop", "tg_throttle_down", "walk_tg_tree_from"]
         self.assertEqual(chains.where(optimized), "tg_nop")
+        # On a function's first instruction through ftrace (Debian's 7.3.4):
+        # the ftrace handler's frames, its trampoline's address, and the
+        # task work's own frames under them.
+        on_ftrace = ["kprobe_trace_func", "kprobe_dispatcher", "kprobe_ftrace_handler", "ffffffffc06000da",
+                     "throttle_cfs_rq_work", "task_work_run", "exit_to_user_mode_loop", "do_syscall_64"]
+        self.assertEqual(chains.where(on_ftrace, chains.TASK_THROTTLE_FRAMES), "exit_to_user_mode_loop")
 
 
 class StepTest(unittest.TestCase):
@@ -598,13 +821,7 @@ class SoftirqTest(unittest.TestCase):
     def test_the_page_row(self):
         # chains.json as the report reads it: the non-RT waiter's row shows
         # the hold, not the loadgen thread's microseconds on ep->lock.
-        d = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, d)
-        res = os.path.join(d, "patched", "results")
-        os.makedirs(res)
-        with open(os.path.join(res, "chains.json"), "w", encoding="utf-8") as f:
-            json.dump(self.doc, f)
-        rows = dict(trace_page.rows([("patched", judge.why(res))]))
+        rows = dict(trace_page.rows([("patched", judged(self, self.doc))]))
         cell = rows["non-RT waiter (the caveat)"][0]
         self.assertEqual(cell, "CPU 1's softirqs (the relay's timerfd tick) held 7.996 ms by loadgen/77 "
                          "(OTHER 0), throttled serving softirqs; no task waited on the lock to boost it, "
@@ -677,6 +894,102 @@ class SoftirqTest(unittest.TestCase):
             self.assertEqual(tracefile.holds_bh(flags), held, flags)
 
 
+class HoldersTest(unittest.TestCase):
+    """Who held the ready-list lock when a wait began: a callback whose
+    return the trace never saw (its probes narrowed to the co-tenant's
+    threads while it was inside) holds nothing once another waiter took
+    the lock alone after it began."""
+
+    def test_a_callback_left_open_before_a_writer_took_the_lock(self):
+        lines = [
+            "          rcuc/1-26      [001] ..s.4     1.000000: "
+            "ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002ab0e00",
+            "           relay-71      [001] d..1.     1.100000: "
+            "contention_begin: ffff888002ab0e90 (flags=WRITE|RT)",
+            "           relay-71      [001] d..1.     1.200000: "
+            "contention_end: ffff888002ab0e90 (ret=0)",
+            "         loadgen-120     [001] ..s.4     1.250000: "
+            "ep_cb: (ep_poll_callback+0x0/0x1ca) ep=0xffff888002ab0e00",
+            "           relay-71      [001] d..1.     1.300000: "
+            "contention_begin: ffff888002ab0e90 (flags=WRITE|RT)",
+            "         loadgen-120     [001] ..s.4     1.400000: "
+            "ep_cb_ret: (__wake_up_common+0x4c/0x78 <- ep_poll_callback)",
+            "           relay-71      [001] d..1.     1.400010: "
+            "contention_end: ffff888002ab0e90 (ret=0)",
+        ]
+        tl = chains.Timeline(tracefile.parse(lines))
+        first, second = tl.waits
+        self.assertEqual([pid for pid, _ in chains.holders(tl, second, 0x90)], [120])
+        # before the first writer took it, the open callback may hold it
+        self.assertEqual([pid for pid, _ in chains.holders(tl, first, 0x90)], [26])
+        # a reader's wait proves nothing: readers share the lock
+        read = [ln.replace("flags=WRITE|RT", "flags=READ|RT") if "1.100000" in ln else ln for ln in lines]
+        tl = chains.Timeline(tracefile.parse(read))
+        self.assertEqual(sorted(pid for pid, _ in chains.holders(tl, tl.waits[1], 0x90)), [26, 120])
+
+
+class BhStallTest(unittest.TestCase):
+    """The patched-bh-stall excerpt: a stall of the patched kernel that no
+    wait on the ready-list lock explains. The relay slept in epoll_wait
+    while a loadgen thread, preempted inside its softirqs, held CPU 1's
+    softirq lock and its cgroup was throttled: the relay's tick, the
+    co-tenant's datagrams and the quota period's refill all wait for that
+    lock, until the watchdog's write to cpu.max."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = os.path.join(FIX, "patched-bh-stall")
+        cls.doc = explain.GuestTrace(cls.dir, "patched").document()
+
+    def test_the_stall_is_the_softirq_lock_s(self):
+        (row,) = self.doc["stalls"]
+        self.assertNotIn("unexplained", row)
+        self.assertEqual(row["held_by"], "softirq lock")
+        c = row["chain"]
+        self.assertEqual((c["kind"], c["cpu"], c["complete"]), ("softirq", 1, True))
+        self.assertEqual((c["relay"]["task"]["comm"], c["relay"]["state"]), ("relay", "asleep"))
+        h = c["holder"]
+        self.assertEqual((h["comm"], h["pid"], h["policy"], h["holding"], h["switched_out_state"]),
+                         ("loadgen", 125, "OTHER", "serving softirqs", "R"))
+        # preempted by the relay 7 us before the relay slept; its cgroup
+        # throttled 17 us after, in the other sender's switch-out
+        self.assertAlmostEqual(h["switched_out_s"], 34.230026, places=6)
+        self.assertEqual(c["throttle"]["unthrottled_by"], "cpu.max")
+        self.assertGreater(c["covers_ms"], 0.9 * row["length_ms"])
+        # the other sender waited for the lock the whole time
+        self.assertEqual([w["pid"] for w in c["waiters"]], [124])
+        self.assertIn("an inversion the epoll fix does not reach", self.doc["line"])
+        self.assertTrue(row["line"].startswith("the relay slept in epoll_wait from 34.230033 s while CPU 1's "
+                                               "softirq lock was held by loadgen/125"), row["line"])
+        self.assertEqual(self.doc["totals"]["stalls_explained"], 1)
+
+    def test_not_without_the_holder_s_flags(self):
+        # The holder's switch-out without its softirq column: nobody is
+        # seen holding the lock, and the stall stays unexplained, saying so.
+        lines = [ln.replace("d.s23", "d..2.") for ln in lines_of("patched-bh-stall")]
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        for f in ("scenario.json", "trace-stats.txt", "trace-probes.txt"):
+            shutil.copy(os.path.join(self.dir, f), d)
+        with gzip.open(os.path.join(d, "trace.txt.gz"), "wt", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        (row,) = explain.GuestTrace(d, "patched").document()["stalls"]
+        self.assertIn("the longest RT wait on a ready-list lock in it covers 0.0 ms", row["unexplained"])
+        self.assertNotIn("held_by", row)
+
+    def test_the_holder_is_the_one_that_did_not_run_since(self):
+        tl = chains.Timeline(tracefile.parse(lines_of("patched-bh-stall")))
+        t = 36.300740   # the relay's sleep, on the trace's clock
+        pid, out, back = chains.bh_holder(tl, 1, t)
+        self.assertEqual((pid, out.state), (125, "R"))
+        self.assertGreater(back, t + 0.2)
+        # Earlier on, while the relay still ran, a sender preempted inside
+        # its softirqs ran again 9 us later, the relay having boosted it.
+        pid, out, back = chains.bh_holder(tl, 1, 36.2989)
+        self.assertEqual(pid, 124)
+        self.assertLess(back - out.ts, 1e-4)
+
+
 class VcpuTest(unittest.TestCase):
     """The patched-vcpu excerpt: an RT datagram late because the ticker's
     vCPU did not execute."""
@@ -736,6 +1049,20 @@ class StockIdleTest(unittest.TestCase):
         fr = explain.GuestTrace(d, "stock").document()["freezes"]
         self.assertEqual((fr["explained"], fr["unexplained"]), (2, 1))
         self.assertIn("no wake-up of the probe on CPU 0 in the trace", fr["rows"][0]["unexplained"])
+
+    def test_freezes_a_probe_did_not_list_are_its_own(self):
+        # CPU 0's probe counted five and listed three; CPU 1's counted none.
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copytree(os.path.join(FIX, "stock-idle"), d, dirs_exist_ok=True)
+        path = os.path.join(d, "scenario.json")
+        with open(path, encoding="utf-8") as f:
+            scen = json.load(f)
+        scen["ticker"]["freeze_probes"][0]["freezes"] = 5
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(scen, f)
+        fr = explain.GuestTrace(d, "stock").document()["freezes"]
+        self.assertEqual((fr["counted"], fr["unlisted"], fr["explained"], fr["unexplained"]), (5, 2, 3, 2))
 
 
 class FreezeTest(unittest.TestCase):

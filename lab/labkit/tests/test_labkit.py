@@ -42,6 +42,24 @@ class SpecTest(unittest.TestCase):
                 spec.resolve(parsed(argv), PARAMS)
             self.assertIn(words, str(e.exception))
 
+    def test_read_back(self):
+        plan = {"cpu_quota_pct": [10, 25], "period_us": 10000, "clock": "host", "other": "x"}
+        self.assertIs(spec.read_back(plan, PARAMS, "spec.json: capacity"), plan)
+        self.assertEqual(spec.read_back({}, PARAMS, "w"), {})   # an older run's fewer
+        for key, value, words in (("cpu_quota_pct", 10, "expected whole numbers in 1..100, got 10"),
+                                  ("cpu_quota_pct", [10, 0], "in 1..100, got [10, 0]"),
+                                  ("cpu_quota_pct", [], "got []"),
+                                  ("period_us", True, "period_us: expected a whole number in 1000..1000000"),
+                                  ("period_us", float("nan"), "got NaN"),
+                                  ("period_us", int("9" * 4300), "in 1000..1000000, got 99999"),
+                                  ("clock", "wall", "text (one of virtual, host), got \"wall\"")):
+            with self.assertRaises(spec.SpecError) as e:
+                spec.read_back(dict(plan, **{key: value}), PARAMS, "spec.json: capacity")
+            self.assertIn(words, str(e.exception))
+            self.assertTrue(str(e.exception).startswith(f"spec.json: capacity.{key}: "))
+        with self.assertRaisesRegex(spec.SpecError, "^w: expected an object"):
+            spec.read_back([], PARAMS, "w")
+
 
 class DescribedTest(unittest.TestCase):
     """Parameters taken from a program's table (demo-scenario --describe),

@@ -1,0 +1,1 @@
+"""deploy.monitor's unit tests."""
