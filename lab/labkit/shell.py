@@ -7,6 +7,11 @@
   lab/lab spec RUN_DIR NAME=VALUE...    write RUN_DIR/spec.json: a NAME a.b nests,
                                         a VALUE that reads as a number is one,
                                         one that reads as a JSON object is one
+  lab/lab kernels RUN_DIR KERNEL=IMAGE...
+                                        what each kernel IMAGE is (labkit.kernels.facts)
+                                        to RUN_DIR/KERNEL/kernel.json, and the trace
+                                        probe's offsets for each to the spec's
+                                        trace_probes (what ktrace start --spec reads)
   lab/lab flags TABLE [FLAG]...         a shell driver's flags by its parameter
                                         table (the module TABLE, lab.hostab.params:
                                         driver_flags()), resolved, as shell code to eval
@@ -34,7 +39,7 @@ import os
 import shlex
 import sys
 
-from . import guest, names, record
+from . import guest, kernels, names, record
 from . import spec as labspec
 from .run import LabError, Run, new_id, point_latest, write_json
 
@@ -72,6 +77,26 @@ def spec(run, pairs):
             raise LabError(2, f"'{pair}': {name} given twice")
         node[last] = value(text)
     write_json(os.path.join(run, "spec.json"), out)
+
+
+def kernels_of(run, pairs):
+    """kernels.described() of the images of KERNEL=IMAGE PAIRS, their
+    probes added to RUN/spec.json as its trace_probes."""
+    images = {}
+    for pair in pairs:
+        k, eq, image = pair.partition("=")
+        if not eq or not k or not os.path.isfile(image):
+            raise LabError(2, f"'{pair}': expected KERNEL=IMAGE, an image that exists")
+        images[k] = image
+    path = os.path.join(run, "spec.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise LabError(65, f"{path}: {e}") from e
+    _, doc["trace_probes"] = kernels.described(run, images,
+                                               {k: guest.kernel_version(i) for k, i in images.items()})
+    write_json(path, doc)
 
 
 def driver_flags(table, argv):
@@ -156,6 +181,12 @@ def lab(argv):
             print(f"lab record: {e}", file=sys.stderr)
             return 65
         print(f"| {date} | | {text} | {'' if seconds is None else f'{seconds:g} s'} |")
+    elif argv[:1] == ["kernels"] and len(argv) >= 3 and os.path.isdir(argv[1]):
+        try:
+            kernels_of(argv[1], argv[2:])
+        except LabError as e:
+            print(f"lab: {e}", file=sys.stderr)
+            return e.code
     elif argv[:1] == ["spec"] and len(argv) >= 3 and os.path.isdir(argv[1]):
         try:
             spec(argv[1], argv[2:])

@@ -244,5 +244,53 @@ class DebianImageTest(unittest.TestCase):
             self.assertIn("named no image on its standard output", str(e.exception))
 
 
+class ImageFactsTest(unittest.TestCase):
+    """kernels.facts on an image that nothing beside it describes (a test
+    host image's kernel as dpkg installed it) reads the image's own BTF;
+    lab/lab kernels writes that and the probe's offsets to the run."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.addCleanup(subprocess.run, ["rm", "-rf", self.d])
+
+    def image(self, model):
+        path = os.path.join(self.d, f"vmlinuz-{model}")
+        with open(os.path.join(TOP, "tests/fixtures/btf", f"rt-{model}.o"), "rb") as src, \
+                open(path, "wb") as dst:
+            dst.write(src.read())
+        return path
+
+    def test_the_lock_and_the_throttle_model_from_its_btf(self):
+        for model, lock, throttle in (("rwlock-cfs_rq", "rwlock_t", "cfs_rq"),
+                                      ("spinlock-task", "spinlock_t", "task")):
+            f = kernels.facts(self.image(model))
+            self.assertEqual((f["lock"], f["lock_from"]), (lock, "its BTF"), model)
+            self.assertEqual((f["throttle_model"], f["throttle_from"]), (throttle, "its BTF"), model)
+            self.assertEqual(f["obtained"], f"the image vmlinuz-{model}")
+            # The fixtures' BTF has no struct epitem: no probe offsets
+            # there, so the assumed ones, said so.
+            self.assertTrue(f["offsets_from"].startswith("assumed"), f["offsets_from"])
+
+    def test_lab_kernels_writes_each_kernel_and_the_probes(self):
+        run = os.path.join(self.d, "run")
+        os.makedirs(run)
+        with open(os.path.join(run, "spec.json"), "w") as f:
+            json.dump({"clock": "virtual"}, f)
+        lab = os.path.join(TOP, "lab/lab")
+        images = {"stock": self.image("rwlock-cfs_rq"), "patched": self.image("spinlock-cfs_rq")}
+        subprocess.run([lab, "kernels", run] + [f"{k}={i}" for k, i in images.items()], check=True)
+        with open(os.path.join(run, "spec.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["clock"], "virtual")
+        self.assertIn("trace_probes", doc)
+        for k, lock in (("stock", "rwlock_t"), ("patched", "spinlock_t")):
+            with open(os.path.join(run, k, "kernel.json")) as f:
+                self.assertEqual(json.load(f)["lock"], lock)
+        bad = subprocess.run([lab, "kernels", run, "stock=" + os.path.join(self.d, "none")],
+                             capture_output=True, text=True)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("stock=", bad.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
