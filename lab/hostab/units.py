@@ -33,8 +33,12 @@ import sys
 
 from .params import NAMES
 
-# Where deploy/hostimg/checks' scenario writes in the guest ($out/scenario).
-GUEST_OUT = "/run/hosttest/out/scenario"
+# Where the scenario's programs write in the guest while it runs
+# (deploy/hostimg/checks copies it to the share's out/scenario after): a
+# tmpfs, not the share. On the stock kernel the share's 9p requests wait
+# behind the stall itself (deploy/README.md, "A hung stock test host"),
+# and the watch that ends each stall must not write where it waits.
+GUEST_OUT = "/run/relay-scenario"
 # The shipped relay.conf's AF_UNIX listener, which loadgen@'s group may reach.
 SOCKET = "/run/relay/relay.sock"
 # deploy/hostimg/checks' admin port (its http()).
@@ -140,7 +144,7 @@ def files(spec):
                      f"net.core.rmem_max = {UNIX_SNDBUF}\n" if unix else "")
     env = {"DURATION_S": sc["duration_s"], "GRACE_S": sc["grace_s"], "RT_MARGIN_S": RT_MARGIN_S,
            "SALT_US": spec.get("salt_us", 0), "TRACE": spec.get("trace", "off"),
-           "CPU_MAX": f"'{s['cpu_max']}'", "ADMIN_PORT": ADMIN_PORT, "RT_UNIT": RT_UNIT,
+           "CPU_MAX": f"'{s['cpu_max']}'", "ADMIN_PORT": ADMIN_PORT, "SCENARIO_DIR": GUEST_OUT, "RT_UNIT": RT_UNIT,
            "COTENANT": f"loadgen@{COTENANT}.service", "SLICE_CGROUP": SLICE_CGROUP}
     return {
         "relay.conf": ("/etc/relay/relay.conf", relay),
