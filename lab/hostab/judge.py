@@ -25,6 +25,7 @@ explained by a chain (the wait on a ready-list lock that covers it).
 """
 import os
 
+from deploy.monitor import hostab
 from report import formats
 from report.files import DataError, hgrm_counts, number
 from report.formats import cpu_max, cpu_stat, preflight, release, text_lines
@@ -33,7 +34,7 @@ from ..demo.judge import MIN_RT_SHARE, why
 
 KERNELS = ("stock", "patched")
 # relay's /metrics scraped before and after the scenario (deploy/monitor/hostab.py reads them)
-METRICS = {"before": "relay-metrics-before.txt", "after": "relay-metrics.txt"}
+METRICS = dict(zip(("before", "after"), (os.path.basename(f) for f in hostab.FILES)))
 
 
 def late(path, limit_ms, count):
