@@ -1084,6 +1084,36 @@ class Unixwake:
     throttled_periods: Optional[int] = optional("its throttled periods")
 
 
+# soak.json -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SoakCheck:
+    name: str = _f("the check: udp loss, tcp loss, rates kept, rss flat, fds flat, reloads applied, "
+                   "healthy at the end")
+    ok: bool = _f("it held")
+    detail: str = _f("what was measured, against its bound")
+
+
+@dataclass(frozen=True)
+class Soak:
+    """soak.json: make soak's judgement (lab/soak/soak.py), from the run's
+    soak.csv and loadgen's udp-soak.json and tcp-soak.json."""
+    verdict: str = _f("pass, or FAIL when a check did not hold")
+    checks: list[SoakCheck] = _f("every check")
+    rows: list[dict] = _f("soak.csv's samples: t_s, rss_kib, fds, fds_base, udp_rx_pps, "
+                          "tcp_rx_bytes_ps, drops, rt_demotions, reloads_applied")
+    tool: Optional[str] = optional("lab/soak/run")
+    duration_s: Optional[int] = optional("the seconds at load")
+    slo: Optional[str] = optional("the objective the sweeps held the sustainable rates to")
+    sustainable: Optional[dict[str, int]] = optional("udp_pps, tcp_mps: what the sweeps found")
+    load: Optional[dict] = optional("what ran: fraction (of the sustainable rates), udp_share, "
+                                    "udp_pps, tcp_mps")
+    udp: Optional[dict] = optional("loadgen's UDP result: sent, received, lost, late, achieved_rate, "
+                                   "latency_us")
+    tcp: Optional[dict] = optional("the same of TCP, in messages")
+    reloads: Optional[dict[str, int]] = optional("SIGHUPs sent, applied, partial, failed")
+
+
 # The JSON files that cross a process: (name, record); each record's docstring
 # names its writer.
 FILES = (
@@ -1109,6 +1139,7 @@ FILES = (
     ("cost.json", Cost),
     ("falseneg.jsonl", FalsenegPass),
     ("unixwake.json", Unixwake),
+    ("soak.json", Soak),
 )
 # Other names of a kind of file.
 ALIASES = {"relay-stats.json": "relay.json", "rt-client.json": "loadgen.json",

@@ -32,6 +32,14 @@ WAITERS = {
     "tick": "relay's timer tick (non-RT)",
     "quota": "quota period's timer",
 }
+# How the co-tenant's sends wake the relay in each pair's demos (the
+# scenario's af_unix): the flags they add to lab/demo/run, both spelled out
+# whatever its default. AF_UNIX first: the demo's default, whose demos the
+# table's cells but one are read from (FROM_WAKER).
+WAKERS = {
+    "unix": ("AF_UNIX", ["--af-unix", "1"]),
+    "udp": ("loopback UDP", ["--af-unix", "0"]),
+}
 # Which demo each waiter is read from: the AF_UNIX waker's (the demo's
 # default), but for the RT ticker with the loopback UDP waker.
 FROM_WAKER = {"rt": "unix", "rt_udp": "udp", "tick": "unix", "quota": "unix"}

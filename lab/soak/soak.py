@@ -4,7 +4,7 @@
   soak.py capacity SWEEP.json      the sweep's capacity (its target rate), 0 for none
   soak.py verdict RUN SECONDS SLO CAP_U CAP_T RATE_U RATE_T SHARE MAX_LOSS
                   SENT OK PARTIAL FAILED RC_U RC_T HEALTHY
-                                   judge the soak: RUN/soak.json and table.txt,
+                                   judge the soak: RUN/soak.json (docs/formats.md) and table.txt,
                                    the table on stdout
 
 Exit status: 0 done (verdict: the soak passed); 1 the soak failed a check;

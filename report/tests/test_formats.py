@@ -63,11 +63,12 @@ class FixturesTest(unittest.TestCase):
                 kinds.add(type(got[0] if isinstance(got, list) else got).__name__)
         # the fixtures hold a file of every kind but a kernel's manifest, the
         # quota search's probe, the kernel harness's cost and a running
-        # scenario's running.json (below; kernel_selftests_summary.sh checks a
-        # cost.json summarize.py writes, scenario_af_unix.sh the running.json
-        # demo-scenario writes)
+        # scenario's running.json and a soak's soak.json (below;
+        # kernel_selftests_summary.sh checks a cost.json summarize.py writes,
+        # scenario_af_unix.sh the running.json demo-scenario writes,
+        # lab/soak/tests the soak.json of each soak it judges)
         self.assertEqual({cls.__name__ for _, cls in formats.FILES} - kinds,
-                         {"Manifest", "Probe", "Cost", "Running"})
+                         {"Manifest", "Probe", "Cost", "Running", "Soak"})
 
     def test_a_probe_and_a_manifest_of_each_writer(self):
         # what lab/capacity/grid's printf writes

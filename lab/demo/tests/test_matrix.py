@@ -1,4 +1,4 @@
-"""lab/demo/cells.py and lab/demo/matrix.py, the matrix's table and page: a row per
+"""lab/demo/cells.py, matrix.py and matrix_page.py, the matrix's table and page: a row per
 kernel and a cell per waiter from recorded demos (the summary.json of a
 debian13 and of a 7.3 run: tests/fixtures/demo-matrix/), the runs of a
 cell folded together, one sentence per fix from the rows that differ in
@@ -14,7 +14,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from lab.demo import cells, matrix
+from lab.demo import cells, matrix, matrix_page
 from lab.labkit import TOP
 from lab.labkit import run as labrun
 
@@ -194,7 +194,7 @@ class PageTest(unittest.TestCase):
 
     def test_markdown_a_row_per_kernel(self):
         r, prows, doc, fixes = self.tables()
-        md = matrix.markdown(r, prows, fixes, doc["on_7x"]).splitlines()
+        md = matrix_page.markdown(r, prows, fixes, doc["on_7x"]).splitlines()
         kernels = [x for x in md if ", stock) | " in x or ", patched) | " in x]
         self.assertEqual(len(kernels), 4)
         self.assertTrue(kernels[0].startswith("| 6.16.12+deb13-rt-amd64 (debian13, stock) | Debian's "
@@ -212,12 +212,12 @@ class PageTest(unittest.TestCase):
         r, prows, doc, fixes = self.tables()
         with open(os.path.join(TOP, "tests", "fixtures", "report", "expected", "demo-matrix",
                                "matrix.md"), encoding="utf-8") as f:
-            self.assertEqual(matrix.markdown(r, prows, fixes, doc["on_7x"]), f.read())
+            self.assertEqual(matrix_page.markdown(r, prows, fixes, doc["on_7x"]), f.read())
 
     def test_html_escaped_and_linked(self):
         r, prows, doc, fixes = self.tables()
         r[0]["obtained"] = "<script>x</script>"
-        page = matrix.page(r, prows, fixes, doc["on_7x"], "2026-12-07 01:00 UTC")
+        page = matrix_page.page(r, prows, fixes, doc["on_7x"], "2026-12-07 01:00 UTC", matrix.PROG)
         self.assertNotIn("<script>", page)
         self.assertIn(html.escape("<script>x</script>"), page)
         self.assertIn(f'<a href="{summary("7.3")["run_id"]}/report.html">no effect</a>', page)

@@ -6,6 +6,7 @@ import tempfile
 import unittest
 
 from lab.soak import soak
+from report import formats
 
 
 def write_run(d, rss, reload_failed=0, udp_lost=0):
@@ -33,6 +34,8 @@ class SoakVerdictTest(unittest.TestCase):
             text, held = soak.verdict(d, a)
             with open(os.path.join(d, "soak.json")) as f:
                 out = json.load(f)
+            # what it wrote fits its reader (docs/formats.md)
+            self.assertEqual(formats.check(os.path.join(d, "soak.json")).verdict, out["verdict"])
         return held, {c["name"]: c["ok"] for c in out["checks"]}, text
 
     def test_a_flat_clean_run_passes(self):
