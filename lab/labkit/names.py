@@ -14,8 +14,7 @@ the lab's programs, the range of a driver's row taken from a program's
 (like()) inside the program's, every default (each value of a list)
 inside its table's range. The flags tables of
 lab/demo/README.md and lab/model/README.md give the programs' defaults:
-they must be theirs; the host A/B's quota and period are loadgen.slice's
-(deploy/loadgen.slice): its defaults must be what the slice sets.
+they must be theirs.
 """
 import importlib
 import os
@@ -154,38 +153,6 @@ def disagreements(tabs):
     return out
 
 
-# The host A/B's scenario runs at loadgen.slice's own quota and period
-# (lab/hostab/params.py): its defaults must be the ones deploy/ sets
-# (a setting, its unit's suffix, and what one of it is in the row's unit).
-SLICE = os.path.join(TOP, "deploy", "loadgen.slice")
-SLICE_DRIVERS = ("lab/hostab/run",)
-SLICE_SETTINGS = {"cpu_quota_pct": ("CPUQuota", "%", 1), "period_us": ("CPUQuotaPeriodSec", "ms", 1000)}
-
-
-def slice_defaults(tabs, path=SLICE):
-    """Where a driver of SLICE_DRIVERS gives the quota or its period
-    another default than PATH (deploy/loadgen.slice) sets: a list of
-    sentences."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    where = os.path.relpath(path, TOP)
-    out = []
-    for name, (setting, suffix, per) in SLICE_SETTINGS.items():
-        m = re.search(rf"^{setting}=(\d+){suffix}$", text, re.M)
-        if not m:
-            out.append(f"{where} sets no {setting}=N{suffix}")
-            continue
-        want = int(m.group(1)) * per
-        for t in tabs:
-            if t["program"] not in SLICE_DRIVERS:
-                continue
-            for r in t["params"]:
-                if r["name"] == name and r["default"] != want:
-                    out.append(f"{t['program']}'s {name} defaults to {r['default']}, {where}'s "
-                               f"{setting}={m.group(1)}{suffix} is {want}")
-    return out
-
-
 # A row of a README's flags table: its flags, its defaults ("2000
 # (virtual clock: 30000)", two flags and defaults split by " / ").
 FLAG_ROW = re.compile(r"^\| (`--[^|]*`) \| ([^|]*) \|", re.M)
@@ -249,10 +216,9 @@ def unknown_names():
 
 def check(path=README):
     """Every problem: the committed names table differing from the one the
-    tables make, tables disagreeing, the host A/B's quota not
-    loadgen.slice's, names their programs lack."""
+    tables make, tables disagreeing, names their programs lack."""
     tabs = tables()
-    out = disagreements(tabs) + readme_defaults(tabs) + slice_defaults(tabs) + unknown_names()
+    out = disagreements(tabs) + readme_defaults(tabs) + unknown_names()
     if committed(path) != table(tabs):
         out.append(f"{os.path.relpath(path, TOP)}'s names table is not the one the tables make "
                    "(make names-table writes it)")

@@ -125,33 +125,5 @@ class ReadmeTest(unittest.TestCase):
                           "--senders 3 on the virtual clock, demo-scenario's default 2"])
 
 
-class SliceTest(unittest.TestCase):
-    """The host A/B's quota and period held to deploy/loadgen.slice's."""
-    SLICE = "[Slice]\nCPUQuota=10%\nCPUQuotaPeriodSec=100ms\n"
-
-    def said(self, text, quota=10):
-        tabs = made_up()
-        tabs[3]["params"].append(row("cpu_quota_pct", 1, 100, quota, env="QUOTA_PCT",
-                                     source="demo-scenario"))
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "loadgen.slice")
-            with open(path, "w") as f:
-                f.write(text)
-            return [s.split(", ", 1)[0] for s in names.slice_defaults(tabs, path)]
-
-    def test_the_slices_own(self):
-        self.assertEqual(self.said(self.SLICE), [])
-
-    def test_a_period_or_quota_the_slice_does_not_set(self):
-        self.assertEqual(self.said(self.SLICE.replace("100ms", "200ms")),
-                         ["lab/hostab/run's period_us defaults to 100000"])
-        self.assertEqual(self.said(self.SLICE, quota=25), ["lab/hostab/run's cpu_quota_pct defaults to 25"])
-
-    def test_a_slice_without_the_setting(self):
-        said = names.slice_defaults(made_up(), os.devnull)
-        self.assertEqual(len(said), 2)
-        self.assertTrue(said[0].endswith("sets no CPUQuota=N%"), said)
-
-
 if __name__ == "__main__":
     unittest.main()
