@@ -23,12 +23,13 @@ import os
 import sys
 
 from deploy.monitor import exposition, recorded
+from lab.hostab.units import METRICS_FILES
 
 FIX_ALERT = "RelayKernelFixMissing"
 LATE_ALERT = "RelayLateWhileThrottled"
 LATE = "relay_late_while_throttled_total"
 # Each host's scrapes in a run directory, before and after the scenario.
-FILES = ("scenario/relay-metrics-before.txt", "scenario/relay-metrics.txt")
+FILES = tuple(os.path.join("scenario", METRICS_FILES[w]) for w in ("before", "after"))
 # Whether each alert must fire on each host.
 WANT = {"stock": True, "patched": False}
 EX_SOFTWARE = 70

@@ -25,16 +25,14 @@ explained by a chain (the wait on a ready-list lock that covers it).
 """
 import os
 
-from deploy.monitor import hostab
 from report import formats
 from report.files import DataError, hgrm_counts, number
 from report.formats import cpu_max, cpu_stat, preflight, release, text_lines
 
 from ..demo.judge import MIN_RT_SHARE, why
+from .units import METRICS_FILES
 
 KERNELS = ("stock", "patched")
-# relay's /metrics scraped before and after the scenario (deploy/monitor/hostab.py reads them)
-METRICS = dict(zip(("before", "after"), (os.path.basename(f) for f in hostab.FILES)))
 
 
 def late(path, limit_ms, count):
@@ -163,7 +161,7 @@ def kernel_summary(run_dir, k, late_ms):
            "late_chains": late_chains(os.path.join(scen, "chains.json"), late_ms),
            "stalls": stalls(os.path.join(scen, "scenario.json")),
            "why": why(scen),
-           "metrics": {w: os.path.join(k, "scenario", f) for w, f in METRICS.items()
+           "metrics": {w: os.path.join(k, "scenario", f) for w, f in METRICS_FILES.items()
                        if os.path.exists(os.path.join(scen, f))} or None,
            "relay_wake_us": wake,
            "relay_late": wake is not None and wake["max"] >= late_ms * 1000,

@@ -33,6 +33,9 @@ import sys
 
 from .params import NAMES
 
+# relay's /metrics as deploy/hostimg/checks scrapes them before and after
+# the scenario (its scenario/ files; deploy/monitor/hostab.py reads them).
+METRICS_FILES = {"before": "relay-metrics-before.txt", "after": "relay-metrics.txt"}
 # Where the scenario's programs write in the guest while it runs
 # (deploy/hostimg/checks copies it to the share's out/scenario after): a
 # tmpfs, not the share. On the stock kernel the share's 9p requests wait
@@ -144,7 +147,8 @@ def files(spec):
                      f"net.core.rmem_max = {UNIX_SNDBUF}\n" if unix else "")
     env = {"DURATION_S": sc["duration_s"], "GRACE_S": sc["grace_s"], "RT_MARGIN_S": RT_MARGIN_S,
            "SALT_US": spec.get("salt_us", 0), "TRACE": spec.get("trace", "off"),
-           "CPU_MAX": f"'{s['cpu_max']}'", "ADMIN_PORT": ADMIN_PORT, "SCENARIO_DIR": GUEST_OUT, "RT_UNIT": RT_UNIT,
+           "CPU_MAX": f"'{s['cpu_max']}'", "ADMIN_PORT": ADMIN_PORT, "SCENARIO_DIR": GUEST_OUT,
+           "RT_UNIT": RT_UNIT,
            "COTENANT": f"loadgen@{COTENANT}.service", "SLICE_CGROUP": SLICE_CGROUP}
     return {
         "relay.conf": ("/etc/relay/relay.conf", relay),
