@@ -462,6 +462,10 @@ X(SPIN, "spin-us", "N", int, spin_us, 0, OPTS_MAX_SPIN_US, "0", NULL, \
   "before using\nit with --cpu-quota)") \
 X(RT_PRIO, "rt-priority", "N", int, rt_prio, 1, 98, NULL, NULL, "run the " \
   "sender threads SCHED_FIFO at N (1-98): RT\nclients of the target") \
+X(LIST_OVER, "list-over-us", "N", int, list_over_us, 0, OPTS_MAX_LIST_US, \
+  "0", NULL, "list each datagram slower than N us in the JSON,\n" \
+  "its intended send and its reply on\nCLOCK_MONOTONIC, for a kernel trace " \
+  "to explain\n(0: none; at most 10000 a run)") \
 X(WATCH_CG, "watch-cgroup", "PATH", text, watch_cgroup, 0, 0, NULL, NULL, \
   "also report the CPU throttling this other cgroup\n(a co-tenant's) got " \
   "during the run") \

@@ -18,6 +18,7 @@
 #define OPTS_MAX_SLO	8
 #define OPTS_MAX_THREADS 256
 #define OPTS_MAX_SPIN_US 10000	/* beyond the 1 ms steps of --timer epoll */
+#define OPTS_MAX_LIST_US 600000000	/* ten minutes */
 
 enum opts_mode { OPTS_RUN, OPTS_SWEEP, OPTS_ECHO, OPTS_HELP };
 enum opts_sweep { OPTS_SWEEP_RATE, OPTS_SWEEP_QUOTA };
@@ -51,6 +52,7 @@ struct opts {
 	int spin_us;		/* busy-wait before each send; 0: off */
 	int progress;		/* -1 auto (tty), 0 off */
 	int rt_prio;		/* sender threads SCHED_FIFO at this; 0: no */
+	int list_over_us;	/* list replies slower than this; 0: none */
 	const char *watch_cgroup;	/* report this cgroup's throttling too */
 	/* sweep */
 	enum opts_sweep sweep;

@@ -99,6 +99,20 @@ static json_t *cgroup_json(const struct run_result *r)
 		"usage_us", (json_int_t)st->usage_us);
 }
 
+/* --list-over-us: each slow reply's intended send and arrival, seconds
+ * on CLOCK_MONOTONIC (as start_mono_s), in intended order. */
+static json_t *listed_json(const struct opts *o, const struct run_result *r)
+{
+	json_t *each = json_array();
+	for (size_t i = 0; i < r->slow.n; i++)
+		json_array_append_new(each, json_pack("{s:f, s:f}",
+			"intended_mono_s", (double)r->slow.v[i].intended_ns / 1e9,
+			"reply_mono_s", (double)r->slow.v[i].reply_ns / 1e9));
+	return json_pack("{s:i, s:b, s:I, s:o}", "over_us", o->list_over_us,
+			 "complete", r->slow.dropped == 0,
+			 "dropped", (json_int_t)r->slow.dropped, "datagrams", each);
+}
+
 json_t *output_json(const struct opts *o, const struct run_result *r)
 {
 	json_t *j = json_pack(
@@ -140,6 +154,7 @@ json_t *output_json(const struct opts *o, const struct run_result *r)
 			    results_percentiles(&r->sched_err));
 	json_object_set_new(j, "cgroup", cgroup_json(r));
 	json_object_set_new(j, "rt_priority", json_integer(o->rt_prio));
+	json_object_set_new(j, "listed", o->list_over_us ? listed_json(o, r) : json_null());
 	json_object_set_new(j, "watched_cgroup", !r->watched.path[0]
 		? json_null()
 		: json_pack("{s:s, s:I, s:I, s:I, s:I}",

@@ -296,6 +296,7 @@ static void collect(struct sender *senders, int n, int64_t start, double rate,
 		hist_merge(&r->corrected, &s->corrected);
 		hist_merge(&r->uncorrected, &s->uncorrected);
 		hist_merge(&r->sched_err, &s->sched_err);
+		slow_merge(&r->slow, &s->slow);
 		r->sent += s->sent;
 		r->received += s->track.received;
 		r->duplicated += s->track.duplicated;
@@ -335,7 +336,8 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 	r->duration_s = o->duration_s;
 	r->expected = sched_total(rate, o->duration_s);
 	if (!fds || !senders || hist_init_us(&r->corrected) < 0 ||
-	    hist_init_us(&r->uncorrected) < 0 || hist_init_us(&r->sched_err) < 0) {
+	    hist_init_us(&r->uncorrected) < 0 || hist_init_us(&r->sched_err) < 0 ||
+	    slow_init(&r->slow, o->list_over_us ? SLOW_MAX : 0) < 0) {
 		free(fds);
 		free(senders);
 		return say(err, errlen, EX_OSERR, "out of memory");
@@ -393,6 +395,8 @@ int run_once(const struct opts *o, double rate, double quota_pct,
 			.rt_prio = o->rt_prio,
 			.epoll_timer = o->epoll_timer,
 			.spin_ns = o->spin_us * 1000LL,
+			.list_over_ns = o->list_over_us * 1000LL,
+			.list_cap = SLOW_MAX / (size_t)T,
 			.stream = is_stream(o),
 			.series = r->has_series ? &r->series : NULL,
 		};
@@ -474,6 +478,7 @@ void run_result_free(struct run_result *r)
 	hist_free(&r->corrected);
 	hist_free(&r->uncorrected);
 	hist_free(&r->sched_err);
+	slow_free(&r->slow);
 	if (r->has_series)
 		series_free(&r->series);
 	r->has_series = false;

@@ -13,6 +13,7 @@
 #include "hist.h"
 #include "opts.h"
 #include "series.h"
+#include "slow.h"
 
 struct run_result {
 	double target_rate, achieved_rate;
@@ -26,6 +27,7 @@ struct run_result {
 	uint64_t send_errors, refused;
 	bool interrupted;
 	struct hist corrected, uncorrected, sched_err;
+	struct slow slow;		/* --list-over-us: the slow replies */
 	struct series series;		/* valid when has_series */
 	bool has_series;
 	int64_t series_end_ns;

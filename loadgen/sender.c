@@ -285,6 +285,8 @@ void sender_reply(struct sender *s, const uint8_t *buf, size_t len,
 	int64_t corrected = ns_to_us(now - h.intended_ns);
 	hist_record(&s->corrected, corrected);
 	hist_record(&s->uncorrected, ns_to_us(now - h.sent_ns));
+	if (s->c.list_over_ns && now - h.intended_ns > s->c.list_over_ns)
+		slow_add(&s->slow, h.intended_ns, now);
 	if (s->c.series)
 		series_record(&s->series, now, corrected);
 }
@@ -446,6 +448,7 @@ int sender_start(struct sender *s, const struct sender_conf *c, char *err,
 	    hist_init_us(&s->corrected) < 0 ||
 	    hist_init_us(&s->uncorrected) < 0 ||
 	    hist_init_us(&s->sched_err) < 0 ||
+	    slow_init(&s->slow, c->list_over_ns ? c->list_cap : 0) < 0 ||
 	    (c->series && series_local_init(&s->series, c->series, c->idx) < 0)) {
 		snprintf(err, errlen, "thread %d: out of memory", c->idx);
 		return -1;
@@ -550,6 +553,7 @@ void sender_free(struct sender *s)
 	hist_free(&s->corrected);
 	hist_free(&s->uncorrected);
 	hist_free(&s->sched_err);
+	slow_free(&s->slow);
 	if (s->c.series)
 		series_local_free(&s->series);
 	track_free(&s->track);

@@ -24,6 +24,7 @@
 #include "hist.h"
 #include "sched.h"
 #include "series.h"
+#include "slow.h"
 #include "stream.h"
 #include "track.h"
 
@@ -42,6 +43,8 @@ struct sender_conf {
 	int rt_prio;		/* SCHED_FIFO at it; 0: stay SCHED_OTHER */
 	bool epoll_timer;	/* no EVENT_BASE_FLAG_PRECISE_TIMER */
 	int64_t spin_ns;	/* busy-wait this long before a send; 0: never */
+	int64_t list_over_ns;	/* list replies slower than this; 0: none */
+	size_t list_cap;	/* at most this many of them */
 	bool stream;		/* the flows are TCP connections */
 	struct series *series;	/* NULL: no time series */
 };
@@ -69,6 +72,7 @@ struct sender {
 	struct track track;
 	struct hist corrected, uncorrected, sched_err;
 	struct series_local series;
+	struct slow slow;	/* replies slower than c.list_over_ns */
 	uint64_t sent, send_errors, refused;	/* relaxed atomics */
 	int64_t last_send_ns;
 	int64_t drain_until;	/* 0 while sending */

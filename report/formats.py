@@ -513,6 +513,20 @@ class LoadCgroup:
 
 
 @dataclass(frozen=True)
+class SlowReply:
+    intended_mono_s: float = _f("its slot in the schedule, CLOCK_MONOTONIC seconds")
+    reply_mono_s: float = _f("its reply's arrival, the same clock")
+
+
+@dataclass(frozen=True)
+class LoadListed:
+    over_us: float = _f("the limit: replies this slow or slower are listed")
+    complete: bool = _f("every one of them is listed")
+    datagrams: list[SlowReply] = field(default_factory=list, metadata=about("each slow reply"))
+    dropped: Optional[int] = optional("those the list had no room for")
+
+
+@dataclass(frozen=True)
 class Loadgen:
     """loadgen.json (loadgen --json; rt-client.json and cotenant.json on a
     test host): one run; loadgen(1) says what each name means."""
@@ -530,6 +544,25 @@ class Loadgen:
     rt_priority: Optional[int] = optional("its SCHED_FIFO priority, when it had one")
     cgroup: Optional[LoadCgroup] = optional("its own cgroup (--cgroup)")
     watched_cgroup: Optional[LoadCgroup] = optional("the cgroup it watched while it ran (--watch-cgroup)")
+    listed: Optional[LoadListed] = optional("the replies slower than --list-over-us, each")
+
+
+@dataclass(frozen=True)
+class RtThread:
+    policy: str = _f("SCHED_FIFO, SCHED_RR, SCHED_OTHER, ... (/proc/TID/stat's policy)")
+    priority: int = _f("its real-time priority (rt_priority; 0 when not real-time)")
+    tid: Optional[int] = optional("the thread's id")
+    comm: Optional[str] = optional("its name")
+    cpu: Optional[int] = optional("the CPU it last ran on")
+    cpus_allowed: Optional[str] = optional("the CPUs it may run on (a list, as /proc says it)")
+
+
+@dataclass(frozen=True)
+class RtSched:
+    """rt-client.sched.json (deploy/hostimg/checks' scenario): the RT
+    client's threads as the kernel had them scheduled while it ran."""
+    threads: list[RtThread] = _f("each thread, read from /proc")
+    pid: Optional[int] = optional("the RT client's process")
 
 
 # chains.json -----------------------------------------------------------------
@@ -808,6 +841,15 @@ class Preflight:
 
 
 @dataclass(frozen=True)
+class HostChains:
+    late: int = _f("RT datagrams late_ms late or more that the trace's late rows list")
+    by_chain: int = _f("those a chain explains")
+    complete: Optional[bool] = optional("the RT client listed every slow datagram")
+    unexplained: list[dict] = field(default_factory=list, metadata=about(
+        "the first few without a chain: due_s, latency_ms, why"))
+
+
+@dataclass(frozen=True)
 class HostKernel:
     """One kernel's object in a host A/B's summary.json (lab/hostab/judge.py)."""
     NAMED = "host kernel object (below)"
@@ -819,10 +861,17 @@ class HostKernel:
     rt_sent: Optional[int] = optional("sent")
     rt_received: Optional[int] = optional("echoed")
     rt_lost: Optional[int] = optional("lost")
-    rt_priority: Optional[int] = optional("its SCHED_FIFO priority")
+    rt_priority: Optional[int] = optional(
+        "its real-time priority as the kernel had it (rt-client.sched.json)")
+    rt_policy: Optional[str] = optional("its policy, the same way (null: its threads differed)")
+    rt_threads: Optional[list[RtThread]] = optional("each of its threads' policy and priority")
     latency_us: Optional[Percentiles] = optional("slot to echo through relay")
     late: Optional[int] = optional("late datagrams, at most")
-    late_at_least: Optional[int] = optional("at least (from the percentile rows)")
+    late_at_least: Optional[int] = optional("at least (from the percentile rows; late when it listed them)")
+    late_chains: Optional[HostChains] = optional("the late ones the trace explains (null: no trace)")
+    stalls: Optional[int] = optional("stalls the watch saw (demo-scenario --watch)")
+    why: Optional[dict] = optional("the chains for the page, as the demo's summary has them")
+    metrics: Optional[dict[str, str]] = optional("relay's /metrics before and after the scenario: the files")
     relay_wake_us: Optional[Percentiles] = optional("relay's own wake-ups")
     relay_late: Optional[bool] = optional("one of them was late")
     cotenant_rate_pps: Optional[float] = optional("the co-tenant's rate")
@@ -839,9 +888,10 @@ class HostKernel:
 @dataclass(frozen=True)
 class HostVerdict:
     word: str = _f("fixed, not fixed, no effect or incomplete")
-    holds: bool = _f("word is fixed")
+    holds: bool = _f("word is fixed, and the trace, where recorded, explains each late datagram")
     stock_shows_effect: bool = _f("stock was late")
     patched_free: bool = _f("patched was not, and measured")
+    late_explained: Optional[bool] = optional("each late RT datagram on stock has a chain (null: no trace)")
 
 
 @dataclass(frozen=True)
@@ -1074,6 +1124,7 @@ FILES = (
     ("relay.json", Relay),
     ("loadgen.json", Loadgen),
     ("chains.json", Chains),
+    ("rt-client.sched.json", RtSched),
     ("cell.json", Cell),
     ("probe.json", Probe),
     ("running.json", Running),

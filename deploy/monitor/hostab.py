@@ -6,8 +6,9 @@ counter rose (its alert fires); on the patched kernel both stay quiet.
   mk/py deploy.monitor.hostab --results RUN
   mk/py deploy.monitor.hostab --stock [BEFORE,]AFTER --patched [BEFORE,]AFTER
 
-RUN is a host A/B run directory: RUN/HOST/scenario/metrics-before.txt and
-metrics-after.txt (FILES) for HOST stock and patched. A host given AFTER
+RUN is a host A/B run directory: RUN/HOST/scenario/relay-metrics-before.txt
+and relay-metrics.txt (FILES, as deploy/hostimg/checks writes them) for
+HOST stock and patched. A host given AFTER
 alone was scraped as relay started (its counters zero: relay.metrics.prom
 of a run relay began with). Each alert's inputs are read from the scrapes
 (relay_kernel_info's labels; the rise of relay_late_while_throttled_total)
@@ -22,12 +23,13 @@ import os
 import sys
 
 from deploy.monitor import exposition, recorded
+from lab.hostab.units import METRICS_FILES
 
 FIX_ALERT = "RelayKernelFixMissing"
 LATE_ALERT = "RelayLateWhileThrottled"
 LATE = "relay_late_while_throttled_total"
 # Each host's scrapes in a run directory, before and after the scenario.
-FILES = ("scenario/metrics-before.txt", "scenario/metrics-after.txt")
+FILES = tuple(os.path.join("scenario", METRICS_FILES[w]) for w in ("before", "after"))
 # Whether each alert must fire on each host.
 WANT = {"stock": True, "patched": False}
 EX_SOFTWARE = 70

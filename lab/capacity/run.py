@@ -383,7 +383,7 @@ def capacity(argv):
             images = kernels.images(run)
     record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "kernels": {k: guest.kernel_version(images[k]) for k in images}}
-    _, spec["trace_probes"] = kernels.described(run, images, record["kernels"])
+    _, spec["trace_probes"] = kernels.described(run.dir, images, record["kernels"])
     write_json(run.path("spec.json"), spec)
     with run.phase("initramfs: busybox, the binaries, the grid, the spec", "a few seconds"):
         initrd = run.path("initramfs.cpio")

@@ -270,7 +270,7 @@ def demo(argv):
         # What each image is (kernel.json beside its results), and the
         # trace probe's offsets for each, which the guest takes by its
         # release.
-        facts, spec["trace_probes"] = kernels.described(run, images, record["kernels"])
+        facts, spec["trace_probes"] = kernels.described(run.dir, images, record["kernels"])
         write_json(run.path("spec.json"), spec)
         for k, f in facts.items():
             run.say(f"      [{k}] {f['release']}: ep->lock {f['lock'] or '?'} ({f['lock_from']}), "

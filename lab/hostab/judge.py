@@ -3,17 +3,25 @@ scenario on systemd test hosts (lab/hostab/run; report/summarize
 --testhost).
 
 A run directory holds spec.json (the run spec: its scenario object has
-every parameter, late_ms the limit the verdict judges by), and stock/ and
-patched/, each what its guest left:
-kernel.txt (uname -a), preflight.txt (relay-preflight), results.txt and
-scenario/ with the RT client's rt-client.json and rt-client.hgrm (loadgen
---json --hgrm --watch-cgroup), the co-tenant's cotenant.json and
-loadgen.slice's cpu.stat and cpu.max, and relay's own stats file,
-relay-stats.json (relay --stats-file). A kernel whose guest left no
-rt-client.json is reported as having no results; once it is there, every
-other file must be too except relay-stats.json: runs from before relay's
-stats were collected have none, and their verdict rests on the RT client
-alone.
+every parameter, late_ms the limit the verdict judges by, trace whether
+the guests recorded the kernel's trace), and stock/ and patched/, each
+what its guest left: kernel.txt (uname -a), preflight.txt
+(relay-preflight), results.txt and scenario/ with the RT client's
+rt-client.json and rt-client.hgrm (loadgen --json --hgrm --watch-cgroup
+--list-over-us), the co-tenant's cotenant.json and loadgen.slice's
+cpu.stat and cpu.max, and, from runs of the demo's scenario under
+systemd: relay's own stats file (relay-stats.json), the RT client's
+threads as the kernel scheduled them (rt-client.sched.json), the watch's
+scenario.json (demo-scenario --watch: the stalls), relay's /metrics
+before and after (relay-metrics-before.txt, relay-metrics.txt) and
+chains.json, what lab/ktrace/explain made of the trace. A kernel whose
+guest left no rt-client.json is reported as having no results; once it
+is there, every other file of the first list must be too; those of the
+second are read where they are (older runs have none).
+
+The verdict is the RT client's: on stock some of its datagrams late_ms
+late or more, on patched none, and with the trace each late one
+explained by a chain (the wait on a ready-list lock that covers it).
 """
 import os
 
@@ -21,7 +29,8 @@ from report import formats
 from report.files import DataError, hgrm_counts, number
 from report.formats import cpu_max, cpu_stat, preflight, release, text_lines
 
-from ..demo.judge import MIN_RT_SHARE
+from ..demo.judge import MIN_RT_SHARE, why
+from .units import METRICS_FILES
 
 KERNELS = ("stock", "patched")
 
@@ -41,6 +50,16 @@ def late(path, limit_ms, count):
     return (max(total - upto, 1 if most else 0), most)
 
 
+def listed_late(rt, path, late_ms):
+    """The RT datagrams at least late_ms late, counted one by one from the
+    run's own list (loadgen --list-over-us at or under the limit, the list
+    complete); None when it has none to count by."""
+    lst = rt.listed
+    if lst is None or not lst.complete or lst.over_us > late_ms * 1000:
+        return None
+    return sum(1 for d in lst.datagrams if d.reply_mono_s - d.intended_mono_s >= late_ms / 1000)
+
+
 def relay_wake(path):
     """relay's own wake-up latency (a datagram's arrival to relay reading
     it, every datagram it read), from its stats file; None when absent."""
@@ -50,6 +69,46 @@ def relay_wake(path):
     if wake is None:
         raise DataError(f"{path}: wake_latency_us: missing (expected a percentile object)")
     return formats.shown(wake)
+
+
+def rt_sched(path):
+    """The RT client's threads as the kernel had them scheduled while it
+    ran (rt-client.sched.json, read from /proc in the guest): the policy
+    and priority they share (None when they differ or the file is
+    absent), and each thread's."""
+    if not os.path.exists(path):
+        return {"policy": None, "priority": None, "threads": None}
+    sched = formats.read(formats.RtSched, path)
+    if not sched.threads:
+        raise DataError(f"{path}: threads: empty (expected the RT client's threads)")
+    same = {(t.policy, t.priority) for t in sched.threads}
+    policy, prio = next(iter(same)) if len(same) == 1 else (None, None)
+    return {"policy": policy, "priority": prio, "threads": formats.raw(sched)["threads"]}
+
+
+def late_chains(path, late_ms):
+    """Of the RT datagrams lab/ktrace/explain found listed (chains.json's
+    late rows), those late_ms late or more: how many, how many a chain
+    (a wait on a ready-list lock) explains, and the first few that none
+    does. None when the run was not traced."""
+    if not os.path.exists(path):
+        return None
+    ch = formats.read(formats.Chains, path)
+    late = [r for r in ch.late if number(r.get("latency_ms"), f"{path}: late[].latency_ms") >= late_ms]
+    bare = [r for r in late if not isinstance(r.get("chain"), dict)]
+    return {"late": len(late), "by_chain": len(late) - len(bare),
+            "complete": formats.raw(ch).get("late_list_complete"),
+            "unexplained": [{"due_s": r.get("due_s"), "latency_ms": r["latency_ms"],
+                             "why": r.get("unexplained") or "its time went elsewhere: "
+                             + str(((r.get("path") or {}).get("dominant") or {}).get("step"))}
+                            for r in bare[:5]]}
+
+
+def stalls(path):
+    """The stalls the watch (demo-scenario --watch) recorded; None when absent."""
+    if not os.path.exists(path):
+        return None
+    return len(formats.read(formats.Scenario, path).stalls)
 
 
 def _no_results(kdir, k):
@@ -76,20 +135,34 @@ def kernel_summary(run_dir, k, late_ms):
         raise DataError(f"{rt_path}: latency_us.corrected: missing, or without its count")
     lat = formats.shown(corrected)
     least, most = late(os.path.join(scen, "rt-client.hgrm"), late_ms, lat["count"])
+    exact = listed_late(rt, rt_path, late_ms)
+    if exact is not None:
+        if not least <= exact <= most:
+            raise DataError(f"{rt_path}: lists {exact} datagrams {late_ms:g} ms late, its "
+                            f"histogram {least}-{most}")
+        least = most = exact
     co = formats.read(formats.Loadgen, os.path.join(scen, "cotenant.json"))
     stat = cpu_stat(os.path.join(scen, "loadgen-slice.cpu.stat"))
     cmax, quota = cpu_max(os.path.join(scen, "loadgen-slice.cpu.max"))
     level, said = preflight(os.path.join(kdir, "preflight.txt"))
     wake = relay_wake(os.path.join(scen, "relay-stats.json"))
     watched = rt.watched_cgroup or formats.LoadCgroup()
+    sched = rt_sched(os.path.join(scen, "rt-client.sched.json"))
     out = {"outcome": "ok", "problems": [],
            "kernel": release(os.path.join(kdir, "kernel.txt")),
            "preflight": {"level": level, "text": said},
            "rt_expected": rt.expected, "rt_sent": rt.sent,
            "rt_received": rt.received, "rt_lost": rt.lost,
-           "rt_priority": rt.rt_priority,
+           # as the kernel had them while it ran, not as the unit asks
+           "rt_policy": sched["policy"], "rt_priority": sched["priority"],
+           "rt_threads": sched["threads"],
            "latency_us": lat,
            "late": most, "late_at_least": least,
+           "late_chains": late_chains(os.path.join(scen, "chains.json"), late_ms),
+           "stalls": stalls(os.path.join(scen, "scenario.json")),
+           "why": why(scen),
+           "metrics": {w: os.path.join(k, "scenario", f) for w, f in METRICS_FILES.items()
+                       if os.path.exists(os.path.join(scen, f))} or None,
            "relay_wake_us": wake,
            "relay_late": wake is not None and wake["max"] >= late_ms * 1000,
            "cotenant_rate_pps": co.achieved_rate,
@@ -109,23 +182,35 @@ def kernel_summary(run_dir, k, late_ms):
 
 
 def effect(k):
-    """The stall showed: an RT datagram or one of relay's wake-ups late."""
-    return k["outcome"] == "ok" and (k["late"] > 0 or k.get("relay_late", False))
+    """The stall showed where the verdict looks: an RT datagram late."""
+    return k["outcome"] == "ok" and k["late"] > 0
+
+
+def explained(k):
+    """Every late RT datagram of k explained by a chain (True), not every
+    one (False), or no trace to tell (None)."""
+    c = k.get("late_chains")
+    if c is None:
+        return None
+    return c["complete"] is not False and c["late"] >= k["late_at_least"] and c["by_chain"] == c["late"]
 
 
 def verdict(stock, patched, late_ms):
-    """(word, headline): "fixed" when, on stock, an RT datagram or one of
-    relay's own wake-ups was at least late_ms late, and on patched neither,
-    with both measured under throttling."""
+    """(word, headline): "fixed" when, on stock, the RT client had a
+    datagram at least late_ms late and on patched none, with both measured
+    under throttling."""
     def told(name, k):
         if k["outcome"] != "ok":
             return f"{name}: no results"
         n = (f"{k['late']}" if k["late"] == k["late_at_least"]
              else f"{k['late_at_least']}-{k['late']}")
-        wake = k.get("relay_wake_us")
-        own = "" if wake is None else f", relay's own wake-up max {wake['max'] / 1000:.1f} ms"
-        return (f"{name} {n} of {k['latency_us']['count']} RT datagrams {late_ms:g} ms late or "
-                f"more (max {k['latency_us']['max'] / 1000:.1f} ms{own})")
+        line = (f"{name} {n} of {k['latency_us']['count']} RT datagrams {late_ms:g} ms late or "
+                f"more (max {k['latency_us']['max'] / 1000:.1f} ms)")
+        c = k.get("late_chains")
+        if k["late"] and c is not None:
+            line += (", each explained by a chain" if explained(k) else
+                     f", {c['by_chain']} of {max(c['late'], k['late'])} explained by a chain")
+        return line
 
     line = f"{told('stock', stock)}; {told('patched', patched)}"
     kernels = (("stock", stock), ("patched", patched))
@@ -160,15 +245,19 @@ def build(run_dir):
     kernels = {k: kernel_summary(run_dir, k, late_ms) for k in KERNELS}
     word, headline = verdict(kernels["stock"], kernels["patched"], late_ms)
     s, p = kernels["stock"], kernels["patched"]
+    told = explained(s) if s["outcome"] == "ok" else None
     return {"kind": "testhost", "run_id": os.path.basename(os.path.normpath(run_dir)),
             "params": params, "late_ms": late_ms, "kernels": kernels,
-            "verdict": {"word": word, "holds": word == "fixed",
+            "verdict": {"word": word,
+                        # with the trace, each late datagram must have its chain
+                        "holds": word == "fixed" and told is not False,
                         "stock_shows_effect": effect(s),
                         "patched_free": p["outcome"] == "ok" and not p["problems"] and
-                        not effect(p)},
+                        not effect(p),
+                        "late_explained": told},
             "headline": headline,
-            "rule": (f"fixed = on the stock kernel the RT client saw at least one datagram, "
-                     f"or relay one of its own wake-ups, {late_ms:g} ms late or more, and on "
-                     f"the patched kernel neither did, each RT client having "
-                     f"measured at least {MIN_RT_SHARE:.0%} of its datagrams while the "
-                     f"co-tenant was throttled")}
+            "rule": (f"fixed = on the stock kernel the RT client had at least one datagram "
+                     f"{late_ms:g} ms late or more, and on the patched kernel none, each RT "
+                     f"client having measured at least {MIN_RT_SHARE:.0%} of its datagrams "
+                     f"while the co-tenant was throttled; it holds when the kernel's trace, "
+                     f"where it was recorded, explains each late datagram by a chain")}

@@ -2,13 +2,15 @@
 explained from its kernel trace (chains.py), as chains.json.
 
     lab/ktrace/explain RESULTS_DIR [--name NAME] [--out FILE] [--sweep JSON [--missed-only]]
+                       [--client LOADGEN_JSON]
 
 RESULTS_DIR holds what the guest sent back: scenario.json, trace.txt.gz
 (or the raw trace/, read through trace-cmd), trace-stats.txt,
-trace-probes.txt. Writes RESULTS_DIR/chains.json (or
---out) and prints its headline. Besides the stalls and the slow RT
-datagrams, every late wake-up of the freeze probes is explained
-(freezes.py). Exit status: 0 written; 2 bad arguments;
+trace-probes.txt. Writes RESULTS_DIR/chains.json (or --out) and prints
+its headline. Besides the stalls and the slow RT datagrams, every late
+wake-up of the freeze probes is explained (freezes.py). With --client
+the RT client is a loadgen run of its own (a test host's RT client unit,
+around demo-scenario --watch): its JSON lists the slow RT datagrams. Exit status: 0 written; 2 bad arguments;
 65 a trace or scenario.json that cannot be read (the file and line named);
 66 no trace in RESULTS_DIR.
 """
@@ -61,16 +63,19 @@ FREEZE_DETAIL = 1e-3
 class GuestTrace:
     """One guest's trace and scenario, and what explains what."""
 
-    def __init__(self, results, name=None, windows=None, kernel=None):
+    def __init__(self, results, name=None, windows=None, kernel=None, client=None):
         """WINDOWS: [(a, b)] on the trace's clock, the only spans read (a
         trace that lost events is read whole: what it saw then ends where
         a buffer filled). A trace whose guest kept some spans only
         (tracefile.kept) is read there, and no further. KERNEL: what the
         host knew of the image before it booted (labkit.kernels.facts):
         the ready-list lock's offset in struct eventpoll is its, the
-        trace's recurring distance a check on it."""
+        trace's recurring distance a check on it. CLIENT: the JSON of a
+        loadgen run that was the RT client (scenario.with_client)."""
         self.kernel = kernel or {}
         self.scen = scenario.read(results)
+        if client:
+            self.scen = scenario.with_client(self.scen, client)
         self.t0 = self.scen.t0
         self.lost = lost(results)
         # No span at all (a sweep that met at every rate it tried, a short
@@ -105,7 +110,7 @@ class GuestTrace:
                               default=math.inf)
         p = self.scen.params
         self.relay = self._task("relay", p.get("relay_prio"))
-        self.ticker = self._task("demo-scenario", p.get("ticker_prio"))
+        self.ticker = self._task(self.scen.client, p.get("ticker_prio"))
 
     def _task(self, comm, rtprio):
         """The pid of the task named comm at SCHED_FIFO rtprio (an interrupt
@@ -646,6 +651,9 @@ def main(argv=None):
                     help="with --sweep: read only the missed steps' spans of the trace (each from "
                     f"{WINDOW_LEAD:g} s before it), and the stalls within them: a capacity cell's causes "
                     "in a fraction of the time (a sweep that missed no step is read whole)")
+    ap.add_argument("--client", help="the RT client was this loadgen run (its JSON, written with "
+                    "--list-over-us): its slow datagrams are the RT datagrams explained, and its "
+                    "threads, loadgen at the scenario's ticker_prio, the RT waker")
     a = ap.parse_args(argv)
     if a.missed_only and not a.sweep:
         ap.error("--missed-only needs --sweep")
@@ -656,7 +664,7 @@ def main(argv=None):
     try:
         steps = _sweep_steps(a.sweep) if a.sweep else None
         run = GuestTrace(a.results, a.name, missed_windows(steps) if a.missed_only else None,
-                         kernel_facts(a.kernel) if a.kernel else None)
+                         kernel_facts(a.kernel) if a.kernel else None, a.client)
         doc = run.document()
         if steps is not None:
             doc["steps"] = [run.step(st) for st in steps]

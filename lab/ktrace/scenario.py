@@ -1,12 +1,15 @@
 """The scenario's own record of a run (demo-scenario's scenario.json) as
 the trace analysis reads it: the origin of its clock, its stalls, the RT
-datagrams it listed and the freeze probes' late wake-ups. Every field is
-checked against the file's record (report.formats.Scenario): a results
-directory from elsewhere gives an error naming the field
-(tracefile.TraceError), never a traceback.
+datagrams it listed and the freeze probes' late wake-ups. Where the RT
+client is a loadgen run of its own (a test host's RT client unit, around
+demo-scenario --watch), its JSON gives the datagrams instead
+(with_client). Every field is checked against the file's record
+(report.formats.Scenario, report.formats.Loadgen): a results directory
+from elsewhere gives an error naming the field (tracefile.TraceError),
+never a traceback.
 """
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from report import formats
 from report.files import DataError
@@ -76,6 +79,9 @@ class Scenario:
     list_over_us: float | None
     listed_complete: bool | None
     probes: tuple
+    # The RT client's task name: the ticker's thread, or loadgen
+    # (with_client); its SCHED_FIFO priority is params' ticker_prio.
+    client: str = "demo-scenario"
 
 
 def _params(params, path):
@@ -97,13 +103,9 @@ def read(results):
     """The Scenario of a guest's results directory (RESULTS/scenario.json),
     checked against its record (report.formats.Scenario)."""
     path = os.path.join(results, "scenario.json")
+    scen = _read(formats.Scenario, path)
     try:
-        if os.path.getsize(path) > MAX_BYTES:
-            raise TraceError(f"{path}: more than {MAX_BYTES >> 20} MiB: not a scenario's record")
-        scen = formats.read(formats.Scenario, path)
         params = _params(scen.params, path)
-    except OSError as e:
-        raise TraceError(f"{path}: {e.strerror or e}")
     except DataError as e:
         raise TraceError(str(e)[:300])
     if not scen.t0_mono_ns:
@@ -116,3 +118,30 @@ def read(results):
                     tuple(Listed(s.due_s, s.echo_s) for s in tick.listed or ()),
                     tick.list_over_us, tick.listed_complete,
                     tuple(_probe(p) for p in tick.freeze_probes or ()))
+
+
+def _read(cls, path):
+    """The CLS record in the JSON file PATH, or TraceError naming it."""
+    try:
+        if os.path.getsize(path) > MAX_BYTES:
+            raise TraceError(f"{path}: more than {MAX_BYTES >> 20} MiB: not a scenario's record")
+        return formats.read(cls, path)
+    except OSError as e:
+        raise TraceError(f"{path}: {e.strerror or e}")
+    except DataError as e:
+        raise TraceError(str(e)[:300])
+
+
+def with_client(scen, path):
+    """SCEN with its RT client a loadgen run (PATH, its JSON, which loadgen
+    --list-over-us wrote): that run's slow datagrams are the listed ones,
+    from their intended send to their reply, on the results' clock, and
+    the client's task is loadgen."""
+    lst = _read(formats.Loadgen, path).listed
+    if lst is None:
+        raise TraceError(f"{path}: no listed datagrams (a loadgen run without --list-over-us?)")
+    # To the nanosecond, the clocks' own resolution.
+    listed = tuple(Listed(round(d.intended_mono_s - scen.t0, 9), round(d.reply_mono_s - scen.t0, 9))
+                   for d in lst.datagrams)
+    return replace(scen, listed=listed, list_over_us=lst.over_us, listed_complete=lst.complete,
+                   client="loadgen")

@@ -128,10 +128,10 @@ MAX_IMAGE = 64 << 20
 MAX_CONFIG = 4 << 20
 
 
-def described(run, images, versions):
+def described(run_dir, images, versions):
     """facts() of each image of IMAGES ({kernel: path}), its release the
     one its header carries (VERSIONS: {kernel: guest.kernel_version()}),
-    written to RUN/KERNEL/kernel.json; and the spec's trace_probes, the
+    written to RUN_DIR/KERNEL/kernel.json; and the spec's trace_probes, the
     probe's offsets for each release (what lab/ktrace/ktrace start --spec
     takes). Two images of one release with other offsets cannot share
     an initramfs: LabError."""
@@ -143,8 +143,8 @@ def described(run, images, versions):
             raise LabError(EX_KERNELS, f"two kernels of release {f['release']} with other probe offsets "
                            f"({probes[f['release']]}, {f['probe_ep']}): one initramfs cannot tell them apart")
         probes[f["release"]] = f["probe_ep"]
-        os.makedirs(run.path(k), exist_ok=True)
-        write_json(run.path(k, "kernel.json"), f)
+        os.makedirs(os.path.join(run_dir, k), exist_ok=True)
+        write_json(os.path.join(run_dir, k, "kernel.json"), f)
         out[k] = f
     return out, [{"release": r, "ep": ep} for r, ep in probes.items()]
 
@@ -274,14 +274,26 @@ def facts(image):
            "offsets": {}, "probe_ep": None, "offsets_from": None}
     pkg = os.path.join(os.path.dirname(image), "package.json")
     m = _manifest(image)
+
+    def from_btf(lines, obtained, release):
+        got = btf_facts("\n".join(lines))
+        out.update(obtained=obtained, release=release, lock=got.get("eventpoll_lock"), lock_from="its BTF",
+                   throttle_model=got.get("throttle_model"), offsets=got["offsets"],
+                   probe_ep=got.get("probe_ep"), offsets_from="its BTF")
+
     if os.path.exists(pkg):
         with open(pkg, encoding="utf-8") as f:
             p = json.load(f)
-        got = btf_facts("\n".join(p.get("btf_facts") or []))
-        out.update(obtained="the package " + ", ".join(os.path.basename(d) for d in p.get("packages", [])),
-                   release=p.get("kernel_release"), lock=got.get("eventpoll_lock"), lock_from="its BTF",
-                   throttle_model=got.get("throttle_model"), offsets=got["offsets"],
-                   probe_ep=got.get("probe_ep"), offsets_from="its BTF")
+        from_btf(p.get("btf_facts") or [],
+                 "the package " + ", ".join(os.path.basename(d) for d in p.get("packages", [])),
+                 p.get("kernel_release"))
+    elif m is None and os.path.isfile(image):
+        # Nothing beside it says what it is (a test host image's kernel as
+        # dpkg installed it): its own BTF does.
+        got = subprocess.run([os.path.join(TOP, "deploy/preflight"), "--btf-facts", image],
+                             capture_output=True, text=True)
+        if got.returncode == 0:
+            from_btf(got.stdout.splitlines(), "the image " + os.path.basename(image), None)
     elif m and m.get("images_kind") == "debian-image":
         out.update(obtained=m.get("obtained"), release=m.get("kernel_release"),
                    lock=m.get("btf_eventpoll_lock") or None, lock_from="its BTF",

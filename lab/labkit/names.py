@@ -3,20 +3,18 @@ check that no two tables disagree.
 
 The tables: the lab programs' (demo-scenario --describe, epmodel
 --describe) and the drivers' (their Param rows, labkit.spec.describe):
-capacity's, the host A/B's (with the names its guest knows them by) and
-the soak's. The names of programs outside lab/ that have their own, for
+capacity's, the host A/B's and the soak's. The names of programs outside lab/ that have their own, for
 years, are this module's two maps (LOADGEN, DEPLOY), each name checked
 against its program (loadgen --help, the files of deploy/).
 
-A row of the names table is a parameter one of those outside programs,
-or the host A/B's guest, knows by another name. It must mean the same
+A row of the names table is a parameter one of those outside programs
+knows by another name. It must mean the same
 wherever the lab names it: the same unit everywhere, the same range in
 the lab's programs, the range of a driver's row taken from a program's
 (like()) inside the program's, every default (each value of a list)
 inside its table's range. The flags tables of
 lab/demo/README.md and lab/model/README.md give the programs' defaults:
-they must be theirs; the host A/B's quota and period are loadgen.slice's
-(deploy/loadgen.slice): its defaults must be what the slice sets.
+they must be theirs.
 """
 import importlib
 import os
@@ -34,9 +32,11 @@ LOADGEN = {
     "cpu_quota_pct": "`--cpu-quota PCT%`",
     "period_us": "`--quota-period-us`",
     "rate_pps": "`--rate`",
-    "rt_rate_pps": "`--rate` (the RT client)",
     "senders": "`--threads`",
     "duration_s": "`--duration`",
+    "ticker_us": "`--rate` of the host A/B's RT client (1e6 / `ticker_us`)",
+    "ticker_lead_us": "`--spin-us` of the host A/B's RT client",
+    "list_over_us": "`--list-over-us` of the host A/B's RT client",
 }
 # ... and by deploy/: the Ansible roles' variables and systemd's settings.
 DEPLOY = {
@@ -46,8 +46,8 @@ DEPLOY = {
     "senders": "`loadgen_threads`",
     "duration_s": "`loadgen_duration`",
 }
-HEAD = ("| spec | lab drivers, demo-scenario | loadgen | epmodel | host A/B guest (`scenario.env`) "
-        "| Ansible, systemd |\n|---|---|---|---|---|---|\n")
+HEAD = ("| spec | lab drivers, demo-scenario | loadgen | epmodel | Ansible, systemd |\n"
+        "|---|---|---|---|---|\n")
 # Where lab/README.md's table is (its first line is HEAD's).
 README = os.path.join(TOP, "lab", "README.md")
 # The flags tables that repeat a program's defaults.
@@ -81,16 +81,10 @@ def _stands_for(row):
     return row.get("spec") or row["name"]
 
 
-def row_names(tabs):
+def row_names():
     """The parameters of the names table: those with a name outside the
-    lab (loadgen's, deploy's, the host A/B guest's), in the order of the
-    maps, then of the tables."""
-    names = list(LOADGEN) + [n for n in DEPLOY if n not in LOADGEN]
-    for t in tabs:
-        for r in t["params"]:
-            if r.get("env") and _stands_for(r) not in names:
-                names.append(_stands_for(r))
-    return names
+    lab (loadgen's, deploy's), in the order of the maps."""
+    return list(LOADGEN) + [n for n in DEPLOY if n not in LOADGEN]
 
 
 def _cells(items):
@@ -100,18 +94,15 @@ def _cells(items):
 def table(tabs):
     """The names table, Markdown."""
     lines = [HEAD]
-    for name in row_names(tabs):
+    for name in row_names():
         rows = [(t, r) for t in tabs for r in t["params"] if _stands_for(r) == name]
         lab = [r for t, r in rows if t["program"] != "epmodel"]
         model = [r for t, r in rows if t["program"] == "epmodel"]
-        env = [f"`{r['env']}`" + (f" (`{r['name']} / {r['env_per']}`)" if r.get("env_per") else "")
-               for t, r in rows if r.get("env")]
         lines.append("| " + " | ".join((
             _cells(f"`{r['name']}`" for r in lab) if lab else f"`{name}`",
             _cells(f"`{r['flag']}`" for r in lab),
             LOADGEN.get(name, "-"),
             _cells(f"`{r['flag']}`" for r in model),
-            _cells(env),
             DEPLOY.get(name, "-"))) + " |\n")
     return "".join(lines)
 
@@ -137,7 +128,7 @@ def disagreements(tabs):
     """What two tables, or a table and its own range, say differently of a
     parameter of the names table: a list of sentences, empty when none."""
     out = []
-    for name in row_names(tabs):
+    for name in row_names():
         rows = [(t, r) for t in tabs for r in t["params"] if _stands_for(r) == name]
         programs = [(t, r) for t, r in rows if t["kind"] == "program"]
         ref_t, ref = programs[0] if programs else (None, None)
@@ -159,38 +150,6 @@ def disagreements(tabs):
                 if isinstance(v, (int, float)) and not (
                         (r.get("min") is None or v >= r["min"]) and (r.get("max") is None or v <= r["max"])):
                     out.append(f"{where}'s default {v} is outside its {r.get('min')}..{r.get('max')}")
-    return out
-
-
-# The host A/B's scenario runs at loadgen.slice's own quota and period
-# (lab/hostab/params.py): its defaults must be the ones deploy/ sets
-# (a setting, its unit's suffix, and what one of it is in the row's unit).
-SLICE = os.path.join(TOP, "deploy", "loadgen.slice")
-SLICE_DRIVERS = ("lab/hostab/run",)
-SLICE_SETTINGS = {"cpu_quota_pct": ("CPUQuota", "%", 1), "period_us": ("CPUQuotaPeriodSec", "ms", 1000)}
-
-
-def slice_defaults(tabs, path=SLICE):
-    """Where a driver of SLICE_DRIVERS gives the quota or its period
-    another default than PATH (deploy/loadgen.slice) sets: a list of
-    sentences."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    where = os.path.relpath(path, TOP)
-    out = []
-    for name, (setting, suffix, per) in SLICE_SETTINGS.items():
-        m = re.search(rf"^{setting}=(\d+){suffix}$", text, re.M)
-        if not m:
-            out.append(f"{where} sets no {setting}=N{suffix}")
-            continue
-        want = int(m.group(1)) * per
-        for t in tabs:
-            if t["program"] not in SLICE_DRIVERS:
-                continue
-            for r in t["params"]:
-                if r["name"] == name and r["default"] != want:
-                    out.append(f"{t['program']}'s {name} defaults to {r['default']}, {where}'s "
-                               f"{setting}={m.group(1)}{suffix} is {want}")
     return out
 
 
@@ -257,10 +216,9 @@ def unknown_names():
 
 def check(path=README):
     """Every problem: the committed names table differing from the one the
-    tables make, tables disagreeing, the host A/B's quota not
-    loadgen.slice's, names their programs lack."""
+    tables make, tables disagreeing, names their programs lack."""
     tabs = tables()
-    out = disagreements(tabs) + readme_defaults(tabs) + slice_defaults(tabs) + unknown_names()
+    out = disagreements(tabs) + readme_defaults(tabs) + unknown_names()
     if committed(path) != table(tabs):
         out.append(f"{os.path.relpath(path, TOP)}'s names table is not the one the tables make "
                    "(make names-table writes it)")

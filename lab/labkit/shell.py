@@ -3,9 +3,15 @@
   lab/lab new-id                        print a new run id
   lab/lab new-run RESULTS [KIND]        make RESULTS/<id>[-KIND]/, print its path
   lab/lab latest RUN_DIR [KIND]         point RUN_DIR's parent's latest[-KIND] at it
+  lab/lab salt RUN_ID                   print the run's salt_us (labkit.guest.salt_us)
   lab/lab spec RUN_DIR NAME=VALUE...    write RUN_DIR/spec.json: a NAME a.b nests,
                                         a VALUE that reads as a number is one,
                                         one that reads as a JSON object is one
+  lab/lab kernels RUN_DIR KERNEL=IMAGE...
+                                        what each kernel IMAGE is (labkit.kernels.facts)
+                                        to RUN_DIR/KERNEL/kernel.json, and the trace
+                                        probe's offsets for each to the spec's
+                                        trace_probes (what ktrace start --spec reads)
   lab/lab flags TABLE [FLAG]...         a shell driver's flags by its parameter
                                         table (the module TABLE, lab.hostab.params:
                                         driver_flags()), resolved, as shell code to eval
@@ -33,7 +39,7 @@ import os
 import shlex
 import sys
 
-from . import names, record
+from . import guest, kernels, names, record
 from . import spec as labspec
 from .run import LabError, Run, new_id, point_latest, write_json
 
@@ -73,14 +79,33 @@ def spec(run, pairs):
     write_json(os.path.join(run, "spec.json"), out)
 
 
+def kernels_of(run, pairs):
+    """kernels.described() of the images of KERNEL=IMAGE PAIRS, their
+    probes added to RUN/spec.json as its trace_probes."""
+    images = {}
+    for pair in pairs:
+        k, eq, image = pair.partition("=")
+        if not eq or not k or not os.path.isfile(image):
+            raise LabError(2, f"'{pair}': expected KERNEL=IMAGE, an image that exists")
+        images[k] = image
+    path = os.path.join(run, "spec.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise LabError(65, f"{path}: {e}") from e
+    _, doc["trace_probes"] = kernels.described(run, images,
+                                               {k: guest.kernel_version(i) for k, i in images.items()})
+    write_json(path, doc)
+
+
 def driver_flags(table, argv):
     """ARGV of the shell driver whose parameter table is the module TABLE
     (lab.hostab.params: PROG, its docstring, and the lists PARAMS for the
     spec's top level, SCENARIO for its "scenario" object and OWN for
     flags the spec does not hold, each optional), resolved, as shell code
     for its eval: NAME=VALUE per parameter, spec the array of lab/lab
-    spec's NAME=VALUE pairs (the scenario's as scenario.NAME), guest_env
-    the guest's environment file (a line per parameter with an env name).
+    spec's NAME=VALUE pairs (the scenario's as scenario.NAME).
     --help prints the usage on stderr and gives "exit 0"; a bad command
     line exits 2 (Parser)."""
     m = importlib.import_module(table)
@@ -99,19 +124,12 @@ def driver_flags(table, argv):
             return "exit 0\n"
         try:
             values = labspec.resolve(args, params)
-            for p in params:
-                if p.env and values[p.name] % p.env_per:
-                    raise labspec.SpecError(
-                        f"{p.flag} {values[p.name]}: not a whole number of {p.env_per} "
-                        f"(the guest's {p.env} is {p.name} / {p.env_per})")
         except labspec.SpecError as e:
             ap.error(str(e))
     out = [f"{name}={shlex.quote(str(v))}" for name, v in values.items()]
     pairs = [f"{prefix}{p.name}={values[p.name]}" for prefix, ps in groups.items()
              if prefix is not None for p in ps]
     out.append("spec=(" + " ".join(shlex.quote(x) for x in pairs) + ")")
-    env = [f"{p.env}={values[p.name] // p.env_per}" for p in params if p.env]
-    out.append(f"guest_env={shlex.quote(chr(10).join(env))}")
     return "\n".join(out) + "\n"
 
 
@@ -124,6 +142,8 @@ def lab(argv):
         except (OSError, LabError) as e:
             print(f"lab: {e}", file=sys.stderr)
             return 73
+    elif argv[:1] == ["salt"] and len(argv) == 2:
+        print(guest.salt_us(argv[1]))
     elif argv[:1] == ["latest"] and len(argv) in (2, 3):
         run = os.path.abspath(argv[1])
         if not os.path.isdir(run):
@@ -161,6 +181,12 @@ def lab(argv):
             print(f"lab record: {e}", file=sys.stderr)
             return 65
         print(f"| {date} | | {text} | {'' if seconds is None else f'{seconds:g} s'} |")
+    elif argv[:1] == ["kernels"] and len(argv) >= 3 and os.path.isdir(argv[1]):
+        try:
+            kernels_of(argv[1], argv[2:])
+        except LabError as e:
+            print(f"lab: {e}", file=sys.stderr)
+            return e.code
     elif argv[:1] == ["spec"] and len(argv) >= 3 and os.path.isdir(argv[1]):
         try:
             spec(argv[1], argv[2:])

@@ -41,12 +41,8 @@ class Param:
     hi: int = None
     choices: tuple = None
     # spec: the lab's parameter this one is, under a name of its own
-    # (capacity's cotenant_rate_pps is demo-scenario's rate_pps); env: its
-    # name in a guest's environment file (the host A/B's QUOTA_PCT), whose
-    # value is this one's divided by env_per (PERIOD_MS: 1000)
+    # (capacity's cotenant_rate_pps is demo-scenario's rate_pps)
     spec: str = None
-    env: str = None
-    env_per: int = 1
     source: str = None  # the program whose table it is taken from (like())
 
     @property
@@ -89,31 +85,32 @@ def _described(program):
         sys.exit(3)
 
 
-def like(program, param, /, **given):
+def like(program, param, /, clock="host", **given):
     """The parameter PARAM of PROGRAM's table (described()): its name,
-    kind, range, help and the host clock's default, GIVEN overriding any
-    of them (a driver's own default, kind "ints" for a list of values; a
-    name of its own, which then stands for PARAM: spec). The table is read
-    when the parameter is first used."""
-    return _Like(program, param, given)
+    kind, range, help and its default on CLOCK (a profile of the table's
+    defaults: demo-scenario's host or virtual), GIVEN overriding any of
+    them (a driver's own default or a narrower range, kind "ints" for a
+    list of values; a name of its own, which then stands for PARAM:
+    spec). The table is read when the parameter is first used."""
+    return _Like(program, param, clock, given)
 
 
 class _Like:
     """like()'s parameter: a Param once its program's table is read."""
 
-    def __init__(self, program, param, given):
-        self._of = (program, param, given)
+    def __init__(self, program, param, clock, given):
+        self._of = (program, param, clock, given)
         self._param = None
 
     @property
     def resolved(self):
         if self._param is None:
-            program, param, given = self._of
+            program, param, clock, given = self._of
             row = described(program)[param]
             d = row["default"]
             fields = {"name": row["name"], "kind": row["type"], "help": row["help"],
                       "source": program, "lo": row.get("min"), "hi": row.get("max"),
-                      "default": d.get("host") if isinstance(d, dict) else d}
+                      "default": d.get(clock, d.get("host")) if isinstance(d, dict) else d}
             fields.update(given)
             if fields["name"] != param:
                 fields.setdefault("spec", param)
@@ -159,7 +156,7 @@ def scenario(clock, values, program="demo-scenario"):
 def describe(params, program):
     """A driver's table as demo-scenario --describe prints its own: a row
     per parameter (name, flag, type, unit, min, max, default, help, and
-    choices, spec, env and source where given)."""
+    choices, spec and source where given)."""
     rows = []
     for p in (q.resolved for q in params):
         r = {"name": p.name, "flag": p.flag, "type": p.kind, "unit": p.unit,
@@ -167,9 +164,7 @@ def describe(params, program):
         if p.lo is not None or p.hi is not None:
             r.update(min=p.lo, max=p.hi)
         r.update({k: v for k, v in asdict(p).items()
-                  if k in ("choices", "spec", "env", "source") and v})
-        if p.env and p.env_per != 1:
-            r["env_per"] = p.env_per
+                  if k in ("choices", "spec", "source") and v})
         rows.append(r)
     return {"program": program, "params": rows}
 

@@ -55,5 +55,5 @@ grep -q "^patched: RelayKernelFixMissing quiet .* RelayLateWhileThrottled quiet 
 	--patched "$d/stock/relay.metrics.prom" >/dev/null 2>&1 && fail "host A/B check passed the hosts swapped"
 "$top/mk/py" deploy.monitor.hostab --results "$TEST_TMP/none" >"$TEST_TMP/none.out" 2>&1; rc=$?
 [ $rc = 65 ] || fail "host A/B check on no results: exit $rc, expected 65"
-grep -qF "$TEST_TMP/none/stock/scenario/metrics-before.txt" "$TEST_TMP/none.out" || fail "no results: $(cat "$TEST_TMP/none.out")"
+grep -qF "$TEST_TMP/none/stock/scenario/relay-metrics-before.txt" "$TEST_TMP/none.out" || fail "no results: $(cat "$TEST_TMP/none.out")"
 pass "the host A/B check on the demo's scrapes, and refusing them swapped"

@@ -4,8 +4,7 @@
 # epmodel's --describe, the drivers' Param rows), no two tables disagree
 # on a parameter's unit or range, every default lies in its range, the
 # flags tables of lab/demo/README.md and lab/model/README.md give their
-# program's defaults, the host A/B's quota and period are
-# deploy/loadgen.slice's, and the names given for loadgen and deploy/ are
+# program's defaults, and the names given for loadgen and deploy/ are
 # theirs. Then the same check on copies made to disagree, which it must
 # refuse.
 # check: fast

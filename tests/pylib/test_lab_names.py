@@ -30,9 +30,8 @@ def made_up():
             row("cpu_quota_pct", 1, 100, [10, 25, 50], type="ints", source="demo-scenario"),
             row("cotenant_rate_pps", 1, 1000000, [30000], spec="rate_pps", source="demo-scenario")]},
         {"program": "lab/hostab/run", "kind": "driver", "params": [
-            row("period_us", 1000, 1000000, 100000, env="PERIOD_MS", env_per=1000,
-                source="demo-scenario"),
-            row("duration_s", 5, 3600, 10, env="DURATION", source="demo-scenario")]},
+            row("period_us", 1000, 1000000, 20000, source="demo-scenario"),
+            row("duration_s", 5, 3600, 15, source="demo-scenario")]},
     ]
 
 
@@ -46,9 +45,9 @@ class TableTest(unittest.TestCase):
         quota = rows[0].split(" | ")
         self.assertEqual(quota[1:4], ["`--cpu-quota-pct`", "`--cpu-quota PCT%`", "`--cpu-quota-pct`"])
         period = rows[1].split(" | ")
-        self.assertEqual(period[4], "`PERIOD_MS` (`period_us / 1000`)")
+        self.assertEqual(period[4], "`CPUQuotaPeriodSec=` |")
         senders = next(r for r in rows if r.startswith("| `senders`")).split(" | ")
-        self.assertEqual((senders[3], senders[4]), ("`--producers`", "-"))
+        self.assertEqual((senders[2], senders[3]), ("`--threads`", "`--producers`"))
         # a parameter known outside the lab only by the lab's table still
         # has a row; one no outside program knows has none
         self.assertTrue(any(r.startswith("| `duration_s`") for r in rows))
@@ -124,34 +123,6 @@ class ReadmeTest(unittest.TestCase):
         self.assertEqual(self.said(self.TEXT.replace("| 2 | z |", "| 3 | z |")),
                          ["--senders 3 on the host clock, demo-scenario's default 2",
                           "--senders 3 on the virtual clock, demo-scenario's default 2"])
-
-
-class SliceTest(unittest.TestCase):
-    """The host A/B's quota and period held to deploy/loadgen.slice's."""
-    SLICE = "[Slice]\nCPUQuota=10%\nCPUQuotaPeriodSec=100ms\n"
-
-    def said(self, text, quota=10):
-        tabs = made_up()
-        tabs[3]["params"].append(row("cpu_quota_pct", 1, 100, quota, env="QUOTA_PCT",
-                                     source="demo-scenario"))
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "loadgen.slice")
-            with open(path, "w") as f:
-                f.write(text)
-            return [s.split(", ", 1)[0] for s in names.slice_defaults(tabs, path)]
-
-    def test_the_slices_own(self):
-        self.assertEqual(self.said(self.SLICE), [])
-
-    def test_a_period_or_quota_the_slice_does_not_set(self):
-        self.assertEqual(self.said(self.SLICE.replace("100ms", "200ms")),
-                         ["lab/hostab/run's period_us defaults to 100000"])
-        self.assertEqual(self.said(self.SLICE, quota=25), ["lab/hostab/run's cpu_quota_pct defaults to 25"])
-
-    def test_a_slice_without_the_setting(self):
-        said = names.slice_defaults(made_up(), os.devnull)
-        self.assertEqual(len(said), 2)
-        self.assertTrue(said[0].endswith("sets no CPUQuota=N%"), said)
 
 
 if __name__ == "__main__":

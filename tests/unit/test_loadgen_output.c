@@ -157,6 +157,50 @@ static void test_json_schema(void)
 	run_result_free(&r);
 }
 
+/* --list-over-us: the threads' lists merged in intended order, what did
+ * not fit counted; the JSON has them as seconds on CLOCK_MONOTONIC, and
+ * null without the flag. */
+static void test_listed(void)
+{
+	struct slow a, b, all;
+	CHECK_EQ_INT(slow_init(&a, 2), 0);
+	CHECK_EQ_INT(slow_init(&b, 2), 0);
+	CHECK_EQ_INT(slow_init(&all, 4), 0);
+	slow_add(&a, 3000000000LL, 3250000000LL);
+	slow_add(&b, 1000000000LL, 1002000000LL);
+	slow_add(&a, 5000000000LL, 5000500000LL);
+	slow_add(&a, 6000000000LL, 6000500000LL);	/* no room: dropped */
+	slow_merge(&all, &a);
+	slow_merge(&all, &b);
+	CHECK_EQ_INT(all.n, 3);
+	CHECK_EQ_INT(all.dropped, 1);
+	CHECK_EQ_INT(all.v[0].intended_ns, 1000000000LL);
+	CHECK_EQ_INT(all.v[2].intended_ns, 5000000000LL);
+
+	struct opts o;
+	struct run_result r;
+	fill(&o, &r);
+	json_t *j = output_json(&o, &r);
+	CHECK(json_is_null(json_object_get(j, "listed")));
+	json_decref(j);
+	o.list_over_us = 150;
+	r.slow = all;
+	j = output_json(&o, &r);
+	json_t *l = json_object_get(j, "listed");
+	CHECK_EQ_INT(json_integer_value(json_object_get(l, "over_us")), 150);
+	CHECK(json_is_false(json_object_get(l, "complete")));
+	CHECK_EQ_INT(json_integer_value(json_object_get(l, "dropped")), 1);
+	json_t *d = json_object_get(l, "datagrams");
+	CHECK_EQ_INT(json_array_size(d), 3);
+	json_t *first = json_array_get(d, 0);
+	CHECK(json_real_value(json_object_get(first, "intended_mono_s")) == 1.0);
+	CHECK(json_real_value(json_object_get(first, "reply_mono_s")) == 1.002);
+	json_decref(j);
+	run_result_free(&r);
+	slow_free(&a);
+	slow_free(&b);
+}
+
 static void test_paths(void)
 {
 	char out[256];
@@ -269,6 +313,7 @@ int main(void)
 	test_sweep_rules();
 	test_table();
 	test_json_schema();
+	test_listed();
 	test_paths();
 	test_json_digits();
 	test_series();

@@ -205,7 +205,7 @@ class HostAB(unittest.TestCase):
         os.remove(os.path.join(run_, "patched", hostab.FILES[0]))
         rc, said = run("--results", run_)
         self.assertEqual(rc, 65)
-        self.assertIn(os.path.join(run_, "patched", "scenario", "metrics-before.txt"), said)
+        self.assertIn(os.path.join(run_, "patched", "scenario", "relay-metrics-before.txt"), said)
         with open(os.path.join(run_, "patched", hostab.FILES[0]), "w") as f:
             f.write("relay_x{a=b} 1\n")
         self.assertEqual(run("--results", run_)[0], 65)

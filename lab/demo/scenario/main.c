@@ -44,6 +44,7 @@
 #include "results.h"
 #include "spawn.h"
 #include "ticker.h"
+#include "watch.h"
 #include "watchdog.h"
 
 /* The freeze probes (probe.h): above every thread of the scenario, a
@@ -346,21 +347,6 @@ static void copy_file(struct run *r, const char *from, const char *to)
 		fclose(in);
 }
 
-static json_t *stall_json(const struct wd_stall *s)
-{
-	bool ended = s->end_s >= 0;
-	double last = ended ? s->end_s : s->restore_s;
-	json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:b, s:s}",
-		"start_s", s->start_s, "detected_s", s->detected_s,
-		"lift_s", s->lift_s, "restore_s", s->restore_s,
-		"length_ms", (last - s->start_s) * 1000, "ended", ended,
-		"cleared", s->cleared, "relay_stack", s->stack);
-	json_object_set_new(o, "end_s", ended ? json_real(s->end_s) : json_null());
-	json_object_set_new(o, "after_lift_ms", ended && s->lift_s >= 0 ?
-			    json_real((s->end_s - s->lift_s) * 1000) : json_null());
-	return o;
-}
-
 /* One of the ticker's histograms: its percentiles as o.key, and the
  * whole of it in the HdrHistogram percentile format as file. */
 static void ticker_hist_json(struct run *r, json_t *o, const char *key, const struct hist *h,
@@ -471,9 +457,7 @@ static int write_results(struct run *r, const struct watchdog *w, bool have_stat
 	char relay_how[96], loadgen_how[96], out[512];
 	child_describe(&r->relay, relay_how, sizeof(relay_how));
 	child_describe(&r->loadgen, loadgen_how, sizeof(loadgen_how));
-	json_t *stalls = json_array();
-	for (int i = 0; i < w->nstalls; i++)
-		json_array_append_new(stalls, stall_json(&w->stalls[i]));
+	json_t *stalls = wd_stalls_json(w);
 	json_t *cg = json_pack("{s:i, s:s}", "version", r->cg.version, "path", r->cg_path);
 	if (have_stat) {
 		json_object_set_new(cg, "nr_periods", json_integer((json_int_t)st->nr_periods));
@@ -507,6 +491,8 @@ int main(int argc, char **argv)
 	if (params_parse(argc, argv, &r.p) < 0)
 		return EX_USAGE;
 	const struct params *p = &r.p;
+	if (p->watch)
+		return watch_run(p);
 	char err[512], file[512];
 	if (mkdir(p->out, 0755) < 0 && errno != EEXIST) {
 		fprintf(stderr, "demo-scenario: cannot create %s: %s\n", p->out, strerror(errno));

@@ -31,7 +31,7 @@ static const char *const clocks[2] = { "host", "virtual" };
 
 /* The options past the table's (whose rows all return O_PARAM). */
 enum { O_PARAM = 256, O_RELAY, O_LOADGEN, O_OUT, O_RUN_DIR, O_SPEC, O_CLOCK,
-       O_RESOLVE, O_DESCRIBE, O_HELP };
+       O_WATCH, O_HEARTBEAT, O_CGROUP, O_RESOLVE, O_DESCRIBE, O_HELP };
 static const struct option fixed[] = {
 	{ "relay", required_argument, NULL, O_RELAY },
 	{ "loadgen", required_argument, NULL, O_LOADGEN },
@@ -39,6 +39,9 @@ static const struct option fixed[] = {
 	{ "run-dir", required_argument, NULL, O_RUN_DIR },
 	{ "spec", required_argument, NULL, O_SPEC },
 	{ "clock", required_argument, NULL, O_CLOCK },
+	{ "watch", no_argument, NULL, O_WATCH },
+	{ "heartbeat", required_argument, NULL, O_HEARTBEAT },
+	{ "cgroup", required_argument, NULL, O_CGROUP },
 	{ "resolve", no_argument, NULL, O_RESOLVE },
 	{ "describe", no_argument, NULL, O_DESCRIBE },
 	{ "help", no_argument, NULL, O_HELP },
@@ -49,6 +52,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: demo-scenario --relay PATH --loadgen PATH --out DIR [--spec FILE]\n"
 	      "                     [--clock host|virtual] [PARAMETER]...\n"
+	      "       demo-scenario --watch --heartbeat FILE --cgroup DIR --out DIR\n"
+	      "                     [--spec FILE] [--clock host|virtual] [PARAMETER]...\n"
 	      "       demo-scenario [--spec FILE] [--clock host|virtual] [PARAMETER]... --resolve\n"
 	      "       demo-scenario --describe\n"
 	      "\n"
@@ -63,6 +68,11 @@ static void usage(FILE *f)
 	      "                     the names of scenario.json's params, its \"clock\" the\n"
 	      "                     clock whose defaults apply; flags after it win\n"
 	      "  --clock CLOCK      host or virtual: whose defaults apply (above a spec's)\n"
+	      "  --watch            only the watchdog, around a relay and a co-tenant\n"
+	      "                     started by others (a systemd test host), until\n"
+	      "                     SIGTERM or SIGINT: --heartbeat FILE is the relay's\n"
+	      "                     (relay --heartbeat), --cgroup DIR the co-tenant's,\n"
+	      "                     which must hold the parameters' quota\n"
 	      "  --resolve          print the resolved parameters as JSON and exit\n"
 	      "  --describe         print the parameters' table as JSON and exit\n", f);
 }
@@ -223,6 +233,9 @@ int params_parse(int argc, char **argv, struct params *p)
 		case O_LOADGEN: p->loadgen = optarg; break;
 		case O_OUT: p->out = optarg; break;
 		case O_RUN_DIR: p->run_dir = optarg; break;
+		case O_WATCH: p->watch = true; break;
+		case O_HEARTBEAT: p->heartbeat = optarg; break;
+		case O_CGROUP: p->cgroup = optarg; break;
 		case O_RESOLVE: resolve = true; break;
 		case O_SPEC:
 			if (apply_spec(p, optarg) < 0)
@@ -252,8 +265,12 @@ int params_parse(int argc, char **argv, struct params *p)
 		print_json(params_json(p));
 		exit(0);
 	}
-	if (!p->relay || !p->loadgen || !p->out) {
-		fprintf(stderr, "demo-scenario: --relay, --loadgen and --out are required\n");
+	if (p->watch ? !p->heartbeat || !p->cgroup || !p->out || p->relay || p->loadgen
+		     : !p->relay || !p->loadgen || !p->out || p->heartbeat || p->cgroup) {
+		fprintf(stderr, "demo-scenario: %s\n", p->watch
+			? "--watch takes --heartbeat, --cgroup and --out, not --relay or --loadgen"
+			: "--relay, --loadgen and --out are required (--heartbeat and --cgroup "
+			  "go with --watch)");
 		usage(stderr);
 		return -1;
 	}

@@ -82,11 +82,15 @@ struct params {
 	SCENARIO_PARAMS(PARAMS_FIELD)
 #undef PARAMS_FIELD
 	const char *relay, *loadgen, *out, *run_dir;
+	bool watch;		/* --watch: the watchdog alone (watch.h) */
+	const char *heartbeat, *cgroup;	/* --watch: the relay's, the co-tenant's */
 };
 
 /* Fill p from the clock's defaults (--clock, else the last --spec's
  * "clock", else the host's), then from argv in order: a --spec FILE sets
- * what its "scenario" object names, a flag after it wins. --resolve prints
+ * what its "scenario" object names, a flag after it wins. A run needs
+ * --relay, --loadgen and --out; --watch (watch.h) --heartbeat, --cgroup
+ * and --out. --resolve prints
  * the resolved parameters as JSON, --describe the table, --help the
  * usage, each then exits 0 (a driver checks a spec that way before it
  * boots a guest). Returns 0, or -1 after saying on stderr what was wrong

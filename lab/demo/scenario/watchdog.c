@@ -295,6 +295,29 @@ int wd_run(struct watchdog *w, const char *beat_path,
 	return 0;
 }
 
+static json_t *stall_json(const struct wd_stall *s)
+{
+	bool ended = s->end_s >= 0;
+	double last = ended ? s->end_s : s->restore_s;
+	json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:b, s:s}",
+		"start_s", s->start_s, "detected_s", s->detected_s,
+		"lift_s", s->lift_s, "restore_s", s->restore_s,
+		"length_ms", (last - s->start_s) * 1000, "ended", ended,
+		"cleared", s->cleared, "relay_stack", s->stack);
+	json_object_set_new(o, "end_s", ended ? json_real(s->end_s) : json_null());
+	json_object_set_new(o, "after_lift_ms", ended && s->lift_s >= 0 ?
+			    json_real((s->end_s - s->lift_s) * 1000) : json_null());
+	return o;
+}
+
+json_t *wd_stalls_json(const struct watchdog *w)
+{
+	json_t *stalls = json_array();
+	for (int i = 0; i < w->nstalls; i++)
+		json_array_append_new(stalls, stall_json(&w->stalls[i]));
+	return stalls;
+}
+
 void wd_close(struct watchdog *w)
 {
 	if (w->stuck && w->nstalls > 0) {

@@ -11,6 +11,7 @@
 #ifndef DEMO_WATCHDOG_H
 #define DEMO_WATCHDOG_H
 
+#include <jansson.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdbool.h>
@@ -91,6 +92,9 @@ int wd_apply_quota(struct watchdog *w, char *err, size_t errlen);
 int wd_run(struct watchdog *w, const char *beat_path,
 	   bool (*keep_going)(struct watchdog *w, void *arg), void *arg,
 	   char *err, size_t errlen);
+
+/* The stalls as scenario.json's "stalls" (lab/demo/README.md). */
+json_t *wd_stalls_json(const struct watchdog *w);
 
 /* Put the quota back if it is lifted and stop the writer thread. */
 void wd_close(struct watchdog *w);

@@ -1213,6 +1213,51 @@ class CliTest(unittest.TestCase):
         self.assertFalse(doc["trace"]["complete"])
         self.assertIn("the trace lost 12 events", p.stdout)
 
+    def test_a_loadgen_run_as_the_rt_client(self):
+        """--client: the RT datagrams of a loadgen run's JSON, its threads
+        the RT waker. The stock excerpt with its ticker renamed loadgen and
+        its listed datagrams in a loadgen JSON instead of scenario.json is
+        explained as the ticker's were."""
+        d = self.copy("stock")
+        p = self.run_explain(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "chains.json"), encoding="utf-8") as f:
+            want = json.load(f)
+        self.assertGreater(want["totals"]["late"], 0)
+        path = os.path.join(d, "scenario.json")
+        with open(path, encoding="utf-8") as f:
+            scen = json.load(f)
+        t0 = scen["t0_mono_ns"] / 1e9
+        run = {"listed": {"over_us": scen["ticker"]["list_over_us"], "complete": True, "dropped": 0,
+                          "datagrams": [{"intended_mono_s": t0 + x["due_s"], "reply_mono_s": t0 + x["echo_s"]}
+                                        for x in scen["ticker"]["listed"]]}}
+        scen["ticker"]["listed"] = []
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(scen, f)
+        client = os.path.join(d, "rt-client.json")
+        with open(client, "w", encoding="utf-8") as f:
+            json.dump(run, f)
+        with gzip.open(os.path.join(d, "trace.txt.gz"), "rt", encoding="utf-8") as f:
+            text = f.read().replace("demo-scenario", "loadgen")
+        with gzip.open(os.path.join(d, "trace.txt.gz"), "wt", encoding="utf-8") as f:
+            f.write(text)
+        p = subprocess.run([os.path.join(TOP, "lab", "ktrace", "explain"), d, "--client", client],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "chains.json"), encoding="utf-8") as f:
+            got = json.load(f)
+        self.assertEqual(got["totals"], want["totals"])
+        # the same rows, the waiter's name the client's
+        self.assertEqual(json.dumps(got["late"]),
+                         json.dumps(want["late"]).replace("demo-scenario", "loadgen"))
+        # A run without --list-over-us has nothing to explain: named, 65.
+        with open(client, "w", encoding="utf-8") as f:
+            json.dump({"listed": None}, f)
+        p = subprocess.run([os.path.join(TOP, "lab", "ktrace", "explain"), d, "--client", client],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("rt-client.json: no listed datagrams", p.stderr)
+
     def test_each_freeze_has_its_words(self):
         d = self.copy("stock")
         with open(os.path.join(d, "scenario.json"), encoding="utf-8") as f:

@@ -1,0 +1,1 @@
+"""deploy/hostimg: the test host image, its boot, its checks, and what a hung one shows."""

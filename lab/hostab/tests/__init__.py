@@ -1,0 +1,1 @@
+"""lab/hostab's unit tests."""
