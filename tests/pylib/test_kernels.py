@@ -108,7 +108,7 @@ class FactsTest(unittest.TestCase):
             self.assertRegex(f["offsets_from"], r"^assumed: nothing beside the image records them")
             with open(os.devnull, "w") as devnull:
                 r = labrun.Run("t", d, out=devnull)
-                got, probes = kernels.described(r, {"stock": stock, "patched": deb_img},
+                got, probes = kernels.described(r.dir, {"stock": stock, "patched": deb_img},
                                                 {"stock": "7.3.4-relay-stock (root@h) #1", "patched": None})
                 self.assertEqual(probes, [{"release": "7.3.4-relay-stock", "ep": "+80(-8(%di))"},
                                           {"release": "6.16.12+deb13-rt-amd64", "ep": "+80(-8(%di))"}])
@@ -116,7 +116,7 @@ class FactsTest(unittest.TestCase):
                     self.assertEqual(json.load(f)["lock"], "rwlock_t")
                 # one release, two layouts: one initramfs cannot hold both
                 with self.assertRaises(labrun.LabError):
-                    kernels.described(r, {"stock": stock, "patched": old},
+                    kernels.described(r.dir, {"stock": stock, "patched": old},
                                       {"stock": "7.3.4-relay-stock", "patched": "7.3.4-relay-stock"})
 
 
