@@ -181,15 +181,9 @@ def lab(argv):
             print(f"lab record: {e}", file=sys.stderr)
             return 65
         print(f"| {date} | | {text} | {'' if seconds is None else f'{seconds:g} s'} |")
-    elif argv[:1] == ["kernels"] and len(argv) >= 3 and os.path.isdir(argv[1]):
+    elif argv[:1] in (["kernels"], ["spec"]) and len(argv) >= 3 and os.path.isdir(argv[1]):
         try:
-            kernels_of(argv[1], argv[2:])
-        except LabError as e:
-            print(f"lab: {e}", file=sys.stderr)
-            return e.code
-    elif argv[:1] == ["spec"] and len(argv) >= 3 and os.path.isdir(argv[1]):
-        try:
-            spec(argv[1], argv[2:])
+            (kernels_of if argv[0] == "kernels" else spec)(argv[1], argv[2:])
         except LabError as e:
             print(f"lab: {e}", file=sys.stderr)
             return e.code
