@@ -81,4 +81,4 @@ test-host:
 
 test-fleet:
 	@RELAY_FLEET_FULL=1 $(MAKE) --no-print-directory test \
-		T=vm/fleet_ TEST_DEPS="build test deploy fleet"
+		T=fleet/fleet_ TEST_DEPS="build test deploy fleet"

@@ -1,4 +1,4 @@
-"""tests/pylib/demo_matrix.py, what make test-matrix asserts: on the
+"""lab/demo/tests/demo_matrix.py, what make test-matrix asserts: on the
 matrix.json that lab/demo/matrix makes of two recorded demos (the
 debian13 and the 7.3 pair's, tests/fixtures/demo-matrix/), and on each
 way it can fall short."""
@@ -11,7 +11,7 @@ import unittest
 from unittest import mock
 
 from lab.demo import matrix
-from tests.pylib import demo_matrix
+from lab.demo.tests import demo_matrix
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "fixtures", "demo-matrix")
