@@ -33,7 +33,7 @@
 # needs: hostimg
 # lane: side
 # variants: release
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 need_root "debootstrap builds the test host as root"
 "$top/mk/deps" kernel deploy report test >"$TEST_TMP/deps.log" 2>&1 ||
 	skip "cannot install debootstrap, QEMU, dpkg-dev, gnuplot, trace-cmd, promtool and the kernel build tools (mk/deps kernel deploy report test): $(tail -n 1 "$TEST_TMP/deps.log")"
