@@ -1046,18 +1046,23 @@ class SelftestKernel:
     planned: Optional[int] = optional("the TAP plan's count (null: no plan)")
 
 
-@dataclass(frozen=True)
-class Selftests:
-    """selftests.json: the kernel's epoll selftests in each guest, as make
-    kernel-selftests ran them (kernel/selftests/summarize.py); the VM test
-    and the follow-up read it."""
-    kernels: dict[str, SelftestKernel] = _f("each kernel's (stock, patched) results")
+@dataclass(frozen=True, kw_only=True)
+class HarnessKernels:
+    """What selftests.json and cost.json both say of the kernels they ran."""
     line: Optional[str] = optional("the kernel line")
     package: Optional[str] = optional("Debian's source package")
     version: Optional[str] = optional("its version")
     preempt_rt: Optional[bool] = optional("PREEMPT_RT")
     vcpus: Optional[int] = optional("the guests' vCPUs")
     emulation: Optional[str] = optional("how the guests ran")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Selftests(HarnessKernels):
+    """selftests.json: the kernel's epoll selftests in each guest, as make
+    kernel-selftests ran them (kernel/selftests/summarize.py), which
+    tests/vm/kernel_selftests.sh reads."""
+    kernels: dict[str, SelftestKernel] = _f("each kernel's (stock, patched) results")
 
 
 @dataclass(frozen=True)
@@ -1117,19 +1122,13 @@ class CostFigure:
     samples: Optional[list[int]] = optional("the rounds of each kernel")
 
 
-@dataclass(frozen=True)
-class Cost:
+@dataclass(frozen=True, kw_only=True)
+class Cost(HarnessKernels):
     """cost.json: what the fix costs in epoll throughput, stock against
     patched, as make kernel-selftests measured it (kernel/selftests/summarize.py);
     the demo copies it into its run and its page shows it, and
     kernel/selftests/compare.py compares two of them."""
     kernels: dict[str, CostKernel] = _f("each kernel's (stock, patched) benchmarks")
-    line: Optional[str] = optional("the kernel line")
-    package: Optional[str] = optional("Debian's source package")
-    version: Optional[str] = optional("its version")
-    preempt_rt: Optional[bool] = optional("PREEMPT_RT")
-    vcpus: Optional[int] = optional("the guests' vCPUs")
-    emulation: Optional[str] = optional("how the guests ran")
     comparison: Optional[list[CostFigure]] = optional(
         "each figure, stock against patched (absent before the intervals)")
 
