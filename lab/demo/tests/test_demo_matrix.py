@@ -13,8 +13,8 @@ from unittest import mock
 from lab.demo import matrix
 from lab.demo.tests import demo_matrix
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FIX = os.path.join(HERE, "..", "fixtures", "demo-matrix")
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+FIX = os.path.join(TOP, "tests", "fixtures", "demo-matrix")
 PAIRS = ("debian13", "7.3")
 RUNS = {"unix": 1, "udp": 0}
 
