@@ -20,28 +20,28 @@
 cd "$top" || fail "cd $top"
 
 # shellcheck disable=SC2016 # the backquotes are the table's
-exps=$(sed -n 's/^| `\([a-z]*\)\/` | .*/\1/p' lab/README.md)
+exps=$(sed -n 's/^| `\([a-z]*\)\/` | .*/\1/p' lab/README.md | tr '\n' ' ')
 [ "$(wc -w <<<"$exps")" -ge 8 ] || fail "lab/README.md's table names $(wc -w <<<"$exps") experiments, expected 8 or more"
 # "PROGRAM EXPERIMENT", a line each
 progs=$(sed -n 's/.*call program,\([a-z0-9-]*\),lab\/\([a-z]*\).*/\1 \2/p' lab/lab.mk lab/*/*.mk)
 grep -q '^demo-scenario demo$' <<<"$progs" || fail "no demo-scenario among lab's programs: $progs"
 
+# "PROGRAM EXPERIMENT" of the experiments' programs only, and the
+# alternatives of one grep that finds every name of them.
+progs=$(awk -v exps=" $exps " 'index(exps, " " $2 " ")' <<<"$progs" | tr '\n' ' ' | tr -s ' ')
+alt=$(tr -s ' \n' '|' <<<"$exps"); alt=${alt%|}
+palt=$(awk '{ for (i = 1; i < NF; i += 2) printf "%s%s", (i > 1 ? "|" : ""), $i }' <<<"$progs")
+
 # named FILE: the experiments FILE names, one a line, each once.
 named() {
-	local e p
-	{
-		if grep -qE 'lab\.results\b|lab/results\.py|from lab import results|report/(render|summarize)\b' "$1"; then
-			echo "$exps" | tr -s ' ' '\n'
-			return
-		fi
-		for e in $exps; do
-			grep -qE "lab/$e/|lab\\.$e\\b" "$1" && echo "$e"
-		done
-		while read -r p e; do
-			[[ " $exps " == *[[:space:]]"$e"[[:space:]]* ]] || continue
-			grep -qw -- "$p" "$1" && echo "$e"
-		done <<<"$progs"
-	} | sort -u
+	if grep -qE 'lab\.results\b|lab/results\.py|from lab import results|report/(render|summarize)\b' "$1"; then
+		tr -s ' ' '\n' <<<"$exps" | sed '/^$/d'
+		return
+	fi
+	grep -ohE "lab/($alt)/|lab\.($alt)\b|\b($palt)\b" "$1" |
+		awk -v progs="$progs" 'BEGIN { n = split(progs, p, " "); for (i = 1; i < n; i += 2) of[p[i]] = p[i + 1] }
+			{ e = $0; sub(/^lab[\/.]/, "", e); sub(/\/$/, "", e); print (e in of) ? of[e] : e }' |
+		sort -u
 }
 
 bad=0 seen=0
