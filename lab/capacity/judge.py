@@ -213,20 +213,36 @@ def _repeat_dirs(run_dir, k):
     return sorted(out)
 
 
+def _gain(p, s):
+    """What the fix buys at one quota, patched cell P against stock cell S:
+    (the medians' difference, (its lowest, its highest) over the repeats);
+    none counts as 0."""
+    def span(c):
+        cap = c.get("capacity") or {}
+        med = c["capacity_pps"] or 0
+        return med, cap.get("min_pps") or med, cap.get("max_pps") or med
+    pm, plo, phi = span(p)
+    sm, slo, shi = span(s)
+    return pm - sm, (plo - shi, phi - slo)
+
+
 def headline_cell(kernels):
-    """The quota where the fix buys the most rate (none counts as 0); the
-    tightest quota on a tie."""
-    best = None
+    """The quota where the fix buys the most rate: the tightest quota whose
+    gain, over its repeats, cannot be told from the largest median gain
+    (the two intervals overlap), so that a headline does not move from
+    run to run with medians its repeats do not separate."""
     stock = {(c["cpu_quota_pct"], c["cotenant_rate_pps"]): c for c in kernels["stock"]["by_quota"]}
-    for p in kernels["patched"]["by_quota"]:
-        s = stock.get((p["cpu_quota_pct"], p["cotenant_rate_pps"]))
-        if not s:
-            continue
-        gain = (p["capacity_pps"] or 0) - (s["capacity_pps"] or 0)
-        tighter = best is not None and p["cpu_quota_pct"] < best[1]["cpu_quota_pct"]
-        if best is None or gain > best[0] or (gain == best[0] and tighter):
-            best = (gain, p, s)
-    return best
+    cells = [(p, stock[(p["cpu_quota_pct"], p["cotenant_rate_pps"])])
+             for p in kernels["patched"]["by_quota"]
+             if (p["cpu_quota_pct"], p["cotenant_rate_pps"]) in stock]
+    if not cells:
+        return None
+    gains = [(_gain(p, s), p, s) for p, s in cells]
+    (_, (lo, hi)), _, _ = max(gains, key=lambda g: (g[0][0], -g[1]["cpu_quota_pct"]))
+    (median, _), p, s = min(
+        (g for g in gains if g[0][1][0] <= hi and lo <= g[0][1][1]),
+        key=lambda g: g[1]["cpu_quota_pct"])
+    return median, p, s
 
 
 def pps(x):

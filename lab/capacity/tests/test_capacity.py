@@ -436,3 +436,39 @@ class ExplainerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _cells(quotas):
+    """by_quota cells from {quota: (median, min, max) or None}."""
+    out = []
+    for q, v in quotas.items():
+        med, lo, hi = v or (None, None, None)
+        out.append({"cpu_quota_pct": q, "cotenant_rate_pps": 30000, "capacity_pps": med,
+                    "capacity": {"median_pps": med, "min_pps": lo, "max_pps": hi}})
+    return out
+
+
+class HeadlineTest(unittest.TestCase):
+    """The headline's quota, on the cells of two default runs of 2026-12-07
+    (3 repeats a cell; stock none everywhere)."""
+
+    def pick(self, patched):
+        kernels = {"stock": {"by_quota": _cells({q: None for q in patched})},
+                   "patched": {"by_quota": _cells(patched)}}
+        return judge.headline_cell(kernels)[1]["cpu_quota_pct"]
+
+    def test_the_largest_gain_when_it_is_the_tightest_quota(self):
+        self.assertEqual(self.pick({10: (10296, 6786, 10764), 25: (6786, 6318, 7488),
+                                    50: (4563, 3159, 7488)}), 10)
+
+    def test_a_larger_median_its_repeats_do_not_separate_gives_the_tightest(self):
+        # 25 %'s median is the larger, but 10 %'s interval overlaps it
+        self.assertEqual(self.pick({10: (7254, 7020, 9360), 25: (7956, 7020, 8190),
+                                    50: (3627, 907, 3744)}), 10)
+
+    def test_a_gain_the_repeats_separate_wins_over_a_tighter_quota(self):
+        self.assertEqual(self.pick({10: (3000, 2800, 3300), 25: (7956, 7020, 8190),
+                                    50: (3627, 907, 3744)}), 25)
+
+    def test_no_gain_anywhere_gives_the_tightest(self):
+        self.assertEqual(self.pick({10: None, 25: None}), 10)
