@@ -74,20 +74,20 @@ void stats_record_rx(struct stats *s, int64_t us)
 /* Only a late wake-up costs a clock read and a ring slot (and, for an
  * AF_UNIX sender, a look at its policy), so that the loop's usual path
  * stays as it was. The slot of note k is the slot of note k - RING too,
- * so its fields are atomics, written between two fences of order: the
- * release fence before them keeps them from being seen before the count
- * that says note k - RING is overwritten (nlate = k, stored by the note
- * before), and the release store of nlate = k + 1 after them publishes
- * them. A reader that loaded any field of note k (acquire) loads a count
- * of k or more after it, and drops slot k - RING (stats_late_read). */
+ * so its fields are atomics, each a release store: a reader that loads
+ * one of them (acquire) sees what the loop stored before it, the count
+ * nlate = k that says note k - RING is being overwritten, and so loads a
+ * count of k or more after the slot, and drops slot k - RING
+ * (stats_late_read). The release store of nlate = k + 1 after them
+ * publishes note k. (Release stores rather than a fence before them:
+ * TSan does not model fences.) */
 static void note_late(struct stats *s, enum stats_wakeup kind, int64_t us)
 {
 	struct stats_late *l = &s->late[s->nlate % STATS_LATE_RING];
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&l->end_ns, clock_ns(CLOCK_MONOTONIC),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&l->late_ns, us * 1000, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->kind, (int)kind, __ATOMIC_RELAXED);
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&l->late_ns, us * 1000, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->kind, (int)kind, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->nlate, s->nlate + 1, __ATOMIC_RELEASE);
 	stats_add(&s->late_wakeups[kind], 1);
 }
