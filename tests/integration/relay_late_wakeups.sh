@@ -17,6 +17,10 @@ up=$(free_udp_port)
 name=relay-test-late-$$
 start_relay --listen "udp://127.0.0.1:$up" --listen "unix://@$name" --upstream echo \
 	--cpus 0 --allow-non-rt --late-us 20000
+# One datagram first: the kernel turns receive timestamps on for relay's
+# socket from a work item (net_enable_timestamp), and until it has run a
+# datagram is stamped only when relay reads it.
+udptool ping --to "127.0.0.1:$up" --expect-prefix "" >/dev/null || fail "no echo from relay"
 expect_metric 'relay_late_wakeups_total{wakeup="datagram"}' -eq 0
 late_datagram 'relay_late_wakeups_total{wakeup="datagram"}' "127.0.0.1:$up"
 late_datagram 'relay_late_wakeups_total{wakeup="non_rt_sender"}' "unix://@$name"

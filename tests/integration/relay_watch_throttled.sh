@@ -41,6 +41,10 @@ start_relay "${base[@]}" --watch-cgroups "$hot,$idle" --late-us 20000
 wait_metric 10 "relay_cgroup_throttled_periods_total{cgroup=\"$hot\"}" -gt 5
 metric_is "relay_late_while_throttled_total{cgroup=\"$hot\",wakeup=\"datagram\"}" -eq 0 ||
 	fail "late while throttled before relay was late"
+# One datagram first: the kernel turns receive timestamps on for relay's
+# socket from a work item (net_enable_timestamp), and until it has run a
+# datagram is stamped only when relay reads it.
+udptool ping --to "127.0.0.1:$up" --expect-prefix "" >/dev/null || fail "no echo from relay"
 # relay kept from running while a client's datagram waited, the hog's
 # group throttled in 9 of each 10 ms: late of the datagram's kind while
 # it was throttled (relay_late_wakeups.sh: the kinds themselves)
