@@ -138,8 +138,8 @@ class Recorded(unittest.TestCase):
 def late_at(text, count, wakeup="datagram"):
     """text with relay_late_while_throttled_total{wakeup} at count: the
     same relay scraped when its counter stood there (before the scenario)."""
-    return re.sub(r'^(relay_late_while_throttled_total\{[^}]*wakeup="%s"\}) .*$' % wakeup, r"\g<1> %d" % count,
-                  text, flags=re.M)
+    series = r'^(relay_late_while_throttled_total\{[^}]*wakeup="%s"\}) .*$' % wakeup
+    return re.sub(series, r"\g<1> %d" % count, text, flags=re.M)
 
 
 class HostAB(unittest.TestCase):
@@ -171,7 +171,8 @@ class HostAB(unittest.TestCase):
         self.assertEqual(hostab.late_rise(None, scrape("patched"), ("non_rt_sender",)), 453)
         self.assertEqual(lines[0], "stock: RelayKernelFixMissing fired (preempt_rt=yes, epoll_fix=missing), "
                                    "RelayLateWhileThrottled fired "
-                                   "(relay_late_while_throttled_total{wakeup=~\"datagram|stream\"} rose by 83): "
+                                   "(relay_late_while_throttled_total{wakeup=~\"datagram|stream\"} "
+                                   "rose by 83): "
                                    "as it must; the tick's (not alerted) rose by 0")
         self.assertTrue(lines[1].startswith("patched: RelayKernelFixMissing quiet "
                                             "(preempt_rt=yes, epoll_fix=fixed)"))
@@ -194,7 +195,8 @@ class HostAB(unittest.TestCase):
         self.assertTrue(ok, lines)
         self.assertEqual(states["patched"][hostab.LATE_ALERT], "quiet")
         self.assertEqual(states["patched"]["tick_late_while_throttled_rise"], 4)
-        self.assertTrue(lines[1].endswith("rose by 0): as it must; the tick's (not alerted) rose by 4"), lines[1])
+        self.assertTrue(lines[1].endswith("rose by 0): as it must; the tick's (not alerted) rose by 4"),
+                        lines[1])
         # ... but a datagram's late wake-up there is the stall's, and fails.
         ok, lines, _ = hostab.check({"stock": (late_at(scrape("stock"), 0), scrape("stock")),
                                      "patched": (patched, late_at(patched, 1))})
