@@ -77,8 +77,8 @@ image-hostimg image-fleetimg: image-%:
 KERNEL ?= patched
 test-host:
 	@RELAY_TEST_HOST=1 RELAY_TEST_HOST_KERNEL=$(KERNEL) $(MAKE) --no-print-directory test \
-		T=vm/host_ TEST_DEPS="build test kernel deploy"
+		T=hostab/host_ TEST_DEPS="build test kernel deploy"
 
 test-fleet:
 	@RELAY_FLEET_FULL=1 $(MAKE) --no-print-directory test \
-		T=vm/fleet_ TEST_DEPS="build test deploy fleet"
+		T=fleet/fleet_ TEST_DEPS="build test deploy fleet"

@@ -1014,7 +1014,98 @@ class Merged:
     tool: Optional[str] = optional("loadgen merge")
 
 
-# cost.json ----------------------------------------------------------------------
+# kernel/selftests: epoll-stress.jsonl, selftests.json, cost.json, compare.json ---
+
+@dataclass(frozen=True)
+class StressRound:
+    """epoll-stress.jsonl: a line per round of epoll-stress in a cost guest
+    (kernel/selftests/epoll-stress.c, run by its guest-init), read by
+    kernel/selftests/summarize.py."""
+    threads: int = _f("producer threads")
+    events_per_ms: float = _f("events the consumer took per millisecond")
+    bench: Optional[str] = optional("epoll-stress")
+    writes_per_thread: Optional[int] = optional("writes each producer made")
+    events: Optional[int] = optional("threads x writes_per_thread")
+    ms: Optional[float] = optional("the round's milliseconds")
+    consumer_events: Optional[int] = optional("events epoll_wait returned to the consumer")
+    consumer_waits: Optional[int] = optional("its epoll_wait calls")
+
+
+@dataclass(frozen=True)
+class SelftestKernel:
+    outcome: str = _f("the guest's outcome (kernel/vm/boot): ok, or how it ended")
+    passed: int = _f("selftests passed, those that failed in the full run and passed alone included")
+    failed: int = _f("selftests that failed, alone too")
+    skipped: int = _f("selftests skipped")
+    failed_tests: list[str] = _f("their names")
+    flaky_tests: list[str] = _f("those that failed in the full run and then passed alone")
+    kernel_release: Optional[str] = optional("uname -r in the guest")
+    console_log: Optional[str] = optional("the guest's console log")
+    clock: Optional[str] = optional("the guest's clock: host or virtual")
+    exit_status: Optional[int] = optional("epoll_wakeup_test's exit status (null: none recorded)")
+    planned: Optional[int] = optional("the TAP plan's count (null: no plan)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class HarnessKernels:
+    """What selftests.json and cost.json both say of the kernels they ran."""
+    line: Optional[str] = optional("the kernel line")
+    package: Optional[str] = optional("Debian's source package")
+    version: Optional[str] = optional("its version")
+    preempt_rt: Optional[bool] = optional("PREEMPT_RT")
+    vcpus: Optional[int] = optional("the guests' vCPUs")
+    emulation: Optional[str] = optional("how the guests ran")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Selftests(HarnessKernels):
+    """selftests.json: the kernel's epoll selftests in each guest, as make
+    kernel-selftests ran them (kernel/selftests/summarize.py), which
+    tests/vm/kernel_selftests.sh reads."""
+    kernels: dict[str, SelftestKernel] = _f("each kernel's (stock, patched) results")
+
+
+@dataclass(frozen=True)
+class PerfRun:
+    ops_per_sec: int = _f("perf bench epoll wait's average operations per second")
+    stddev_pct: float = _f("its spread, percent")
+
+
+@dataclass(frozen=True)
+class PerfWait:
+    command: str = _f("the benchmark's command")
+    runs: list[PerfRun] = _f("a round each, every boot's")
+    median_ops_per_sec: Optional[float] = optional("their median (absent without a round)")
+
+
+@dataclass(frozen=True)
+class StressMedian:
+    threads: int = _f("producer threads")
+    median_events_per_ms: float = _f("the median of their rounds")
+    rounds: int = _f("the rounds")
+
+
+@dataclass(frozen=True)
+class Stress:
+    command: str = _f("the benchmark's command")
+    runs: list[StressRound] = _f("every round of every boot, as epoll-stress.jsonl has them")
+    medians: list[StressMedian] = _f("by producer threads")
+
+
+@dataclass(frozen=True)
+class CostBoot:
+    dir: str = _f("the boot's directory (cost-<i>-<kernel>)")
+    outcome: str = _f("the guest's outcome")
+    host_loadavg_1min_before_after: list[float] = _f("the host's 1-minute load before and after it")
+    clock: Optional[str] = optional("the guest's clock")
+
+
+@dataclass(frozen=True)
+class CostKernel:
+    perf_bench_epoll_wait: PerfWait = _f("perf bench epoll wait -t 4")
+    epoll_stress: Stress = _f("epoll-stress at 1 to 8 producers")
+    boots: list[CostBoot] = _f("the kernel's cost boots, in boot order")
+
 
 @dataclass(frozen=True)
 class CostFigure:
@@ -1031,20 +1122,34 @@ class CostFigure:
     samples: Optional[list[int]] = optional("the rounds of each kernel")
 
 
-@dataclass(frozen=True)
-class Cost:
+@dataclass(frozen=True, kw_only=True)
+class Cost(HarnessKernels):
     """cost.json: what the fix costs in epoll throughput, stock against
     patched, as make kernel-selftests measured it (kernel/selftests/summarize.py);
-    the demo copies it into its run and its page shows it."""
-    kernels: dict[str, dict] = _f("each kernel's benchmarks: perf_bench_epoll_wait, epoll_stress, boots")
-    line: Optional[str] = optional("the kernel line")
-    package: Optional[str] = optional("Debian's source package")
-    version: Optional[str] = optional("its version")
-    preempt_rt: Optional[bool] = optional("PREEMPT_RT")
-    vcpus: Optional[int] = optional("the guests' vCPUs")
-    emulation: Optional[str] = optional("how the guests ran")
+    the demo copies it into its run and its page shows it, and
+    kernel/selftests/compare.py compares two of them."""
+    kernels: dict[str, CostKernel] = _f("each kernel's (stock, patched) benchmarks")
     comparison: Optional[list[CostFigure]] = optional(
         "each figure, stock against patched (absent before the intervals)")
+
+
+@dataclass(frozen=True)
+class CompareKernel:
+    epoll_stress_events_per_ms: dict[str, float] = _f("epoll-stress's median events per ms, by producer "
+                                                      "threads")
+    perf_bench_epoll_wait_ops_per_sec: Optional[float] = optional("perf bench epoll wait's median "
+                                                                  "operations per second")
+
+
+@dataclass(frozen=True)
+class Compare:
+    """compare.json: the follow-up patch against the fix alone
+    (kernel/selftests/followup, written by kernel/selftests/compare.py
+    from two cost.json); a kernel missing from them is absent."""
+    stock: Optional[CompareKernel] = optional("the stock kernel, from the fix's cost.json")
+    fix: Optional[CompareKernel] = optional("the fix alone: that cost.json's patched kernel")
+    fix_followup: Optional[CompareKernel] = optional("the fix and the follow-up: the follow-up's "
+                                                     "patched kernel", key="fix+followup")
 
 
 # falseneg.jsonl, unixwake.json --------------------------------------------------
@@ -1136,7 +1241,10 @@ FILES = (
     ("matrix.json", Matrix),
     ("kernel.json", KernelFacts),
     ("merged.json", Merged),
+    ("selftests.json", Selftests),
+    ("epoll-stress.jsonl", StressRound),
     ("cost.json", Cost),
+    ("compare.json", Compare),
     ("falseneg.jsonl", FalsenegPass),
     ("unixwake.json", Unixwake),
     ("soak.json", Soak),

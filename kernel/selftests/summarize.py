@@ -12,6 +12,11 @@ Each cost figure comes with an interval: the ratio patched / stock of the
 medians of all rounds, and a 95 % bootstrap interval of that ratio
 (resampling each kernel's rounds). A figure whose interval holds 1.0 is
 "inconclusive": the runs cannot tell the kernels apart.
+
+Every file it reads from the guests (epoll-stress.jsonl, boot.json) and
+both it writes go through their readers (report/formats.py,
+docs/formats.md): a line or file that does not fit is refused naming it
+and the field, exit 65.
 """
 import argparse
 import json
@@ -20,6 +25,9 @@ import random
 import re
 import statistics
 import sys
+
+from report import formats
+from report.files import DataError
 
 TAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (.*?)(?:\s+#\s*(SKIP|skip).*)?$")
 TAP_PLAN = re.compile(r"^1\.\.(\d+)$", re.M)
@@ -103,13 +111,19 @@ def perf_wait(results_dirs):
 
 
 def stress(results_dirs):
+    """epoll-stress's rounds of every boot and their medians by threads; a
+    line that is not JSON (a round cut short) is left out, one that is
+    and does not fit its record is a DataError."""
     rows = []
     for results in results_dirs:
-        for line in read(os.path.join(results, "epoll-stress.jsonl")).splitlines():
+        path = os.path.join(results, "epoll-stress.jsonl")
+        for n, line in enumerate(read(path).splitlines(), 1):
             try:
-                rows.append(json.loads(line))
+                obj = json.loads(line)
             except ValueError:
                 continue
+            formats.parse(formats.StressRound, obj, "%s:%d" % (path, n))
+            rows.append(obj)
     by_threads = {}
     for r in rows:
         by_threads.setdefault(r["threads"], []).append(r["events_per_ms"])
@@ -165,9 +179,8 @@ def compare(cost):
 def boot_clock(d):
     """The clock kernel/vm/boot ran a guest on (boot.json), or None."""
     try:
-        with open(os.path.join(d, "boot.json")) as f:
-            return json.load(f).get("clock")
-    except (OSError, ValueError):
+        return formats.read(formats.Boot, os.path.join(d, "boot.json")).clock
+    except DataError:
         return None
 
 
@@ -217,10 +230,12 @@ def main():
 
     common = {"line": args.line, "package": manifest["package"], "version": manifest["version"],
               "preempt_rt": manifest["preempt_rt"], "vcpus": 2, "emulation": "qemu TCG"}
-    with open(os.path.join(args.out, "selftests.json"), "w") as f:
-        json.dump(dict(common, kernels=st), f, indent=2)
-    with open(os.path.join(args.out, "cost.json"), "w") as f:
-        json.dump(dict(common, kernels=cost, comparison=comparison), f, indent=2)
+    for name, cls, obj in (("selftests.json", formats.Selftests, dict(common, kernels=st)),
+                           ("cost.json", formats.Cost, dict(common, kernels=cost, comparison=comparison))):
+        path = os.path.join(args.out, name)
+        formats.parse(cls, json.loads(json.dumps(obj)), path)
+        with open(path, "w") as f:
+            json.dump(obj, f, indent=2)
 
     print("linux %s (%s %s), epoll selftests, QEMU TCG 2 vCPUs"
           % (args.line, manifest["package"], manifest["version"]))
@@ -263,4 +278,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except DataError as e:
+        print("summarize: %s" % e, file=sys.stderr)
+        sys.exit(65)

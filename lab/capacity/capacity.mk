@@ -12,4 +12,4 @@ capacity:
 	@lab/capacity/run $(CAPACITY_ARGS)
 
 test-capacity:
-	@$(MAKE) --no-print-directory test T=vm/capacity_
+	@$(MAKE) --no-print-directory test T=capacity/capacity_

@@ -62,14 +62,14 @@ class FixturesTest(unittest.TestCase):
                 got = formats.check(path)
                 kinds.add(type(got[0] if isinstance(got, list) else got).__name__)
         # the fixtures hold a file of every kind (a kernel's manifest: the 7.3
-        # build's, tests/fixtures/kernel/7.3/) but the quota search's probe,
-        # the kernel harness's cost, a running scenario's running.json and a
-        # soak's soak.json (below; kernel_selftests_summary.sh checks a
-        # cost.json summarize.py writes, scenario_af_unix.sh the running.json
-        # demo-scenario writes, lab/soak/tests the soak.json of each soak it
-        # judges)
+        # build's, tests/fixtures/kernel/7.3/; the kernel harness's
+        # selftests.json, epoll-stress.jsonl, cost.json and compare.json:
+        # tests/fixtures/kernel/selftests/) but the quota search's probe, a
+        # running scenario's running.json and a soak's soak.json (below;
+        # scenario_af_unix.sh checks the running.json demo-scenario writes,
+        # lab/soak/tests the soak.json of each soak it judges)
         self.assertEqual({cls.__name__ for _, cls in formats.FILES} - kinds,
-                         {"Probe", "Cost", "Running", "Soak"})
+                         {"Probe", "Running", "Soak"})
 
     def test_a_probe_and_a_manifest_of_each_writer(self):
         # what lab/capacity/grid's printf writes

@@ -7,7 +7,7 @@
 # passes by refusing everything. The hosts are this machine over ansible_connection
 # local, without become, in a network namespace of the test's own; the
 # unreachable one is an SSH port nothing listens on there. (The playbook
-# run on real guests is vm/fleet_ansible.)
+# run on real guests is fleet/fleet_ansible.)
 # timeout: 600
 # lane: side
 # variants: release

@@ -9,7 +9,7 @@
 # /etc/relay/loadgen and reads /var/lib/loadgen); systemctl is a stand-in
 # that logs what it is asked and plays the unit: a run that ends with a
 # complete result, or one that never ends. (The role on real hosts is
-# vm/fleet_ansible.)
+# fleet/fleet_ansible.)
 # timeout: 600
 # lane: side
 # variants: release

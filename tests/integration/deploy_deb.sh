@@ -6,7 +6,7 @@
 # maintainer scripts do on install, upgrade, remove and purge: they create
 # the user, enable and start nothing, restart a running relay on an
 # upgrade and take its state away on a purge. (On a real systemd the
-# upgrade is vm/host_systemd's check.)
+# upgrade is hostab/host_systemd's check.)
 # timeout: 180
 # lane: side
 # variants: release

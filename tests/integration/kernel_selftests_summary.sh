@@ -112,8 +112,26 @@ json_ok "$out/cost.json" '
 	and ($by["epoll-stress 1 producers"]
 		| .verdict == "inconclusive" and .low <= 1.0 and 1.0 <= .high)' \
 	"cost.json's intervals are wrong"
-"$top/mk/py" report.formats check "$out/cost.json" || fail "cost.json does not fit its reader (docs/formats.md)"
+"$top/mk/py" report.formats check "$out/cost.json" "$out/selftests.json" >/dev/null ||
+	fail "cost.json or selftests.json does not fit its reader (docs/formats.md)"
 grep -Eq '^perf bench epoll wait -t 4 ops/s +5025 +3935 +0\.78 .*patched slower' "$TEST_TMP/cost.out" ||
 	fail "the cost table lacks the perf bench row"
 grep -q 'inconclusive' "$TEST_TMP/cost.out" || fail "the cost table does not say inconclusive"
 pass "each cost figure has an interval; one that holds 1.0 is inconclusive"
+
+# A round of epoll-stress that is not JSON (cut short) is left out; one
+# that does not fit its record is refused, naming the file, its line and
+# the field, and nothing is written.
+echo '{"threads": 1, "events_per' >>"$out/cost-1-stock/results/epoll-stress.jsonl"
+rm "$out/cost.json"
+summarize >"$TEST_TMP/cut.out" 2>&1 || true
+json_ok "$out/cost.json" '(.kernels.stock.epoll_stress.runs | length) == 4' "a round cut short was not left out"
+echo '{"threads": "one", "events_per_ms": 5}' >>"$out/cost-4-stock/results/epoll-stress.jsonl"
+rm "$out/cost.json"
+rc=0
+summarize >"$TEST_TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 65 ] || { cat "$TEST_TMP/bad.out"; fail "a round that does not fit: exit $rc, expected 65"; }
+grep -q "cost-4-stock/results/epoll-stress.jsonl:3: threads: expected a whole number" "$TEST_TMP/bad.out" ||
+	{ cat "$TEST_TMP/bad.out"; fail "the refusal does not name the line and the field"; }
+[ ! -e "$out/cost.json" ] || fail "cost.json written from a round that does not fit"
+pass "a round cut short is left out, one that does not fit refused by name (65)"

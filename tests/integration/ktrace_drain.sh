@@ -6,7 +6,7 @@
 # written and a bad command line are errors naming what was wrong, with
 # their own exit status. With --keep FROM:TO, only the ring-buffer pages
 # whose span (from their time to the next page's) meets a window go out.
-# (The guests' traces: vm/capacity_quick.)
+# (The guests' traces: capacity/capacity_quick.)
 # timeout: 30
 # variants: release asan
 # check: fast

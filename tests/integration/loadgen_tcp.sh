@@ -20,7 +20,7 @@ run() {
 		"$1: not every message came back"
 	json_ok "$TEST_TMP/$1.json" '.foreign == 0 and .duplicated == 0 and
 		.refused == 0' "$1: a message came back mangled"
-	json_ok "$TEST_TMP/$1.json" '.achieved_rate - 2000 | fabs <= 40' "$1: rate"
+	rate_held "$TEST_TMP/$1.json" 2000 "$1"
 }
 run echo "$port"
 

@@ -7,7 +7,8 @@
 # --fast runs the unit tests and the tests marked "# check: fast" only; a
 # unit test that is not built fails; --needs prints the images the chosen
 # VM tests boot, in build order, and refuses an unknown one, which also
-# fails a run of the tests; bad usage exits 64.
+# fails a run of the tests; an experiment's shell tests in
+# lab/<experiment>/tests/ are scheduled as the others; bad usage exits 64.
 # timeout: 300
 # lane: side
 # variants: release
@@ -106,6 +107,28 @@ go needs-none "$tree/tests/run" --needs integration/
 if [ "$rc" != 0 ] || [ -s "$TEST_TMP/needs-none.out" ]; then
 	fail "--needs integration/: exit $rc, '$(cat "$TEST_TMP/needs-none.out")'"
 fi
+# An experiment's own tests, lab/<experiment>/tests/*.sh: named
+# <experiment>/<file>, an integration test in both variants (and in
+# --fast when marked), one that names images a VM test, run once.
+mkdir -p "$tree/lab/exp/tests"
+printf '#!/bin/sh\n# check: fast\necho both\n' >"$tree/lab/exp/tests/both.sh"
+printf '#!/bin/sh\n# needs: kernels\necho boots\n' >"$tree/lab/exp/tests/boots.sh"
+printf 'import unittest\n' >"$tree/lab/exp/tests/test_exp.py"
+chmod +x "$tree"/lab/exp/tests/*.sh
+go lab "$tree/tests/run" exp/
+for want in "PASS  exp/both.sh[release]" "PASS  exp/both.sh[asan]" "== vm" "PASS  exp/boots.sh" \
+	"3 passed, 0 failed, 0 skipped"; do
+	expect_line "$TEST_TMP/lab.out" "$want"
+done
+go lab-fast "$tree/tests/run" --fast exp/
+expect_line "$TEST_TMP/lab-fast.out" "2 passed, 0 failed, 0 skipped"
+! grep -q 'exp/boots' "$TEST_TMP/lab-fast.out" || fail "--fast ran an experiment's VM test"
+go lab-needs "$tree/tests/run" --needs exp/
+[ "$(paste -sd' ' "$TEST_TMP/lab-needs.out")" = kernels ] ||
+	fail "--needs exp/: '$(paste -sd' ' "$TEST_TMP/lab-needs.out")'"
+rm -r "$tree/lab"
+pass "an experiment's tests: integration in both variants, VM once, their images needed"
+
 printf '#!/bin/sh\n# needs: %s\n' "kernels floppy" >"$tree/tests/vm/odd.sh"
 chmod +x "$tree/tests/vm/odd.sh"
 go needs-odd "$tree/tests/run" --needs

@@ -7,14 +7,19 @@ import tempfile
 import unittest
 
 from kernel.selftests import compare
+from report import formats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def kernel(ops, stress):
-    return {"perf_bench_epoll_wait": {"median_ops_per_sec": ops},
-            "epoll_stress": {"medians": [{"threads": t, "median_events_per_ms": v, "rounds": 4}
-                                         for t, v in stress.items()]}}
+    """A cost.json kernel as summarize.py writes it (its reader's fields)."""
+    return {"perf_bench_epoll_wait": {"command": "perf bench epoll wait -t 4 -r 5", "runs": [],
+                                      "median_ops_per_sec": ops},
+            "epoll_stress": {"command": "epoll-stress -t T -n 20000", "runs": [],
+                             "medians": [{"threads": t, "median_events_per_ms": v, "rounds": 4}
+                                         for t, v in stress.items()]},
+            "boots": []}
 
 
 STOCK, FIX, FOLLOWUP = kernel(5025, {1: 500, 4: 1800}), kernel(3935, {1: 510}), kernel(4100.5, {1: 499.6})
@@ -35,19 +40,33 @@ class CompareTest(unittest.TestCase):
         fix = compare.compare({"patched": no_wait}, FOLLOWUP)["fix"]
         self.assertIsNone(fix["perf_bench_epoll_wait_ops_per_sec"])
 
+    def run_compare(self, d, base, followup):
+        paths = [os.path.join(d, n) for n in ("cost.json", "followup-cost.json", "compare.json")]
+        for path, kernels in zip(paths, (base, followup)):
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"kernels": kernels}, f)
+        py = os.path.join(HERE, "..", "..", "mk", "py")
+        return paths, subprocess.run([py, "kernel.selftests.compare"] + paths, capture_output=True, text=True)
+
     def test_writes_compare_json(self):
         with tempfile.TemporaryDirectory() as d:
-            paths = [os.path.join(d, n) for n in ("base.json", "followup.json", "compare.json")]
-            for path, kernels in zip(paths, ({"stock": STOCK, "patched": FIX}, {"patched": FOLLOWUP})):
-                with open(path, "w", encoding="utf-8") as f:
-                    json.dump({"kernels": kernels}, f)
-            py = os.path.join(HERE, "..", "..", "mk", "py")
-            out = subprocess.run([py, "kernel.selftests.compare"] + paths, check=True, capture_output=True,
-                                 text=True).stdout
-            with open(paths[2], encoding="utf-8") as f:
-                got = json.load(f)
-        self.assertEqual(got["fix"]["epoll_stress_events_per_ms"], {"1": 510})
-        self.assertEqual(out.splitlines()[1], "stock                    5025  1:500 4:1800")
+            paths, p = self.run_compare(d, {"stock": STOCK, "patched": FIX}, {"patched": FOLLOWUP})
+            self.assertEqual(p.returncode, 0, p.stderr)
+            got = formats.read(formats.Compare, paths[2])
+        self.assertEqual(got.fix.epoll_stress_events_per_ms, {"1": 510})
+        self.assertEqual(got.fix_followup.perf_bench_epoll_wait_ops_per_sec, 4100.5)
+        self.assertEqual(p.stdout.splitlines()[1], "stock                    5025  1:500 4:1800")
+
+    def test_a_cost_json_that_does_not_fit_is_refused(self):
+        bad = dict(FIX, epoll_stress={"medians": []})
+        cases = (({"patched": bad}, {"patched": FOLLOWUP}, "kernels.patched.epoll_stress.command: missing"),
+                 ({"stock": STOCK}, {"stock": STOCK}, "kernels.patched: missing"))
+        for base, followup, what in cases:
+            with self.subTest(what=what), tempfile.TemporaryDirectory() as d:
+                paths, p = self.run_compare(d, base, followup)
+                self.assertEqual(p.returncode, 65)
+                self.assertIn(what, p.stderr)
+                self.assertFalse(os.path.exists(paths[2]))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 # make demo-matrix with assertions, on request (make test-matrix): the demo
 # on every kernel pair (the 6.12, 6.1 and 6.1.8-rt pairs, Debian 13's
 # signed 6.16.12/6.17.13 and 6.18.12/7.3.4, the 7.3 line) with each
-# waker, then tests/pylib/demo_matrix.py on its matrix.json: each demo's
+# waker, then lab/demo/tests/demo_matrix.py on its matrix.json: each demo's
 # report, the kernels it booted with their ep->lock and throttle model,
 # no kernel with the epoll change stalling, the rwlock pairs with the
 # per-cfs_rq throttle FIXED with the AF_UNIX waker (6.12 with loopback UDP
@@ -21,6 +21,6 @@ rc=0
 tail -n 8 "$TEST_TMP/matrix.log"
 m=$(find "$TEST_TMP/results" -path "*-demo-matrix/matrix.json" 2>/dev/null | head -n 1)
 [ -n "$m" ] || fail "no matrix.json (lab/demo/matrix.py exited $rc)"
-pylib demo_matrix "$m" || fail "the matrix falls short (above; matrix.py exited $rc)"
+"$top/mk/py" lab.demo.tests.demo_matrix "$m" || fail "the matrix falls short (above; matrix.py exited $rc)"
 [ "$rc" = 0 ] || fail "lab/demo/matrix.py exited $rc"
 pass "six pairs, each demo with its report and the kernels it should boot, their locks and throttle models; no kernel with the epoll change stalling, none of 7.x; the rwlock pairs of the per-cfs_rq throttle FIXED with the AF_UNIX waker, 6.12 with loopback UDP too; the quota timer traced on each; what each fix protects"

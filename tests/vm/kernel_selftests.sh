@@ -16,6 +16,7 @@ need_root "builds the kernels into ${RELAY_CACHE:-/var/cache/relay}, creates dev
 out=$top/build/kernel/selftests-6.12
 "$top/kernel/selftests/run" --line 6.12 --selftests patched --no-cost --out "$out" || fail "kernel/selftests/run exited $? (see $out)"
 s=$out/selftests.json
+"$top/mk/py" report.formats check "$s" >/dev/null || fail "selftests.json does not fit its reader (docs/formats.md)"
 json_ok "$s" '.kernels | keys_unsorted == ["patched"]' \
 	"selftests.json is wrong: kernels $(jq -c '.kernels | keys_unsorted' "$s"), expected only patched"
 json_ok "$s" '.kernels.patched | .outcome == "ok" and .failed == 0 and .passed > 0' \

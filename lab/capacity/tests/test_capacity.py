@@ -1,7 +1,7 @@
 """lab/capacity's judge and page: the reading of the repeats' searches, and
 lab/capacity/run's count of a search's steps and its progress, on
 made-up cells and consoles (the real run: tests/fixtures/report/capacity,
-tests/integration/report_capacity.sh)."""
+lab/capacity/tests/report_capacity.sh)."""
 import json
 import os
 import subprocess

@@ -8,7 +8,7 @@
 # code runs under ASan in test_model and test_model_pi.
 # variants: release
 # timeout: 90
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 
 need_root "a cgroup with a CPU quota and a SCHED_FIFO consumer"
 if ! grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&

@@ -5,7 +5,7 @@
 # it all. Then the host mode of the demo driver end to end: results
 # directory, summary, report, and every file of it fits its reader.
 # timeout: 240
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 need_scenario
 
 out=$TEST_TMP/one
@@ -34,7 +34,7 @@ rc=$?
 cat "$out/events.csv"
 [ $rc -eq 0 ] || { cat "$out/relay.log" "$out/loadgen.log"; fail "scenario exited $rc"; }
 
-pylib demo_scenario stopped "$out" || fail "the stall was not recorded as it happened"
+"$top/mk/py" lab.demo.tests.demo_scenario stopped "$out" || fail "the stall was not recorded as it happened"
 [ -z "$(ls "$TEST_TMP"/relay-demo-*.heartbeat 2>/dev/null)" ] || fail "heartbeat file left behind"
 
 # Bad flags: usage status, nothing started.

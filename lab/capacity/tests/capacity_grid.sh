@@ -11,13 +11,13 @@
 # rate, quota and busy-wait on top) and is found through its
 # running.json, never its log; every search starts at the plan's lowest
 # rate, one a cell. The real labspec reads the spec, running.json and
-# the steps' JSON. (The guests run the same script: vm/capacity_quick,
+# the steps' JSON. (The guests run the same script: capacity/capacity_quick,
 # make capacity.)
 # timeout: 120
 # lane: side
 # variants: release
 # check: fast
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 labspec=$BUILD/bin/labspec
 [ -x "$labspec" ] || fail "$labspec is not built"
 

@@ -38,7 +38,7 @@
 # timeout: 2400
 # needs: fleetimg kernel-debs
 # lane: alone
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 need_root "network namespaces, debootstrap and QEMU"
 "$top/mk/deps" deploy fleet >"$TEST_TMP/deps.log" 2>&1 ||
 	skip "cannot install Ansible, QEMU and debootstrap (mk/deps deploy fleet): $(tail -n 1 "$TEST_TMP/deps.log")"

@@ -6,7 +6,7 @@
 # or value is refused (64) naming the file, the key and what was wrong.
 # check: fast
 # timeout: 60
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 ds=$BUILD/bin/demo-scenario
 [ -x "$ds" ] || fail "$ds not built"
 cd "$TEST_TMP" || fail "no $TEST_TMP"

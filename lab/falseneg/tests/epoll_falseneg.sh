@@ -5,7 +5,7 @@
 # a bad command line refused with 64 and a word on which flag.
 # timeout: 60
 # check: fast
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 fn=$BUILD/bin/epoll-falseneg
 [ -x "$fn" ] || fail "$fn is not built"
 rc=0

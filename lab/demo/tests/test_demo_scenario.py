@@ -7,7 +7,7 @@ import os
 import tempfile
 import unittest
 
-from tests.pylib import demo_scenario
+from lab.demo.tests import demo_scenario
 
 STALL = {"start_s": 2.0, "detected_s": 2.16, "lift_s": 2.165, "end_s": 2.6, "restore_s": 2.7,
          "length_ms": 600, "after_lift_ms": 435, "cleared": True, "ended": True}

@@ -32,7 +32,7 @@
 # timeout: 2700
 # needs: kernels
 # lane: side
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 need_root "cgroups, device nodes in the initramfs"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed (mk/deps demo)"
 command -v chromium >/dev/null || skip "chromium not installed (mk/deps report)"
@@ -48,14 +48,14 @@ run=$(readlink -f "$results/latest")
 [ -f "$run/summary.json" ] || fail "no summary.json in results/latest"
 grep -q "^report: $run/report.html" "$TEST_TMP/demo.log" || fail "the driver did not print the page's path"
 
-pylib demo_ab check "$run" || fail "the A/B result is not what the fix predicts (see above)"
+"$top/mk/py" lab.demo.tests.demo_ab check "$run" || fail "the A/B result is not what the fix predicts (see above)"
 
 # summarize itself must say "no effect" when the stock run shows none: the
 # stock results of this run with the stalls and the late RT datagrams removed.
 fake=$TEST_TMP/fake
 mkdir -p "$fake"
 cp -r "$run/run.json" "$run/spec.json" "$run/stock" "$run/patched" "$fake/"
-pylib demo_ab doctor "$fake" || fail "could not doctor the copy"
+"$top/mk/py" lab.demo.tests.demo_ab doctor "$fake" || fail "could not doctor the copy"
 "$top/report/summarize" "$fake" || fail "summarize failed on the doctored copy"
 v=$(jq -r .verdict "$fake/summary.json")
 [ "$v" = "no effect" ] || fail "summarize calls a run without the stock effect '$v'"

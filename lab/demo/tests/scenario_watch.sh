@@ -9,7 +9,7 @@
 # too (69).
 # timeout: 120
 # variants: release
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 need_scenario
 
 # The cpu controller's hierarchy: cgroup v2's mount, or v1's cpu one.

@@ -1,4 +1,4 @@
-"""tests/vm/demo_ab.sh's rule: what a make demo run must show, and the
+"""lab/demo/tests/demo_ab.sh's rule: what a make demo run must show, and the
 doctored copy of a run whose stock effect is taken out.
 
   demo_ab.py check RUN       every assertion on a make demo run directory

@@ -8,7 +8,7 @@
 # test's other lanes load their CPU.)
 # timeout: 120
 # variants: release
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 need_scenario
 
 # run NAME SPIN: 3 s of the scenario, the quota 10 % of 10 ms periods

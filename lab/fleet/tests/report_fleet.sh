@@ -8,7 +8,7 @@
 # timeout: 120
 # lane: side
 # variants: release
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
 dir=$TEST_TMP/t1-fleet
 cp -r "$FIXTURES/report/fleet" "$dir"

@@ -1,7 +1,7 @@
-"""demo_ab's rule (tests/vm/demo_ab.sh) on made-up kernels' summaries."""
+"""demo_ab's rule (lab/demo/tests/demo_ab.sh) on made-up kernels' summaries."""
 import unittest
 
-from tests.pylib import demo_ab
+from lab.demo.tests import demo_ab
 
 STOCK = {"outcome": "ok", "stalls": 11, "rt_late": 227, "rt_latency_us": {"max": 219000}}
 PATCHED = {"outcome": "ok", "stalls": 0, "rt_ticker": True, "rt_samples": 3328, "rt_expected": 3400,

@@ -11,7 +11,7 @@
 # lane: side
 # variants: release
 # shellcheck disable=SC2016 # the $names in the filters are jq's
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
 report=$top/report
 fresh() { rm -rf "${TEST_TMP:?}/$1"; cp -r "$FIXTURES/report/testhost" "$TEST_TMP/$1"; echo "$TEST_TMP/$1"; }

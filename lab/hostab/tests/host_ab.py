@@ -1,4 +1,4 @@
-"""tests/vm/host_systemd.sh's checks of lab/hostab/run's summary.json
+"""lab/hostab/tests/host_systemd.sh's checks of lab/hostab/run's summary.json
 (make host-ab's acceptance): the RT client had datagrams late on the stock
 test host and none on the patched one, the kernel's trace explains each
 late one with a chain, and the summary has what the guests recorded: the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The demo scenario runner's record of a forced stall
-(tests/integration/report_scenario.sh).
+(lab/demo/tests/report_scenario.sh).
 
   demo_scenario.py stopped OUT
       OUT is demo-scenario's --out directory of a run (--stall-ms 150) in

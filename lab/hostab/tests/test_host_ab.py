@@ -5,7 +5,7 @@ import copy
 import io
 import unittest
 
-from tests.pylib import host_ab
+from lab.hostab.tests import host_ab
 
 
 def kernel(name, level, late, max_us):

@@ -5,7 +5,7 @@
 # bad command lines refused with 64, naming the flag.
 # timeout: 60
 # check: fast
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 uw=$BUILD/bin/epoll-unixwake
 [ -x "$uw" ] || fail "$uw is not built"
 for bad in "--seconds 0" "--quota-us 5" "--cpu x" "--quota-us 30000 --period-us 20000" \

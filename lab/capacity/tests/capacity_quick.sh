@@ -28,7 +28,7 @@
 # timeout: 2700
 # needs: kernels
 # lane: side
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 need_vm_page
 
 t0=$SECONDS
@@ -44,7 +44,7 @@ grep -Eq '^      [0-9]+ s: (stock|patched) r1: cell .*; ~[0-9]+ s left' "$TEST_T
 	fail "no progress with a time estimate"
 grep -q "^headline: at quota" "$TEST_TMP/run.log" || fail "the table does not end with the headline"
 
-pylib capacity_quick "$run" || fail "capacity.json is wrong"
+"$top/mk/py" lab.capacity.tests.capacity_quick "$run" || fail "capacity.json is wrong"
 # The driver looked at the page in headless Chromium (report/capacity
 # --check) and would have exited 6 had it not been whole; its verdict:
 grep -q ': page whole; .*capacity.png shows' "$run/check.log" ||

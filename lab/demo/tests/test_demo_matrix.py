@@ -1,4 +1,4 @@
-"""tests/pylib/demo_matrix.py, what make test-matrix asserts: on the
+"""lab/demo/tests/demo_matrix.py, what make test-matrix asserts: on the
 matrix.json that lab/demo/matrix makes of two recorded demos (the
 debian13 and the 7.3 pair's, tests/fixtures/demo-matrix/), and on each
 way it can fall short."""
@@ -11,10 +11,10 @@ import unittest
 from unittest import mock
 
 from lab.demo import matrix
-from tests.pylib import demo_matrix
+from lab.demo.tests import demo_matrix
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FIX = os.path.join(HERE, "..", "fixtures", "demo-matrix")
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+FIX = os.path.join(TOP, "tests", "fixtures", "demo-matrix")
 PAIRS = ("debian13", "7.3")
 RUNS = {"unix": 1, "udp": 0}
 

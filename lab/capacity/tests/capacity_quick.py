@@ -1,4 +1,4 @@
-"""tests/vm/capacity_quick.sh's checks of a make capacity --quick run.
+"""lab/capacity/tests/capacity_quick.sh's checks of a make capacity --quick run.
 
   capacity_quick.py RUN      every assertion on the run directory RUN
 """

@@ -9,7 +9,7 @@
 # timeout: 180
 # lane: side
 # variants: release
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot not installed (mk/deps report)"
 report=$top/report
 

@@ -15,7 +15,7 @@
 # permission, malformed quota), and the scenario; on the stock host the
 # boot, the install, relay-preflight and the scenario. The scenario is
 # the demo's (its parameters, its AF_UNIX waker, its salt and watchdog)
-# with the kernel's trace; from summary.json (tests/pylib/host_ab.py):
+# with the kernel's trace; from summary.json (lab/hostab/tests/host_ab.py):
 # the RT client had datagrams late on stock, none on patched, each late
 # one explained by a chain, its policy and priority as the kernel had
 # them, relay's /metrics recorded before and after, and on them
@@ -34,7 +34,7 @@
 # needs: hostimg
 # lane: side
 # variants: release
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../../tests/lib.sh"
 need_root "debootstrap builds the test host as root"
 "$top/mk/deps" kernel deploy report test >"$TEST_TMP/deps.log" 2>&1 ||
 	skip "cannot install debootstrap, QEMU, dpkg-dev, gnuplot, trace-cmd, promtool and the kernel build tools (mk/deps kernel deploy report test): $(tail -n 1 "$TEST_TMP/deps.log")"
@@ -56,7 +56,7 @@ if [ "${RELAY_TEST_HOST:-0}" != 1 ]; then
 		got=$(grep -c '^PASS' "$run/$k/results.txt")
 		[ "$got" = "$n" ] || fail "$k: $got of $n checks passed"
 	done
-	pylib host_ab "$run/summary.json" || fail "the A/B's summary: see above"
+	"$top/mk/py" lab.hostab.tests.host_ab "$run/summary.json" || fail "the A/B's summary: see above"
 	# relay's /metrics before and after: the fix-missing alert and the
 	# late-while-throttled counter of the wake-ups the epoll fix protects
 	# (wakeup="datagram" or "stream") on stock, neither on patched. The
