@@ -270,3 +270,15 @@ int rt_parse_cpus(const char *list, int *cpus, int max, char *why, size_t whylen
 	}
 	return n;
 }
+
+int rt_task_realtime(int pid)
+{
+	if (pid <= 0)
+		return -1;
+	int policy = sched_getscheduler(pid);
+	if (policy < 0)
+		return -1;	/* gone, or not in our pid namespace */
+	policy &= ~SCHED_RESET_ON_FORK;
+	return policy == SCHED_FIFO || policy == SCHED_RR ||
+	       policy == SCHED_DEADLINE;
+}

@@ -23,6 +23,11 @@ int rt_pin(int cpu, char *why, size_t whylen);
  * cgroup (the cgroup v2 trap: no RT runtime for that group). */
 int rt_set_fifo(int prio, char *why, size_t whylen);
 
+/* Whether task pid (a process: its main thread) runs at a real-time policy
+ * now (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE): 1, 0 not, -1 unknown (no
+ * such task in our pid namespace). One system call. */
+int rt_task_realtime(int pid);
+
 /* Parse a CPU list ("0", "1-3", "0,2,4-5") into cpus (at most max entries).
  * Returns the number of CPUs, or -1 with why filled. */
 int rt_parse_cpus(const char *list, int *cpus, int max, char *why, size_t whylen);

@@ -142,8 +142,8 @@ const struct opt conf_opts[] = {
 	  .help = "the running kernel's BTF, read at start for\n"
 		  "relay_kernel_info (deploy/kernel-markers)" },
 	INT(late_us, 100, 10000000, "5000", RESTART, "N",
-	    "a tick handled this late is a late wake-up,\n"
-	    "100-10000000 us"),
+	    "a tick handled this late, or data that waited this\n"
+	    "long for its wake-up, is a late wake-up, 100-10000000 us"),
 	FUNC(watch_cgroups, watch_cgroups, K_PATH, parse_watch, NULL, RELOAD,
 	     "LIST", "co-tenants' cgroup v2 groups to watch: slices\n"
 	     "(loadgen.slice) or paths, comma-separated (up to 8)"),

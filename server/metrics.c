@@ -17,6 +17,8 @@ static const char *const drop_name[] = { STATS_DROPS(NAME) };
 static const char *const drop_help[] = { STATS_DROPS(HELP) };
 static const char *const error_name[] = { STATS_ERRORS(NAME) };
 static const char *const error_help[] = { STATS_ERRORS(HELP) };
+static const char *const wakeup_name[] = { STATS_WAKEUPS(NAME) };
+static const char *const wakeup_help[] = { STATS_WAKEUPS(HELP) };
 #undef HELP
 #undef NAME
 
@@ -121,6 +123,16 @@ static void errors(struct view *m, const struct family *f)
 			(unsigned long long)m->snap->error[i]);
 }
 
+/* Each kind's help once, as a comment (the drops' way), then its count. */
+static void late_wakeups(struct view *m, const struct family *f)
+{
+	for (int i = 0; i < STATS_NWAKEUPS; i++)
+		fprintf(m->out, "# wakeup %s: %s\n%s{wakeup=\"%s\"} %llu\n",
+			wakeup_name[i], wakeup_help[i], f->name,
+			wakeup_name[i],
+			(unsigned long long)m->snap->late_wakeups[i]);
+}
+
 static void flows_active(struct view *m, const struct family *f)
 {
 	fprintf(m->out, "%s %lld\n", f->name,
@@ -202,6 +214,13 @@ static void watched(struct view *m, const struct family *f)
 	for (int i = 0; i < w->n; i++) {
 		const struct watch_group *g = &w->g[i];
 		label_value(g->name, name);
+		if (f->arg == G_LATE) {
+			for (int k = 0; k < STATS_NWAKEUPS; k++)
+				fprintf(m->out, "%s{cgroup=\"%s\",wakeup=\"%s\"} "
+					"%llu\n", f->name, name, wakeup_name[k],
+					(unsigned long long)g->late[k]);
+			continue;
+		}
 		fprintf(m->out, "%s{cgroup=\"%s\"} ", f->name, name);
 		switch (f->arg) {
 		case G_PERIODS:
@@ -216,11 +235,8 @@ static void watched(struct view *m, const struct family *f)
 			fprintf(m->out, "%.6f\n",
 				(double)g->stat.throttled_us / 1e6);
 			break;
-		case G_READABLE:
-			fprintf(m->out, "%d\n", g->readable);
-			break;
 		default:
-			fprintf(m->out, "%llu\n", (unsigned long long)g->late);
+			fprintf(m->out, "%d\n", g->readable);
 		}
 	}
 }
@@ -368,6 +384,13 @@ static const struct family families[] = {
 	  histogram, 1 },
 	{ TOTALS, "relay_tick_lateness_seconds", "histogram",
 	  "Lateness of timer ticks", histogram, 2 },
+	{ TOTALS, "relay_late_wakeups_total", "counter",
+	  "Wake-ups late_us or more late (relay_late_threshold_seconds), by "
+	  "what woke the loop (wakeup): datagram and stream, data's wait for "
+	  "the wake-up (the wake-up the epoll fix protects); non_rt_sender, an "
+	  "AF_UNIX datagram from a sender not real-time (its own delays in "
+	  "it); tick, relay's timer tick (a non-RT waker, the timer softirq)",
+	  late_wakeups, 0 },
 	{ RELOADS, "relay_reloads_total", "counter",
 	  "Reloads, by result: applied (by every loop), partial (a loop did "
 	  "not take it in time and keeps its previous configuration), failed "
@@ -406,9 +429,9 @@ static const struct family families[] = {
 	  "(the group was removed; its counters keep their last values)",
 	  watched, G_READABLE },
 	{ WATCH, "relay_late_while_throttled_total", "counter",
-	  "relay's late wake-ups (relay_late_wakeups_total) that overlapped a "
-	  "throttled period of a watched group, to within "
-	  "relay_watch_interval_seconds", watched, G_LATE },
+	  "relay's late wake-ups (relay_late_wakeups_total, the same wakeup "
+	  "label) that overlapped a throttled period of a watched group, to "
+	  "within relay_watch_interval_seconds", watched, G_LATE },
 
 	STATS_LCOUNTERS(UDP_LISTENER)
 	{ UDP_LISTENERS, "relay_udp_drops_total", "counter",

@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "newfile.h"
+#include "rt.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
@@ -19,6 +20,7 @@ _Static_assert(STATS_NCOUNTERS <= 64 && STATS_NDROPS <= 64,
 static const char *counter_name[] = { STATS_COUNTERS(NAME) };
 static const char *drop_name[] = { STATS_DROPS(NAME) };
 static const char *error_name[] = { STATS_ERRORS(NAME) };
+static const char *wakeup_name[] = { STATS_WAKEUPS(NAME) };
 #undef NAME
 
 int stats_init(struct stats *s, int64_t start_ns)
@@ -69,27 +71,51 @@ void stats_record_rx(struct stats *s, int64_t us)
 	hist_record(&s->win_rx, us);
 }
 
-/* Only a late tick costs a clock read and a ring slot, so that the loop's
- * usual path stays as it was. The slot's fields are atomics and the
- * count is published after them: the reader (another thread) sees a slot
- * whole, or sees from the count that it was overwritten meanwhile. */
-static void note_late(struct stats *s, int64_t us)
+/* Only a late wake-up costs a clock read and a ring slot (and, for an
+ * AF_UNIX sender, a look at its policy), so that the loop's usual path
+ * stays as it was. The slot of note k is the slot of note k - RING too,
+ * so its fields are atomics, each a release store: a reader that loads
+ * one of them (acquire) sees what the loop stored before it, the count
+ * nlate = k that says note k - RING is being overwritten, and so loads a
+ * count of k or more after the slot, and drops slot k - RING
+ * (stats_late_read). The release store of nlate = k + 1 after them
+ * publishes note k. (Release stores rather than a fence before them:
+ * TSan does not model fences.) */
+static void note_late(struct stats *s, enum stats_wakeup kind, int64_t us)
 {
-	if (!s->late_us || us < s->late_us)
-		return;
 	struct stats_late *l = &s->late[s->nlate % STATS_LATE_RING];
 	__atomic_store_n(&l->end_ns, clock_ns(CLOCK_MONOTONIC),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&l->late_ns, us * 1000, __ATOMIC_RELAXED);
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&l->late_ns, us * 1000, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->kind, (int)kind, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->nlate, s->nlate + 1, __ATOMIC_RELEASE);
-	stats_add(&s->counter[S_late_wakeups], 1);
+	stats_add(&s->late_wakeups[kind], 1);
+}
+
+static bool late(const struct stats *s, int64_t us)
+{
+	return s->late_us && us >= s->late_us;
 }
 
 void stats_record_tick(struct stats *s, int64_t us)
 {
 	hist_record(&s->tick, us);
 	hist_record(&s->win_tick, us);
-	note_late(s, us);
+	if (late(s, us))
+		note_late(s, W_tick, us);
+}
+
+void stats_record_wake(struct stats *s, enum stats_wakeup kind, int64_t us,
+		       int sender)
+{
+	hist_record(&s->wake, us);
+	if (!late(s, us))
+		return;
+	/* Unknown (a UDP sender, or one gone since) stays what it was: a
+	 * sender relay cannot name may be the RT client the fix protects. */
+	if (sender > 0 && rt_task_realtime(sender) == 0)
+		kind = W_non_rt_sender;
+	note_late(s, kind, us);
 }
 
 int stats_late_read(const struct stats *s, uint64_t *cursor,
@@ -108,12 +134,14 @@ int stats_late_read(const struct stats *s, uint64_t *cursor,
 		/* Acquire: the count below is read after the slot is. */
 		out[n].end_ns = __atomic_load_n(&l->end_ns, __ATOMIC_ACQUIRE);
 		out[n].late_ns = __atomic_load_n(&l->late_ns, __ATOMIC_ACQUIRE);
+		out[n].kind = __atomic_load_n(&l->kind, __ATOMIC_ACQUIRE);
 	}
-	/* Slots the loop reused while they were read are not these. */
+	/* Slots the loop reused while they were read are not these, nor the
+	 * one it may be writing now (note_late): the oldest of a full ring. */
 	uint64_t now = __atomic_load_n(&s->nlate, __ATOMIC_ACQUIRE);
 	int skip = 0;
-	if (now - from > STATS_LATE_RING)
-		skip = (int)(now - from - STATS_LATE_RING);
+	if (now - from >= STATS_LATE_RING)
+		skip = (int)(now - from - STATS_LATE_RING + 1);
 	if (skip > n)
 		skip = n;
 	memmove(out, out + skip, sizeof(*out) * (size_t)(n - skip));
@@ -163,6 +191,7 @@ void stats_snapshot_take(struct stats_snapshot *snap, struct stats *const *s,
 	memset(snap->counter, 0, sizeof(snap->counter));
 	memset(snap->drop, 0, sizeof(snap->drop));
 	memset(snap->error, 0, sizeof(snap->error));
+	memset(snap->late_wakeups, 0, sizeof(snap->late_wakeups));
 	snap->flows_active = 0;
 	hist_reset(&snap->rx);
 	hist_reset(&snap->wake);
@@ -174,6 +203,8 @@ void stats_snapshot_take(struct stats_snapshot *snap, struct stats *const *s,
 			snap->drop[j] += LOAD(&s[i]->drop[j]);
 		for (int j = 0; j < STATS_NERRORS; j++)
 			snap->error[j] += LOAD(&s[i]->error[j]);
+		for (int j = 0; j < STATS_NWAKEUPS; j++)
+			snap->late_wakeups[j] += LOAD(&s[i]->late_wakeups[j]);
 		snap->flows_active += LOAD(&s[i]->flows_active);
 		hist_merge(&snap->rx, &s[i]->rx);
 		hist_merge(&snap->wake, &s[i]->wake);
@@ -248,7 +279,7 @@ char *stats_json(const struct stats_snapshot *snap,
 		 json_t *more)
 {
 	json_t *counters = json_object(), *drops = json_object(),
-	       *errors = json_object();
+	       *errors = json_object(), *late = json_object();
 	for (int i = 0; i < STATS_NCOUNTERS; i++)
 		json_object_set_new(counters, counter_name[i],
 				    json_integer((json_int_t)snap->counter[i]));
@@ -260,8 +291,11 @@ char *stats_json(const struct stats_snapshot *snap,
 	for (int i = 0; i < STATS_NERRORS; i++)
 		json_object_set_new(errors, error_name[i],
 				    json_integer((json_int_t)snap->error[i]));
+	for (int i = 0; i < STATS_NWAKEUPS; i++)
+		json_object_set_new(late, wakeup_name[i], json_integer(
+				    (json_int_t)snap->late_wakeups[i]));
 	json_t *root = json_pack("{s:s, s:f, s:{s:s, s:i, s:b, s:s}, s:o, s:o, "
-				 "s:o, s:o, s:o, s:o}",
+				 "s:o, s:o, s:o, s:o, s:o}",
 				 "program", "relay",
 				 "duration_s", duration_s,
 				 "sched", "policy", sched->policy,
@@ -271,6 +305,7 @@ char *stats_json(const struct stats_snapshot *snap,
 				 "counters", counters,
 				 "drops", drops,
 				 "errors", errors,
+				 "late_wakeups", late,
 				 "rx_latency_us",
 				 results_percentiles(&snap->rx),
 				 "wake_latency_us",

@@ -56,8 +56,20 @@
 	X(ticks_demoted,    "Timer ticks handled while dropped to SCHED_OTHER for that") \
 	X(wakeups,          "epoll_wait calls that returned events") \
 	X(batches,          "recvmmsg batches") \
-	X(gro_runs,         "Coalesced runs received (udp_gro); their datagrams count one by one") \
-	X(late_wakeups,     "Timer ticks handled late_us or more after they were due: the loop itself kept from running")
+	X(gro_runs,         "Coalesced runs received (udp_gro); their datagrams count one by one")
+
+/* What a late wake-up was (relay_late_wakeups_total{wakeup}): who woke the
+ * loop decides whether the kernel's epoll fix can protect it. An RT
+ * sender's ep_poll_callback takes ep->lock, and since the fix a throttled
+ * holder of it inherits the sender's priority; relay's timer tick is
+ * delivered by its CPU's timer softirq, which on PREEMPT_RT runs at
+ * SCHED_OTHER and lends a throttled holder nothing (only the task-based
+ * throttle of 6.18 keeps throttled tasks from holding it up). */
+#define STATS_WAKEUPS(X) \
+	X(datagram,      "a datagram's wait for the wake-up that found it (relay_wake_latency_seconds), from a sender relay cannot name (UDP) or a real-time one (AF_UNIX): the wake-up the epoll fix protects") \
+	X(stream,        "the same of a stamped stream read: the wake-up the epoll fix protects") \
+	X(non_rt_sender, "the same of an AF_UNIX datagram whose sender was not real-time when relay looked: its own delays between stamping and waking relay (its throttle) count in it, and no fix shortens them") \
+	X(tick,          "relay's timer tick, late_us after it was due: delivered by its CPU's timer softirq, a non-RT waker on PREEMPT_RT kernels before the task-based throttle (6.18)")
 
 #define STATS_DROPS(X) \
 	X(oversize,         "larger than max_datagram (truncated on receive)") \
@@ -82,12 +94,15 @@
 #define STATS_C(name, help) S_##name,
 #define STATS_D(name, help) D_##name,
 #define STATS_E(name, help) E_##name,
+#define STATS_W(name, help) W_##name,
 enum stats_counter { STATS_COUNTERS(STATS_C) STATS_NCOUNTERS };
+enum stats_wakeup { STATS_WAKEUPS(STATS_W) STATS_NWAKEUPS };
 enum stats_drop { STATS_DROPS(STATS_D) STATS_NDROPS };
 enum stats_error { STATS_ERRORS(STATS_E) STATS_NERRORS };
 #undef STATS_C
 #undef STATS_D
 #undef STATS_E
+#undef STATS_W
 
 /* The counters also kept per listener: what its clients sent and got. */
 #define STATS_LCOUNTERS(X) \
@@ -124,18 +139,19 @@ struct stats_label {
 	char text[ADDR_TEXT_MAX];
 };
 
-/* A late wake-up of the loop's own: a tick handled at least late_us after
- * it was due (stats_record_tick), when (CLOCK_MONOTONIC) and how late.
- * Data's wait for a wake-up (wake_latency) is not one: it holds its
- * sender's delays too (a co-tenant that stamped its datagram and was
- * throttled before it woke the loop), where a tick is late only when the
- * loop itself was kept from running. The loop keeps the last
- * STATS_LATE_RING in a ring for the main thread (watch.h), which reads
- * them with stats_late_read; a reader that falls further behind loses the
- * oldest. */
+/* A late wake-up: a tick handled at least late_us after it was due
+ * (stats_record_tick), or a wake-up whose first data had waited that long
+ * for it (stats_record_wake), when it ended (CLOCK_MONOTONIC), how late
+ * and what it was (enum stats_wakeup). Data's wait holds its sender's
+ * delays too (a co-tenant that stamped its datagram and was throttled
+ * before it woke the loop): what relay can say of the sender is the kind
+ * (non_rt_sender). The loop keeps the last STATS_LATE_RING in a ring for
+ * the main thread (watch.h), which reads them with stats_late_read; a
+ * reader that falls a whole ring behind loses the oldest. */
 #define STATS_LATE_RING	256
 struct stats_late {
 	int64_t end_ns, late_ns;
+	int kind;			/* enum stats_wakeup */
 };
 
 /* One row of the per-window time series (windows of STATS_WINDOW_NS). */
@@ -161,6 +177,7 @@ struct stats {
 	struct stats_part upstream[STATS_MAX_UPSTREAM];
 	int cur_listener, cur_upstream;	/* loop only: whom to charge */
 	int64_t late_us;		/* set before the loop runs */
+	uint64_t late_wakeups[STATS_NWAKEUPS];	/* by kind */
 	uint64_t nlate;			/* late wake-ups ever noted */
 	struct stats_late late[STATS_LATE_RING];
 };
@@ -170,6 +187,7 @@ struct stats_snapshot {
 	uint64_t counter[STATS_NCOUNTERS];
 	uint64_t drop[STATS_NDROPS];
 	uint64_t error[STATS_NERRORS];
+	uint64_t late_wakeups[STATS_NWAKEUPS];
 	int64_t flows_active;
 	struct hist rx, wake, tick;
 };
@@ -232,6 +250,13 @@ void stats_record_rx(struct stats *s, int64_t us);
 /* A tick us late: into its histograms, and noted as a late wake-up when
  * it is at least s->late_us (0: never). */
 void stats_record_tick(struct stats *s, int64_t us);
+/* Data's wait of us for the wake-up that found it, kind W_datagram or
+ * W_stream: into the wake histogram, and noted as a late wake-up when it
+ * is at least s->late_us. sender: the AF_UNIX sender's pid (its
+ * credentials), 0 when there is none; a late wake-up from a sender that
+ * is not real-time is W_non_rt_sender. */
+void stats_record_wake(struct stats *s, enum stats_wakeup kind, int64_t us,
+		       int sender);
 
 /* Close the time-series window if now_ns (CLOCK_MONOTONIC) passed its end,
  * or anyway when final (the loop is stopping). */

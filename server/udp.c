@@ -485,7 +485,11 @@ static uint64_t account_rx(struct udp_loop *u, int r, uint64_t *bytes)
 	struct stats *s = u->stats;
 	int64_t now = clock_ns(CLOCK_REALTIME);
 	if (u->loop->wake_ns && r > 0 && u->b.ts_ns[0]) {
-		hist_record(&s->wake, (u->loop->wake_ns - u->b.ts_ns[0]) / 1000);
+		/* The sender, when the datagram says (AF_UNIX): whether its
+		 * own delays may be in the wait is asked only if it was late. */
+		stats_record_wake(s, W_datagram,
+				  (u->loop->wake_ns - u->b.ts_ns[0]) / 1000,
+				  u->b.has_cred[0] ? u->b.cred[0].pid : 0);
 		u->loop->wake_ns = 0;
 	}
 	uint64_t n = 0, runs = 0;

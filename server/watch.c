@@ -21,7 +21,7 @@ static void match(struct watch *w, int g, struct watch_late *l,
 	    !overlaps(l->from_ns, l->to_ns, s->from_ns, s->to_ns))
 		return;
 	l->counted |= 1u << g;
-	w->g[g].late++;
+	w->g[g].late[l->kind]++;
 }
 
 /* The kept entries of a ring of size n with count total: the last n. */
@@ -30,11 +30,12 @@ static uint64_t first_kept(uint64_t total, uint64_t n)
 	return total > n ? total - n : 0;
 }
 
-void watch_late(struct watch *w, int64_t end_ns, int64_t late_ns)
+void watch_late(struct watch *w, int64_t end_ns, int64_t late_ns,
+		enum stats_wakeup kind)
 {
 	struct watch_late *l = &w->pend[w->npend++ % WATCH_PENDING];
 	*l = (struct watch_late){ .from_ns = end_ns - late_ns,
-				  .to_ns = end_ns };
+				  .to_ns = end_ns, .kind = kind };
 	for (int g = 0; g < w->n; g++) {
 		const struct watch_group *wg = &w->g[g];
 		for (uint64_t i = first_kept(wg->nspan, WATCH_SPANS);
@@ -88,7 +89,8 @@ void watch_poll(struct watch *w, struct stats *const *loops, int nloops,
 					    &lost);
 			w->lost += lost;
 			for (int j = 0; j < k; j++)
-				watch_late(w, got[j].end_ns, got[j].late_ns);
+				watch_late(w, got[j].end_ns, got[j].late_ns,
+					   got[j].kind);
 		} while (k == 64);
 	}
 	for (int g = 0; g < w->n; g++) {

@@ -10,8 +10,9 @@
  * was throttled in the interval between two readings when its
  * nr_throttled or throttled_usec grew; since the kernel adds a throttle's
  * time to throttled_usec when it ends, that span reaches back by the time
- * it added. A late wake-up (a late tick: when it was due to when the loop
- * woke) that overlaps such a span counts once for that group. The
+ * it added. A late wake-up (stats.h: a late tick, from when it was due,
+ * or data's late wake-up, from its kernel stamp, to when the loop woke)
+ * that overlaps such a span counts once for that group, by its kind. The
  * resolution is the interval: a wake-up within one interval of a throttle
  * counts as overlapping it.
  *
@@ -45,13 +46,15 @@ struct watch_group {
 	struct cg_stat stat;		/* the last reading that worked */
 	int64_t read_ns;		/* when (0: none yet) */
 	bool readable;			/* the last reading worked */
-	uint64_t late;			/* late wake-ups while it was throttled */
+	/* Late wake-ups while it was throttled, by kind (enum stats_wakeup). */
+	uint64_t late[STATS_NWAKEUPS];
 	struct watch_span span[WATCH_SPANS];	/* a ring */
 	uint64_t nspan;
 };
 
 struct watch_late {
 	int64_t from_ns, to_ns;
+	enum stats_wakeup kind;
 	uint32_t counted;		/* a bit per group it counted for */
 };
 
@@ -77,9 +80,10 @@ void watch_configure(struct watch *w, const struct conf *c,
 void watch_poll(struct watch *w, struct stats *const *loops, int nloops,
 		int64_t now_ns);
 
-/* The two halves of a round, for tests: a late wake-up that ended at
- * end_ns, late_ns late; group g's reading st at now_ns. */
-void watch_late(struct watch *w, int64_t end_ns, int64_t late_ns);
+/* The two halves of a round, for tests: a late wake-up of kind that
+ * ended at end_ns, late_ns late; group g's reading st at now_ns. */
+void watch_late(struct watch *w, int64_t end_ns, int64_t late_ns,
+		enum stats_wakeup kind);
 void watch_reading(struct watch *w, int g, const struct cg_stat *st,
 		   int64_t now_ns);
 

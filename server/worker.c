@@ -146,7 +146,7 @@ static void record_tcp(void *arg, enum tcp_latency what, int64_t us)
 {
 	struct worker *w = arg;
 	if (what == TCP_LAT_WAKE)
-		hist_record(&w->stats.wake, us);
+		stats_record_wake(&w->stats, W_stream, us, 0);
 	else
 		stats_record_rx(&w->stats, us);
 }

@@ -3,7 +3,8 @@ exports. Each panel's queries (and the template variables') may name only
 a sample relay's /metrics has, a recording rule of the rules file (whose
 own query is held to the same), or Prometheus's ALERTS; each label they
 match or group by must be one that series carries (or a target's job and
-instance).
+instance), and a value they match a label of relay's samples to (=, or
+=~ with a list of words a|b) one that label takes there.
 
   mk/py deploy.monitor.dashboard DASHBOARD.json --metrics FILE [--metrics FILE]
         [--rules RULES.yml]
@@ -76,6 +77,28 @@ def parse(expr):
     return metrics, grouping
 
 
+def matched_values(expr):
+    """{(metric, label): {values}} a query matches exactly: label="v", or
+    label=~"a|b" when each alternative is a plain word."""
+    out = {}
+    for name, body in re.findall(r"([A-Za-z_:][\w:]*)\s*\{([^}]*)\}", expr):
+        for label, op, value in re.findall(r'(\w+)\s*(=~|=)\s*"((?:\\.|[^"\\])*)"', body):
+            words = value.split("|") if op == "=~" else [value]
+            if label != "__name__" and all(re.match(r"\w+$", w) for w in words):
+                out.setdefault((name, label), set()).update(words)
+    return out
+
+
+def sample_values(texts):
+    """{(metric, label): {values}} of relay's samples."""
+    out = {}
+    for text in texts:
+        for name, labels, _ in exposition.samples(text):
+            for label, value in labels.items():
+                out.setdefault((name, label), set()).add(value)
+    return out
+
+
 def label_values(query):
     """Grafana's label_values(METRIC, LABEL) as PromQL and one label, or
     the query as it is."""
@@ -125,6 +148,7 @@ def problems(dash, texts, rules_doc):
     """What the dashboard's queries name that relay does not produce: a
     list of "WHERE: WHAT" lines."""
     known, records = known_series(texts, rules_doc)
+    values = sample_values(texts)
     out = []
 
     def check(where, query, legend=frozenset(), seen=()):
@@ -142,6 +166,13 @@ def problems(dash, texts, rules_doc):
                            % (where, name, bad, ", ".join(sorted(known[name]))))
             if name in records and name not in seen:
                 check("%s, rule %s" % (where, name), records[name], seen=seen + (name,))
+        for (name, label), want in sorted(matched_values(expr).items()):
+            have_values = values.get((name, label))
+            if name in records or have_values is None:
+                continue  # a rule's labels are its inputs'; a family with no sample yet
+            for bad in sorted(want - have_values):
+                out.append('%s: %s{%s="%s"}: relay exports no such value (it has %s)'
+                           % (where, name, label, bad, ", ".join(sorted(have_values))))
         have = set().union(*(known[n] for n in names)) if names else set()
         for bad in sorted((grouping | extra) - have - {"le"} - TARGET_LABELS):
             out.append("%s: groups by %s, a label none of %s has"

@@ -86,7 +86,7 @@ def promtool_test(hosts, expect, rules=RULES, only=None):
     for alert in alerts:
         firing = sorted(h for h in hosts if alert in expect.get(h, ()))
         checks.append({
-            "expr": 'count by (instance) (ALERTS{alertname="%s",alertstate="firing"})' % alert,
+            "expr": 'group by (instance) (ALERTS{alertname="%s",alertstate="firing"})' % alert,
             "eval_time": "%dm" % EVAL_MINUTES,
             "exp_samples": [{"labels": '{instance="%s"}' % h, "value": 1} for h in firing]})
     return {"rule_files": [os.path.abspath(rules)], "evaluation_interval": "1m",

@@ -5,7 +5,8 @@
 # relay.metrics.prom, tests/fixtures/prometheus/demo), where this host's
 # cpu controller cannot be on cgroup v2. Every family that recording has,
 # this relay declares too, so it cannot name what relay no longer makes.
-# Then a dashboard with panels naming what relay does not produce fails.
+# Then a dashboard with panels naming what relay does not produce (a
+# series, a label, a grouping, a label's value) fails.
 # timeout: 60
 # check: fast
 # variants: release
@@ -32,13 +33,15 @@ pass "the dashboard's $(sed -n 's/.*: \([0-9]*\) queries.*/\1/p' "$TEST_TMP/chec
 jq '.panels += [
 	{"title": "made up", "targets": [{"expr": "rate(relay_made_up_total[5m])"}]},
 	{"title": "bad label", "targets": [{"expr": "relay_kernel_info{kernel_version=\"6.1\"}"}]},
-	{"title": "bad grouping", "targets": [{"expr": "sum by (slice) (relay_late_while_throttled_total)"}]}]' \
+	{"title": "bad grouping", "targets": [{"expr": "sum by (slice) (relay_late_while_throttled_total)"}]},
+	{"title": "bad value", "targets": [{"expr": "rate(relay_late_wakeups_total{wakeup=\"tock\"}[5m])"}]}]' \
 	"$board" >"$TEST_TMP/bad.json"
 "$top/mk/py" deploy.monitor.dashboard "$TEST_TMP/bad.json" --metrics "$TEST_TMP/live.prom" --metrics "$rec" \
 	>"$TEST_TMP/bad.out" 2>&1 && fail "a dashboard naming relay_made_up_total passed"
 for want in "panel 'made up': relay_made_up_total is no series relay exports" \
 	"panel 'bad label': relay_kernel_info has no label kernel_version" \
-	"panel 'bad grouping': groups by slice"; do
+	"panel 'bad grouping': groups by slice" \
+	"panel 'bad value': relay_late_wakeups_total{wakeup=\"tock\"}: relay exports no such value"; do
 	grep -qF "$want" "$TEST_TMP/bad.out" || { cat "$TEST_TMP/bad.out"; fail "not said: $want"; }
 done
 "$top/mk/py" deploy.monitor.dashboard "$TEST_TMP/no-such.json" --metrics "$TEST_TMP/live.prom" >/dev/null 2>&1; rc=$?

@@ -86,7 +86,7 @@ pylib relay_checks timeseries "$out/relay.timeseries.csv" 1000000 100 || fail "s
 head -n 1 "$out/relay.tick_lateness.hgrm" | grep -q 'Value.*Percentile' || fail "hgrm header"
 sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' "$out/relay.metrics.prom" | diff "$TEST_TMP/families" - ||
 	fail "relay.metrics.prom's families are not /metrics' (but relay_admin_*)"
-grep -q '^relay_late_wakeups_total [1-9]' "$out/relay.metrics.prom" ||
+grep -q '^relay_late_wakeups_total{wakeup="tick"} [1-9]' "$out/relay.metrics.prom" ||
 	fail "relay.metrics.prom: the SIGSTOP is no late wake-up"
 
 # A listener's name as a label value: a unix:// path may hold a quote, a

@@ -20,7 +20,8 @@
 # one explained by a chain, its policy and priority as the kernel had
 # them, relay's /metrics recorded before and after, and on them
 # (deploy/monitor/hostab.py) the fix-missing alert's expression true and
-# the late-while-throttled counter risen on stock, neither on patched.
+# the late-while-throttled counter of relay's data wake-ups risen on
+# stock, neither on patched.
 # One boot of each kernel serves both: the patched host's checks and the
 # A/B.
 #
@@ -57,21 +58,13 @@ if [ "${RELAY_TEST_HOST:-0}" != 1 ]; then
 	done
 	"$top/mk/py" lab.hostab.tests.host_ab "$run/summary.json" || fail "the A/B's summary: see above"
 	# relay's /metrics before and after: the fix-missing alert and the
-	# late-while-throttled counter on stock, neither on patched
-	# On the patched 6.12 host relay's own timer tick (a timerfd, expired
-	# in the softirq at SCHED_OTHER there) can be a few ms late while the
-	# co-tenant, throttled nearly all the time, is throttled: the counter
-	# rose by 2 in both runs of this test on 2026-12-07. That is no ready-list stall, and the alert
-	# cannot tell it from one yet (deploy/README.md): said, not failed.
-	arc=0
-	"$top/mk/py" deploy.monitor.hostab --results "$run" >"$TEST_TMP/alerts.out" 2>&1 || arc=$?
-	cat "$TEST_TMP/alerts.out"
-	if [ $arc = 1 ] && grep -q '^stock: .*: as it must$' "$TEST_TMP/alerts.out" &&
-	   grep -q '^patched: RelayKernelFixMissing quiet .*, RelayLateWhileThrottled fired ' "$TEST_TMP/alerts.out"; then
-		echo "NOTE: the patched host's late-while-throttled counter rose (relay's own tick, above): not held against the A/B"
-	elif [ $arc != 0 ]; then
+	# late-while-throttled counter of the wake-ups the epoll fix protects
+	# (wakeup="datagram" or "stream") on stock, neither on patched. The
+	# tick's (a non-RT waker: relay's timerfd, delivered by the timer
+	# softirq) is printed, not judged: on the patched 6.12 host it can
+	# rise (deploy/README.md).
+	"$top/mk/py" deploy.monitor.hostab --results "$run" ||
 		fail "relay's /metrics on the test hosts: see above"
-	fi
 	pass "$want checks on the patched test host, the A/B on both: stock late, patched not, each late datagram with its chain ($((SECONDS - t0)) s)"
 	exit 0
 fi
