@@ -138,7 +138,10 @@ def observe(s, k, waker):
     else:
         longest = q.get("longest")
         held = longest and longest["late_ms"] > (q.get("late_limit_ms") or quota.MIN_LATE_MS)
-        obs["quota"] = {"word": "HELD UP" if q["over_late_ms"] or q["never_ran"] else "ON TIME",
+        word = "HELD UP" if q["over_late_ms"] or q["never_ran"] else "ON TIME"
+        if word == "HELD UP" and not q["never_ran"] and idle_late(longest):
+            word = "LATE"
+        obs["quota"] = {"word": word,
                         "max_ms": q["late_ms"]["max"], "p99_ms": q["late_ms"]["p99"],
                         "over": q["over_late_ms"], "runs": q["late_ms"]["n"],
                         "never_ran": len(q["never_ran"]),
@@ -150,6 +153,16 @@ def observe(s, k, waker):
                         "cgroup_ms": th.get("cgroup_throttled_ms"), "tasks_ms": th.get("task_throttled_ms"),
                         "periods": ks.get("throttled_periods")}
     return obs
+
+
+def idle_late(longest):
+    """Whether the longest late refill (quota.document's) waited on a CPU
+    that was idle for most of it: nothing held it up, its delivery (the
+    timer interrupt, the softirq thread's wake-up) was what came late."""
+    h = (longest or {}).get("held_by") or {}
+    ran = h.get("ran") or []
+    return h.get("what") == "cpu" and bool(ran) and (ran[0].get("task") or {}).get("pid") == 0 \
+        and ran[0]["ms"] >= longest["late_ms"] / 2
 
 
 def tick_cell(ks, w):

@@ -276,6 +276,7 @@ class Timeline:
         self.runs = defaultdict(list)          # pid -> [Switch in]
         self.stops = defaultdict(list)         # pid -> [Switch out]
         self.on_cpu = defaultdict(list)        # cpu -> [OnCpu]
+        self.current = {}                      # cpu -> [pid on it, ts of its last event]
         self.wakings = defaultdict(list)       # pid -> [Waking]
         self.callbacks = defaultdict(list)     # pid -> [Callback]
         self.boosts = defaultdict(list)        # pid -> [Boost]
@@ -314,6 +315,7 @@ class Timeline:
                 self.ticks = True
             self.seen[e.cpu].append(e.ts)
             self.comm.setdefault(e.pid, e.comm)
+            self._hidden_switch(e)
             if n == "sched_switch":
                 for pid, prio in ((f["prev_pid"], f["prev_prio"]), (f["next_pid"], f["next_prio"])):
                     self.prio[pid] = prio
@@ -325,6 +327,7 @@ class Timeline:
                 self.stops[f["prev_pid"]].append(Switch(e.ts, e.cpu, f["prev_state"], e.flags))
                 self.runs[f["next_pid"]].append(Switch(e.ts, e.cpu))
                 self.on_cpu[e.cpu].append(OnCpu(e.ts, f["next_pid"]))
+                self.current[e.cpu] = [f["next_pid"], e.ts]
             elif n == "sched_waking":
                 self.prio.setdefault(f["pid"], f.get("prio"))
                 self.comm.setdefault(f["pid"], f["comm"])
@@ -493,6 +496,24 @@ class Timeline:
                         first = (iv.start, iv.end)
                     break
         return first
+
+    def _hidden_switch(self, e):
+        """The switches the trace leaves out (sched_switch only where an
+        RT task is in it) show in the next event's pid: every event names
+        the task current on its CPU, in an interrupt too. A SCHED_OTHER
+        task that went to sleep or gave its CPU to another one ran from
+        its switch-in to, at most, its last event: the CPU is put down as
+        not known from there (pid None) to the event that names another
+        task, and as that task's from it."""
+        cur = self.current.get(e.cpu)
+        if cur is None:
+            return
+        if e.pid == cur[0]:
+            cur[1] = e.ts
+            return
+        self.on_cpu[e.cpu].append(OnCpu(cur[1], None))
+        self.on_cpu[e.cpu].append(OnCpu(e.ts, e.pid))
+        self.current[e.cpu] = [e.pid, e.ts]
 
     def running(self, cpu, t):
         """The pid that ran on cpu at t, or None."""

@@ -55,8 +55,14 @@ def held_by(tl, run, offset, t0, holds):
             return {"what": "softirqs_held_by_throttled_task", "hold": h}
     ran = [(tl.task(pid) if pid is not None else None, round(sec * 1000, 3))
            for pid, sec in tl.ran_on(run.cpu, a, b)[:3]]
+    # Nothing in its way: then the refill's delivery is what was late,
+    # the timer softirq raised (by the CPU's timer interrupt) and its
+    # thread woken, each some time after it was due.
+    raised = next((t for t in tl.hrtimer_raised.get(run.cpu, []) if a <= t <= b), None)
+    woken = next((w.ts for w in tl.wakings.get(run.pid, []) if (raised or a) <= w.ts <= b), None)
     return {"what": "cpu", "ran": [{"task": t, "ms": ms} for t, ms in ran],
-            "cpu_silent_ms": span_ms(0, tl.silent(run.cpu, a, b))}
+            "cpu_silent_ms": span_ms(0, tl.silent(run.cpu, a, b)),
+            "softirq_raised_ms": span_ms(a, raised), "thread_woken_ms": span_ms(raised or a, woken)}
 
 
 def blocked(tl, w, offset, t0):
@@ -147,8 +153,22 @@ def held_text(h):
         x = h["hold"]
         return (f"CPU {x['cpu']}'s softirqs held by {x['holder']['comm']}/{x['holder']['pid']}, "
                 f"throttled {x['holding']}")
-    ran = ", ".join(f"{r['task']['comm'] if r['task'] else 'nothing traced'} {r['ms']} ms" for r in h["ran"])
-    return f"the CPU ran {ran or 'nothing traced'} (silent {h['cpu_silent_ms']} ms)"
+    ran = ", ".join(f"{ran_name(r['task'])} {r['ms']} ms" for r in h["ran"])
+    text = f"the CPU ran {ran or 'nothing traced'} (silent {h['cpu_silent_ms']} ms)"
+    if h.get("softirq_raised_ms") is not None:
+        text += f"; its timer softirq raised {h['softirq_raised_ms']} ms after the refill was due"
+    if h.get("thread_woken_ms") is not None:
+        text += (f", its thread woken {h['thread_woken_ms']} ms after that"
+                 if h.get("softirq_raised_ms") is not None else
+                 f"; its thread woken {h['thread_woken_ms']} ms after the refill was due")
+    return text
+
+
+def ran_name(task):
+    """Who ran, in words: the idle task is the CPU idle."""
+    if task is None:
+        return "not known"
+    return "idle" if task["pid"] == 0 else task["comm"]
 
 
 def blocked_text(h):

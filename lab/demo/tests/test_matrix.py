@@ -98,6 +98,19 @@ class ObserveTest(unittest.TestCase):
                          r"longest wait there [\d.]+ ms; ")
         pa["why"]["timer_tick"]["wait_ms"]["max"] = 7.0
         self.assertEqual(cells.tick_cell(pa, pa["why"])["word"], "HELD UP")
+        # a refill over the limit on a CPU that was idle meanwhile: late,
+        # nothing held it (Debian's signed 7.3.4); with a task running
+        # there instead, held up by it
+        q = pa["why"]["quota_timer"]
+        q.update(over_late_ms=1, longest={"cpu": 1, "late_ms": 7.852, "held_by": {
+            "what": "cpu", "ran": [{"task": {"pid": 0, "comm": "swapper/1"}, "ms": 7.84}],
+            "cpu_silent_ms": 3.998, "softirq_raised_ms": 3.834, "thread_woken_ms": 3.998}})
+        word = lambda: cells.observe(dict(s, patched=pa), "patched", "unix")["quota"]
+        self.assertEqual(word()["word"], "LATE")
+        self.assertRegex(word()["chain"], r"^the longest 7.852 ms late on CPU 1: the CPU ran idle 7.84 ms "
+                         r".*its timer softirq raised 3.834 ms after the refill was due")
+        q["longest"]["held_by"]["ran"][0]["task"] = {"pid": 32, "comm": "ksoftirqd/1"}
+        self.assertEqual(word()["word"], "HELD UP")
         # a chains.json from before the quota's timer was traced
         s["stock"]["why"]["quota_timer"] = None
         self.assertEqual(cells.observe(s, "stock", "unix")["quota"]["word"], "NOT TRACED")

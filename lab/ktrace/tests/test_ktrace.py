@@ -573,6 +573,36 @@ class QuotaTest(unittest.TestCase):
         self.assertIsNone(quota.document(self.events(["  <idle>-0  [001] d.h2.  1.1: local_timer_entry: "
                                                       "vector=236"]), 1.0, 5, 144, []))
 
+    def test_a_refill_late_on_an_idle_cpu(self):
+        """Debian's signed 7.3.4, 11 ms into a run: ksoftirqd/1 switched in
+        by an RT task, its own switch to the idle task left out by the
+        filter (no RT task in it); then only the idle task's events. The CPU
+        was idle, not running ksoftirqd, while the refill waited for the
+        tick to raise its softirq and for its thread to be woken."""
+        tl = self.events([
+            "  demo-scenario-149  [001] d..2.  1.003508: hrtimer_start: hrtimer=ffff888003a1c0e8 "
+            "function=sched_cfs_period_timer expires=1016517000 softexpires=1016517000 mode=ABS|PINNED",
+            "  rcu_preempt-16  [001] d..2.  1.012389: sched_switch: prev_comm=rcu_preempt prev_pid=16 "
+            "prev_prio=98 prev_state=W ==> next_comm=ksoftirqd/1 next_pid=32 next_prio=120",
+            "  <idle>-0  [001] dNh1.  1.016348: reschedule_entry: vector=253",
+            "  <idle>-0  [001] dNh1.  1.020350: local_timer_entry: vector=236",
+            "  <idle>-0  [001] dNh2.  1.020351: softirq_raise: vec=8 [action=HRTIMER]",
+            "  <idle>-0  [001] dN.3.  1.024349: sched_waking: comm=ktimers/1 pid=31 prio=98 target_cpu=001",
+            "  <idle>-0  [001] d..2.  1.024357: sched_switch: prev_comm=swapper/1 prev_pid=0 "
+            "prev_prio=120 prev_state=R ==> next_comm=ktimers/1 next_pid=31 next_prio=98",
+            "  ktimers/1-31  [001] ..s.1  1.024370: hrtimer_expire_entry: hrtimer=0xffff888003a1c0e8 "
+            "now=1024370000 function=sched_cfs_period_timer/0x0",
+        ])
+        self.assertEqual(tl.running(1, 1.014), None)    # ksoftirqd ran, at most, until here
+        self.assertEqual(tl.running(1, 1.018), 0)
+        self.assertEqual([p for p, _ in tl.ran_on(1, 1.016517, 1.02437)][:1], [0])
+        doc = quota.document(tl, 1.0, 5, 144, [])
+        h = doc["longest"]["held_by"]
+        self.assertEqual((h["what"], h["ran"][0]["task"]["pid"]), ("cpu", 0))
+        self.assertEqual((h["softirq_raised_ms"], h["thread_woken_ms"]), (3.834, 3.998))
+        self.assertRegex(quota.held_text(h), r"^the CPU ran idle 7\.84 ms.*raised 3\.834 ms after "
+                         r"the refill was due, its thread woken 3\.998 ms after that")
+
     def test_a_task_throttle_outside_its_cgroup_s_is_none(self):
         tl = self.events([
             "  loadgen-9  [001] d..2.  1.0: throttle: (tg_throttle_down+0x0/0x90) tg=0x10 rq=0x20",
