@@ -296,6 +296,8 @@ class Spec:
     guest_timeout_s: Optional[int] = optional("a guest not done by then is hung (wall seconds)")
     salt_us: Optional[int] = optional("how long a guest waits before its experiment starts "
                                       "(labkit.guest.salt_us)")
+    kernel_args: Optional[str] = optional("demo: words added to both guests' kernel command line "
+                                          "(\"\" when none)")
     repeats: Optional[int] = optional("capacity: the independent repeats, each a stock and a patched "
                                       "guest of its own")
     salts_us: Optional[list[int]] = optional("capacity: each repeat's salt, from repeat 1 (both guests "

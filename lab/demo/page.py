@@ -172,6 +172,8 @@ def view_of(run_dir, s):
                       "late" if virtual else
                       "host: guest time is host time; host hiccups become guest latency"))
     facts.append(("initramfs sha256", s.initramfs_sha256 or "?"))
+    if (s.spec or {}).get("kernel_args"):
+        facts.append(("kernel command line, added", s.spec["kernel_args"]))
     if "af_unix" in p:
         facts.append(("how loadgen wakes relay", WAKERS[bool(p["af_unix"])]))
     if p:

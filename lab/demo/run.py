@@ -30,6 +30,7 @@ package the guest cannot run on (what it lacks is named).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -53,7 +54,12 @@ PARAMS = [
     Param("guest_timeout_s", "int", 0, "a guest that has not finished by then counts as hung; "
           "0: (duration_s + grace_s) x 20 + 120 on the virtual clock, + 120 on the host's, "
           "three times that with the trace on", lo=0),
+    Param("kernel_args", "str", "", "words added to both guests' kernel command line (kernel/vm/boot "
+          "--append), such as nohz=off: a kernel's boot options tried without building it again"),
 ]
+# What a word of kernel_args may hold: the kernel's own param=value,list
+# syntax, nothing a shell or the boot line's quoting would read.
+KERNEL_ARG = re.compile(r"[A-Za-z0-9_.,:/+-]+(=[A-Za-z0-9_.,:/+-]*)?")
 
 
 def parse(argv):
@@ -91,6 +97,12 @@ def parse(argv):
         driver = resolve(args, PARAMS)
     except SpecError as e:
         ap.error(str(e))
+    bad = [w for w in driver["kernel_args"].split(" ") if w and not KERNEL_ARG.fullmatch(w)]
+    if bad:
+        ap.error(f"--kernel-args: {', '.join(map(repr, bad))}: not a kernel parameter (param or "
+                 "param=value, letters, digits and _.,:/+-, words apart by spaces)")
+    if args.host and driver["kernel_args"]:
+        ap.error("--kernel-args is for the guests' kernels, not with --host")
     if args.host:
         driver["clock"] = "host"
     return args, driver, scenario
@@ -134,6 +146,7 @@ def boot_both(run, images, initrd, spec, timeout, done=None):
     as each guest ends, while the other may still run."""
     clock = spec["clock"]
     memory = TRACED_MEMORY_MB if spec.get("trace") == "on" else None
+    append = spec.get("kernel_args") or None
     used = guest.sha256(initrd)   # hashed again right before the boots
     order = [["stock", "patched"]] if clock == "virtual" else [["stock"], ["patched"]]
     for group in order:
@@ -141,7 +154,8 @@ def boot_both(run, images, initrd, spec, timeout, done=None):
         for k in group:
             # A guest whose APIC timer failed its calibration (a busy host)
             # is another machine: boot it again, at most 5 times.
-            started[k] = [guest.boot(images[k], initrd, run.path(k), clock, timeout, memory_mb=memory), 1,
+            started[k] = [guest.boot(images[k], initrd, run.path(k), clock, timeout, memory_mb=memory,
+                                     append=append), 1,
                           time.monotonic()]
         shown = time.monotonic()
         while started:
@@ -158,7 +172,7 @@ def boot_both(run, images, initrd, spec, timeout, done=None):
                             f"({attempt + 1}/5)")
                     os.unlink(degraded)
                     started[k] = [guest.boot(images[k], initrd, run.path(k), clock, timeout,
-                                             memory_mb=memory), attempt + 1, t0]
+                                             memory_mb=memory, append=append), attempt + 1, t0]
                     continue
                 problem = None
                 if os.path.exists(degraded):
@@ -233,6 +247,7 @@ def demo(argv):
     if not host:
         spec["guest_timeout_s"] = guest_timeout(driver, scenario)
         spec["salt_us"] = guest.salt_us(run.id)
+        spec["kernel_args"] = " ".join(driver["kernel_args"].split())
     write_json(run.path("spec.json"), spec)
     record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "initramfs_sha256": None}
     if host:
