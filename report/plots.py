@@ -54,7 +54,12 @@ def distribution(view, name, title, out):
             continue
         top = max(top, rows[-1][0])
         blocks += datablock(f"d{i}", rows)
-        plots.append(f'$d{i} using 1:2 with steps lw 2.5 lc rgb "{COLOURS[i % 3]}" '
+        # Each column drawn wider than the ones after it, which go on top:
+        # two distributions that coincide (an A/A run, a kernel change
+        # that changes nothing) show as the later curve inside the
+        # earlier one's outline, not as one curve.
+        width = 2.5 + 3.5 * (len(view.columns) - 1 - i)
+        plots.append(f'$d{i} using 1:2 with steps lw {width:g} lc rgb "{COLOURS[i % 3]}" '
                      f'title {gnuplot_string(c.label)} noenhanced')
     if not plots:
         return False

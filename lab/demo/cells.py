@@ -179,8 +179,11 @@ def tick_cell(ks, w):
     longest = (((w or {}).get("timer_tick") or {}).get("wait_ms") or {}).get("max")
     if windows and w and mx is not None and (longest or 0) < mx / 2:
         word = "LATE"
+        late = (w.get("tick_delivery") or {}).get("longest")
         chain = (f"not on ep->lock: the tick came {mx:.3g} ms late, its softirq thread's longest wait "
-                 f"there {longest or 0:g} ms; " + chain)
+                 f"there {longest or 0:g} ms; "
+                 + (f"its latest delivery, {late['late_ms']:g} ms after it was due on CPU {late['cpu']}: "
+                    + quota.held_text(late["held_by"], "the tick") if late else chain))
     return {"word": word, "max_ms": mx, "p99_9_ms": _ms(tick.get("p99_9")), "late_windows": windows,
             "chain": chain}
 

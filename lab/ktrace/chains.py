@@ -124,6 +124,16 @@ class OnCpu:
 
 
 @dataclass(slots=True, frozen=True)
+class Served:
+    """A softirq (what: its action, "TIMER") or a timer wheel callback
+    (what: its function) that task pid ran on a CPU from start to end."""
+    start: float
+    end: float
+    what: str
+    pid: int
+
+
+@dataclass(slots=True, frozen=True)
 class Seen:
     """An event inside the timeline's detail spans: when, the task that
     was running, its name, and its flag columns ("" without them)."""
@@ -135,10 +145,12 @@ class Seen:
 
 @dataclass(slots=True, frozen=True)
 class Waking:
-    """A task woken at ts by waker, to run on cpu."""
+    """A task woken at ts by waker, to run on cpu; flags the event's flag
+    columns (need-resched set on the waker's CPU by then, or not)."""
     ts: float
     waker: int
     cpu: int
+    flags: str = ""
 
 
 # Frames of the lock's own machinery and of the tracer: not the place a
@@ -162,6 +174,8 @@ EPOLL_FRAMES = ("ep_poll", "ep_start_scan", "ep_done_scan", "ep_poll_callback",
 MODELS = ("cfs_rq", "task")
 # The period timer's function, as the trace names it.
 PERIOD_TIMER = "sched_cfs_period_timer"
+# A timerfd's hrtimer function: in the demo's guest, the relay's tick.
+TICK_TIMER = "timerfd_tmrproc"
 # Who let a throttled cgroup go, by a frame of the unthrottle's stack.
 # The period's refill of a remote CPU's run queue arrives there as a
 # function call IPI (__cfsb_csd_unthrottle).
@@ -283,9 +297,14 @@ class Timeline:
         self.throttles = defaultdict(list)     # (tg, rq) -> [Throttle]
         self.hrtimer_raised = defaultdict(list)    # cpu -> [ts of each raise of its hrtimer softirq]
         self.hrtimer_served = defaultdict(list)    # cpu -> [OnCpu: when, and who served it]
+        self.timer_irqs = defaultdict(list)    # cpu -> [ts of each of its timer interrupts]
+        self.softirqs = defaultdict(list)      # cpu -> [Served: its TIMER and HRTIMER softirqs], by end
+        self.callouts = defaultdict(list)      # cpu -> [Served: its timer wheel callbacks], by end
         self.task_throttles = defaultdict(list)  # pid -> [Throttle] (task-based model)
         self.timer_arms = defaultdict(list)    # hrtimer -> [TimerArm] (the quota period's)
         self.timer_runs = []                   # [TimerRun]
+        self.tick_arms = defaultdict(list)     # hrtimer -> [TimerArm] (the relay's timerfd's)
+        self.tick_runs = []                    # [TimerRun]
         # The throttle model (MODELS), when the trace's reader knows it
         # (explain: from the probes the kernel took); None reads as per
         # cfs_rq, as every kernel before v6.18.
@@ -300,6 +319,7 @@ class Timeline:
         self.count = 0
         self.flags = False      # whether any event had the flags columns
         waiting = {}
+        serving = {}            # (cpu, pid, "softirq" or "callout") -> (since, what)
         for e in events:        # an iterable, read once
             f, n = e.fields, e.name
             if self.first is None:
@@ -313,6 +333,7 @@ class Timeline:
                 self.detail[e.cpu].append(Seen(e.ts, e.pid, n, e.flags))
             if n == "local_timer_entry":
                 self.ticks = True
+                self.timer_irqs[e.cpu].append(e.ts)
             self.seen[e.cpu].append(e.ts)
             self.comm.setdefault(e.pid, e.comm)
             self._hidden_switch(e)
@@ -331,7 +352,7 @@ class Timeline:
             elif n == "sched_waking":
                 self.prio.setdefault(f["pid"], f.get("prio"))
                 self.comm.setdefault(f["pid"], f["comm"])
-                self.wakings[f["pid"]].append(Waking(e.ts, e.pid, f.get("target_cpu", e.cpu)))
+                self.wakings[f["pid"]].append(Waking(e.ts, e.pid, f.get("target_cpu", e.cpu), e.flags))
             elif n == "ep_cb":
                 self.callbacks[e.pid].append(Callback(e.ts, None, f.get("ep")))
             elif n == "ep_cb_ret":
@@ -373,12 +394,24 @@ class Timeline:
                     ivs[-1].end, ivs[-1].cause = e.ts, unthrottle_cause(e.stack)
             elif n == "softirq_raise" and f["vec"] == HRTIMER_SOFTIRQ:
                 self.hrtimer_raised[e.cpu].append(e.ts)
-            elif n == "softirq_entry" and f["vec"] == HRTIMER_SOFTIRQ:
-                self.hrtimer_served[e.cpu].append(OnCpu(e.ts, e.pid))
+            elif n == "softirq_entry":
+                if f["vec"] == HRTIMER_SOFTIRQ:
+                    self.hrtimer_served[e.cpu].append(OnCpu(e.ts, e.pid))
+                serving[(e.cpu, e.pid, "softirq")] = (e.ts, f["action"])
+            elif n == "timer_expire_entry":
+                serving[(e.cpu, e.pid, "callout")] = (e.ts, f["function"])
+            elif n in ("softirq_exit", "timer_expire_exit"):
+                kind = "softirq" if n == "softirq_exit" else "callout"
+                began = serving.pop((e.cpu, e.pid, kind), None)
+                if began is not None:
+                    (self.softirqs if kind == "softirq" else self.callouts)[e.cpu].append(
+                        Served(began[0], e.ts, began[1], e.pid))
             elif n == "throttle_task":
                 own.append(e)
+            elif n in ("hrtimer_start", "hrtimer_expire_entry") and f["function"] == TICK_TIMER:
+                self._timer(e, self.tick_arms, self.tick_runs)
             elif n in ("hrtimer_start", "hrtimer_expire_entry") and period_timer(f["function"]):
-                self._timer(e)
+                self._timer(e, self.timer_arms, self.timer_runs)
         for e in own:
             self._task_throttle(e)
         self.begins = [w.begin for w in self.waits]
@@ -400,18 +433,19 @@ class Timeline:
         self.entries = {pid: [c.entry for c in cbs] for pid, cbs in self.callbacks.items()}
         self.begins_on = {k: [w.begin for w in ws] for k, ws in self.waits_on.items()}
 
-    def _timer(self, e):
-        """The quota period's timer armed (hrtimer_start: when it is due)
-        or run (hrtimer_expire_entry: its base's now), in seconds: the
-        timer's base is CLOCK_MONOTONIC, the trace's clock."""
+    def _timer(self, e, arming, running):
+        """A traced timer (the quota period's, a timerfd's) armed
+        (hrtimer_start: when it is due, into ARMING) or run
+        (hrtimer_expire_entry: its base's now, into RUNNING), in seconds:
+        both timers' base is CLOCK_MONOTONIC, the trace's clock."""
         f = e.fields
         if e.name == "hrtimer_start":
-            self.timer_arms[f["hrtimer"]].append(TimerArm(e.ts, f["expires"] / 1e9))
+            arming[f["hrtimer"]].append(TimerArm(e.ts, f["expires"] / 1e9))
             return
-        arms = self.timer_arms.get(f["hrtimer"], [])
+        arms = arming.get(f["hrtimer"], [])
         i = _at_or_before(arms, e.ts)
-        self.timer_runs.append(TimerRun(e.ts, f["now"] / 1e9, arms[i].due if i >= 0 else None, e.cpu, e.pid,
-                                        f["hrtimer"]))
+        running.append(TimerRun(e.ts, f["now"] / 1e9, arms[i].due if i >= 0 else None, e.cpu, e.pid,
+                                f["hrtimer"]))
 
     def _task_throttle(self, e):
         """A task's own throttle (the task-based model's throttle_cfs_rq_work,
@@ -504,9 +538,12 @@ class Timeline:
         task that went to sleep or gave its CPU to another one ran from
         its switch-in to, at most, its last event: the CPU is put down as
         not known from there (pid None) to the event that names another
-        task, and as that task's from it."""
+        task, and as that task's from it. Before a CPU's first event
+        nothing is known of it."""
         cur = self.current.get(e.cpu)
-        if cur is None:
+        if cur is None:         # the CPU's first event: its task from here on
+            self.on_cpu[e.cpu].append(OnCpu(e.ts, e.pid))
+            self.current[e.cpu] = [e.pid, e.ts]
             return
         if e.pid == cur[0]:
             cur[1] = e.ts
@@ -514,6 +551,18 @@ class Timeline:
         self.on_cpu[e.cpu].append(OnCpu(cur[1], None))
         self.on_cpu[e.cpu].append(OnCpu(e.ts, e.pid))
         self.current[e.cpu] = [e.pid, e.ts]
+
+    def served(self, cpu, a, b):
+        """What cpu's softirq threads served over [a, b]: the softirqs'
+        seconds by action ({"TIMER": s}), and the longest timer wheel
+        callback that overlapped it (Served, or None). A softirq still
+        running at the trace's end is not in it."""
+        out = Counter()
+        for sv in self.softirqs.get(cpu, []):
+            if sv.end >= a and sv.start <= b:
+                out[sv.what] += min(sv.end, b) - max(sv.start, a)
+        calls = [c for c in self.callouts.get(cpu, []) if c.end >= a and c.start <= b]
+        return out, max(calls, key=lambda c: c.end - c.start, default=None)
 
     def running(self, cpu, t):
         """The pid that ran on cpu at t, or None."""

@@ -428,14 +428,18 @@ class GuestTrace:
         doc["softirq_held"] = self.softirq_held() if self.tl.flags else None
         # The quota's own timer, and how long the cgroup and its tasks
         # were throttled (what cpu.stat counted).
-        doc["quota_timer"] = quota.document(self.tl, self.t0, self.scen.params.get("late_ms"), self.offset,
-                                            chains.softirq_holds(self.tl, self.t0) if self.tl.flags else [])
+        holds = chains.softirq_holds(self.tl, self.t0) if self.tl.flags else []
+        doc["quota_timer"] = quota.document(self.tl, self.t0, self.scen.params.get("late_ms"), self.offset, holds)
         doc["throttling"] = quota.throttling(self.tl, self.t0)
         # The relay's timerfd tick, delivered by its CPU's timer softirq:
         # that task's waits on the relay's ready-list lock.
         cpu = self.scen.params.get("cpu")
         doc["timer_tick"] = (quota.tick_waits(self.tl, self.offset, self.t0, cpu)
                              if isinstance(cpu, int) else None)
+        # And each of its deliveries against when it was due: what held up
+        # a late one that no lock did.
+        doc["tick_delivery"] = quota.tick_delivery(self.tl, self.t0, self.scen.params.get("late_ms"),
+                                                   self.offset, holds)
         doc["totals"] = {"stalls": len(stalls),
                          "stalls_explained": sum(1 for s in stalls if "unexplained" not in s),
                          "late": len(late), "late_explained": sum(1 for s in late if "unexplained" not in s),

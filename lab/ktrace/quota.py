@@ -55,14 +55,34 @@ def held_by(tl, run, offset, t0, holds):
             return {"what": "softirqs_held_by_throttled_task", "hold": h}
     ran = [(tl.task(pid) if pid is not None else None, round(sec * 1000, 3))
            for pid, sec in tl.ran_on(run.cpu, a, b)[:3]]
-    # Nothing in its way: then the refill's delivery is what was late,
-    # the timer softirq raised (by the CPU's timer interrupt) and its
-    # thread woken, each some time after it was due.
+    # Nothing in its way: then the refill's delivery is what was late:
+    # the timer softirq raised (by the CPU's timer interrupt), its thread
+    # woken, and run, each some time after the one before. A wake-up that
+    # left need-resched unset lets an idle CPU sleep on to its next
+    # interrupt.
     raised = next((t for t in tl.hrtimer_raised.get(run.cpu, []) if a <= t <= b), None)
-    woken = next((w.ts for w in tl.wakings.get(run.pid, []) if (raised or a) <= w.ts <= b), None)
-    return {"what": "cpu", "ran": [{"task": t, "ms": ms} for t, ms in ran],
-            "cpu_silent_ms": span_ms(0, tl.silent(run.cpu, a, b)),
-            "softirq_raised_ms": span_ms(a, raised), "thread_woken_ms": span_ms(raised or a, woken)}
+    wake = next((w for w in tl.wakings.get(run.pid, []) if (raised or a) <= w.ts <= b), None)
+    out = {"what": "cpu", "ran": [{"task": t, "ms": ms} for t, ms in ran],
+           "cpu_silent_ms": span_ms(0, tl.silent(run.cpu, a, b)),
+           "softirq_raised_ms": span_ms(a, raised), "thread_woken_ms": span_ms(raised or a, wake and wake.ts)}
+    soft, call = tl.served(run.cpu, a, b)
+    if soft:
+        out["softirqs_ms"] = {k: round(v * 1000, 3) for k, v in soft.most_common()}
+    if call is not None:
+        out["longest_callout"] = {"function": call.what, "ms": span_ms(call.start, call.end),
+                                  "by": tl.task(call.pid)}
+    if wake is not None:
+        irqs = tl.timer_irqs.get(run.cpu, [])
+        i = bisect.bisect_right(irqs, wake.ts)
+        out.update(woken_need_resched=need_resched(wake.flags), ran_after_wake_ms=span_ms(wake.ts, b),
+                   next_timer_irq_ms=span_ms(wake.ts, irqs[i]) if i < len(irqs) and irqs[i] <= b else None)
+    return out
+
+
+def need_resched(flags):
+    """Whether an event's flag columns (tracefile.FLAG_COLUMNS) say
+    need-resched was set, any kind of it; None without the columns."""
+    return flags[1] != "." if len(flags) >= 2 else None
 
 
 def blocked(tl, w, offset, t0):
@@ -136,16 +156,42 @@ def document(tl, t0, late_ms, offset, holds):
     out["never_ran"] = [{"armed_s": rel_s(a.ts, t0), "due_s": rel_s(a.due, t0), "until_s": rel_s(u, t0),
                          "waited_ms": span_ms(a.due, u)} for a, u in gone[:20]]
     if worst and worst[1] * 1000 > MIN_LATE_MS:
-        r, x = worst
-        out["longest"] = {"cpu": r.cpu, "due_s": rel_s(r.due, t0), "ran_s": rel_s(r.ran, t0),
-                          "late_ms": round(x * 1000, 3), "run_by": tl.task(r.pid),
-                          "held_by": held_by(tl, r, offset, t0, holds)}
+        out["longest"] = longest(tl, worst, offset, t0, holds)
     out["line"] = line(out)
     return out
 
 
-def held_text(h):
-    """What held a refill up, in words."""
+def longest(tl, worst, offset, t0, holds):
+    """The latest run of a timer, WORST (a TimerRun and its lateness), with
+    what held it up (held_by)."""
+    r, x = worst
+    return {"cpu": r.cpu, "due_s": rel_s(r.due, t0), "ran_s": rel_s(r.ran, t0),
+            "late_ms": round(x * 1000, 3), "run_by": tl.task(r.pid),
+            "held_by": held_by(tl, r, offset, t0, holds)}
+
+
+def tick_delivery(tl, t0, late_ms, offset, holds):
+    """chains.json's tick_delivery: the relay's timerfd tick as its timer
+    softirq delivered it (the trace's runs of a timerfd's hrtimer, each
+    against when it was due): how late (ms), how many later than the
+    scenario's LATE_MS, the latest with what held it up (held_by); None
+    when the trace has no such run (a trace from before they were
+    recorded). The relay's own figure adds its loop's wake-up to this."""
+    rs = [(r, r.ran - r.due) for r in tl.tick_runs if r.due is not None]
+    if not rs:
+        return None
+    limit = late_ms if isinstance(late_ms, (int, float)) else None
+    worst = max(rs, key=lambda p: p[1])
+    out = {"runs": len(tl.tick_runs), "late_ms": chains.percentiles([x * 1000 for _, x in rs]),
+           "late_limit_ms": limit, "over_late_ms": sum(1 for _, x in rs if limit is not None and x * 1000 > limit),
+           "run_by": sorted({tl.comm.get(r.pid, "?") for r in tl.tick_runs})}
+    if worst[1] * 1000 > MIN_LATE_MS:
+        out["longest"] = longest(tl, worst, offset, t0, holds)
+    return out
+
+
+def held_text(h, timer="the refill"):
+    """What held a refill (or another TIMER's run) up, in words."""
     what = h["what"]
     if what == "softirq_thread_blocked":
         return blocked_text(h)
@@ -155,12 +201,23 @@ def held_text(h):
                 f"throttled {x['holding']}")
     ran = ", ".join(f"{ran_name(r['task'])} {r['ms']} ms" for r in h["ran"])
     text = f"the CPU ran {ran or 'nothing traced'} (silent {h['cpu_silent_ms']} ms)"
+    if h.get("softirqs_ms"):
+        text += "; its softirq threads served " + ", ".join(f"{k} {v} ms" for k, v in h["softirqs_ms"].items())
+    c = h.get("longest_callout")
+    if c and c["ms"] >= MIN_LATE_MS:
+        text += f", the longest timer callback {c['function']} {c['ms']} ms (by {c['by']['comm']})"
     if h.get("softirq_raised_ms") is not None:
-        text += f"; its timer softirq raised {h['softirq_raised_ms']} ms after the refill was due"
+        text += f"; its timer softirq raised {h['softirq_raised_ms']} ms after {timer} was due"
     if h.get("thread_woken_ms") is not None:
         text += (f", its thread woken {h['thread_woken_ms']} ms after that"
                  if h.get("softirq_raised_ms") is not None else
-                 f"; its thread woken {h['thread_woken_ms']} ms after the refill was due")
+                 f"; its thread woken {h['thread_woken_ms']} ms after {timer} was due")
+        if h.get("woken_need_resched") is False:
+            text += " without need-resched set"
+        if (h.get("ran_after_wake_ms") or 0) >= MIN_LATE_MS:
+            text += f", and run {h['ran_after_wake_ms']} ms after its wake-up"
+            if h.get("next_timer_irq_ms") is not None:
+                text += f", once the CPU's next timer interrupt ({h['next_timer_irq_ms']} ms) came"
     return text
 
 

@@ -94,6 +94,16 @@ def _fields(name, body):
         # "vec=8 [action=HRTIMER]"
         m = _SOFTIRQ.match(body)
         return {"vec": int(m["vec"]), "action": m["action"]} if m else None
+    if name in ("timer_expire_entry", "timer_expire_exit"):
+        # "timer=00000000c3a0d2f2 function=process_timeout now=4294892345
+        # baseclk=4294892345" (the exit: the timer alone)
+        f = dict(_FIELD.findall(body))
+        if "timer" not in f or ("function" in f) != (name == "timer_expire_entry"):
+            return None
+        out = {"timer": int(f["timer"], 16)}
+        if "function" in f:
+            out["function"] = re.split(r"[+/]", f["function"])[0]
+        return out
     if name in ("local_timer_entry", "reschedule_entry"):
         # "vector=236"
         f = {k: int(v) for k, v in _FIELD.findall(body)}

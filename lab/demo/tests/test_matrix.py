@@ -96,6 +96,12 @@ class ObserveTest(unittest.TestCase):
         self.assertEqual(tick["word"], "LATE")
         self.assertRegex(tick["chain"], r"^not on ep->lock: the tick came 7.21 ms late, its softirq thread's "
                          r"longest wait there [\d.]+ ms; ")
+        # with the tick's deliveries traced: what held the latest one
+        pa["why"]["tick_delivery"] = {"longest": {"cpu": 1, "late_ms": 7.2, "held_by": {
+            "what": "cpu", "ran": [{"task": {"pid": 0, "comm": "swapper/1"}, "ms": 7.19}],
+            "cpu_silent_ms": 4.0, "softirq_raised_ms": 3.2, "thread_woken_ms": 4.0}}}
+        self.assertRegex(cells.tick_cell(pa, pa["why"])["chain"], r"; its latest delivery, 7.2 ms after it was "
+                         r"due on CPU 1: the CPU ran idle 7.19 ms .*raised 3.2 ms after the tick was due")
         pa["why"]["timer_tick"]["wait_ms"]["max"] = 7.0
         self.assertEqual(cells.tick_cell(pa, pa["why"])["word"], "HELD UP")
         # a refill over the limit on a CPU that was idle meanwhile: late,

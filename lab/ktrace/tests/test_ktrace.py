@@ -601,7 +601,90 @@ class QuotaTest(unittest.TestCase):
         self.assertEqual((h["what"], h["ran"][0]["task"]["pid"]), ("cpu", 0))
         self.assertEqual((h["softirq_raised_ms"], h["thread_woken_ms"]), (3.834, 3.998))
         self.assertRegex(quota.held_text(h), r"^the CPU ran idle 7\.84 ms.*raised 3\.834 ms after "
-                         r"the refill was due, its thread woken 3\.998 ms after that")
+                         r"the refill was due, its thread woken 3\.998 ms after that$")
+
+    def test_a_wake_up_that_leaves_the_idle_cpu_asleep(self):
+        """Signed 7.3.4 again: the timer interrupt raises the softirq on
+        time and wakes ktimers/1 at its exit, but need-resched stays unset
+        ("d..3."), so the idle CPU sleeps on to its next timer interrupt."""
+        tl = self.events([
+            "  demo-scenario-149  [001] d..2.  1.003000: hrtimer_start: hrtimer=ffff888003a1c0e8 "
+            "function=sched_cfs_period_timer expires=1010000000 softexpires=1010000000 mode=ABS|PINNED",
+            "  <idle>-0  [001] d.h1.  1.010001: local_timer_entry: vector=236",
+            "  <idle>-0  [001] d.h2.  1.010002: softirq_raise: vec=8 [action=HRTIMER]",
+            "  <idle>-0  [001] d..3.  1.010003: sched_waking: comm=ktimers/1 pid=31 prio=98 target_cpu=001",
+            "  <idle>-0  [001] dNh1.  1.013740: local_timer_entry: vector=236",
+            "  <idle>-0  [001] d..2.  1.013760: sched_switch: prev_comm=swapper/1 prev_pid=0 "
+            "prev_prio=120 prev_state=R ==> next_comm=ktimers/1 next_pid=31 next_prio=98",
+            "  ktimers/1-31  [001] ..s.1  1.013764: hrtimer_expire_entry: hrtimer=0xffff888003a1c0e8 "
+            "now=1013764000 function=sched_cfs_period_timer/0x0",
+        ])
+        h = quota.document(tl, 1.0, 5, 144, [])["longest"]["held_by"]
+        self.assertEqual((h["woken_need_resched"], h["ran_after_wake_ms"], h["next_timer_irq_ms"]),
+                         (False, 3.761, 3.737))
+        self.assertRegex(quota.held_text(h), r"raised 0\.002 ms after the refill was due, its thread woken "
+                         r"0\.001 ms after that without need-resched set, and run 3\.761 ms after its "
+                         r"wake-up, once the CPU's next timer interrupt \(3\.737 ms\) came$")
+
+    def test_the_relay_s_tick_apart_from_the_refill(self):
+        """A timerfd's hrtimer (the relay's tick) is the tick's, not the
+        quota's: its runs against its armings, the latest with what held
+        it (here its CPU idle until the timer interrupt raised the
+        softirq)."""
+        tl = self.events([
+            "  relay-150  [001] d..2.  1.000000: hrtimer_start: hrtimer=ffff888004b2d0a8 "
+            "function=timerfd_tmrproc expires=1001000000 softexpires=1001000000 mode=ABS",
+            "  ktimers/1-31  [001] ..s.1  1.001020: hrtimer_expire_entry: hrtimer=0xffff888004b2d0a8 "
+            "now=1001020000 function=timerfd_tmrproc/0x0",
+            "  relay-150  [001] d..2.  1.001100: hrtimer_start: hrtimer=ffff888004b2d0a8 "
+            "function=timerfd_tmrproc expires=1002000000 softexpires=1002000000 mode=ABS",
+            "  relay-150  [001] d..2.  1.001200: sched_switch: prev_comm=relay prev_pid=150 prev_prio=49 "
+            "prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+            "  <idle>-0  [001] d.h1.  1.009000: local_timer_entry: vector=236",
+            "  <idle>-0  [001] d.h2.  1.009001: softirq_raise: vec=8 [action=HRTIMER]",
+            "  <idle>-0  [001] dN.3.  1.009002: sched_waking: comm=ktimers/1 pid=31 prio=98 target_cpu=001",
+            "  <idle>-0  [001] d..2.  1.009010: sched_switch: prev_comm=swapper/1 prev_pid=0 "
+            "prev_prio=120 prev_state=R ==> next_comm=ktimers/1 next_pid=31 next_prio=98",
+            "  ktimers/1-31  [001] ..s.1  1.009020: hrtimer_expire_entry: hrtimer=0xffff888004b2d0a8 "
+            "now=1009020000 function=timerfd_tmrproc/0x0",
+        ])
+        self.assertEqual((len(tl.tick_runs), tl.timer_runs), (2, []))
+        self.assertIsNone(quota.document(tl, 1.0, 5, 144, []))
+        doc = quota.tick_delivery(tl, 1.0, 5, 144, [])
+        self.assertEqual((doc["runs"], doc["late_ms"]["max"], doc["over_late_ms"]), (2, 7.02, 1))
+        h = doc["longest"]["held_by"]
+        self.assertEqual((h["ran"][0]["task"]["pid"], h["softirq_raised_ms"]), (0, 7.001))
+        self.assertRegex(quota.held_text(h, "the tick"), r"raised 7\.001 ms after the tick was due, its "
+                         r"thread woken 0\.001 ms after that$")
+        self.assertIsNone(quota.tick_delivery(self.events(["  <idle>-0  [001] d.h2.  1.1: local_timer_entry: "
+                                                           "vector=236"]), 1.0, 5, 144, []))
+
+    def test_a_refill_behind_its_thread_s_timer_softirq(self):
+        """The softirq thread busy in the timer wheel's softirq, one callback
+        long, while the refill falls due: what it served, and the callback."""
+        tl = self.events([
+            "  demo-scenario-149  [001] d..2.  1.000000: hrtimer_start: hrtimer=ffff888003a1c0e8 "
+            "function=sched_cfs_period_timer expires=1002000000 softexpires=1002000000 mode=ABS|PINNED",
+            "  ktimers/1-31  [001] ..s.1  1.001000: softirq_entry: vec=1 [action=TIMER]",
+            "  ktimers/1-31  [001] ..s.1  1.001010: timer_expire_entry: timer=00000000c3a0d2f2 "
+            "function=delayed_work_timer_fn now=4294892345 baseclk=4294892345",
+            "  ktimers/1-31  [001] d.H12  1.002001: local_timer_entry: vector=236",
+            "  ktimers/1-31  [001] d.H22  1.002002: softirq_raise: vec=8 [action=HRTIMER]",
+            "  ktimers/1-31  [001] ..s.1  1.009000: timer_expire_exit: timer=00000000c3a0d2f2",
+            "  ktimers/1-31  [001] ..s.1  1.009010: softirq_exit: vec=1 [action=TIMER]",
+            "  ktimers/1-31  [001] ..s.1  1.009020: softirq_entry: vec=8 [action=HRTIMER]",
+            "  ktimers/1-31  [001] ..s.2  1.009030: hrtimer_expire_entry: hrtimer=0xffff888003a1c0e8 "
+            "now=1009030000 function=sched_cfs_period_timer/0x0",
+        ])
+        soft, call = tl.served(1, 1.002, 1.00903)
+        self.assertEqual((round(soft["TIMER"], 6), call.what), (0.00701, "delayed_work_timer_fn"))
+        h = quota.document(tl, 1.0, 5, 144, [])["longest"]["held_by"]
+        self.assertEqual(h["longest_callout"]["ms"], 7.99)
+        self.assertRegex(quota.held_text(h), r"^the CPU ran ktimers/1 7\.03 ms .*; its softirq threads served "
+                         r"TIMER 7\.01 ms, the longest timer callback delayed_work_timer_fn "
+                         r"7\.99 ms \(by ktimers/1\)")
+        with self.assertRaises(tracefile.TraceError):
+            tracefile.parse(["  ktimers/1-31  [001] ..s.1  1.0: timer_expire_entry: timer=00000000c3a0d2f2"])
 
     def test_a_task_throttle_outside_its_cgroup_s_is_none(self):
         tl = self.events([
