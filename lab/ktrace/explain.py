@@ -429,7 +429,8 @@ class GuestTrace:
         # The quota's own timer, and how long the cgroup and its tasks
         # were throttled (what cpu.stat counted).
         holds = chains.softirq_holds(self.tl, self.t0) if self.tl.flags else []
-        doc["quota_timer"] = quota.document(self.tl, self.t0, self.scen.params.get("late_ms"), self.offset, holds)
+        doc["quota_timer"] = quota.document(self.tl, self.t0, self.scen.params.get("late_ms"), self.offset,
+                                            holds)
         doc["throttling"] = quota.throttling(self.tl, self.t0)
         # The relay's timerfd tick, delivered by its CPU's timer softirq:
         # that task's waits on the relay's ready-list lock.

@@ -183,7 +183,8 @@ def tick_delivery(tl, t0, late_ms, offset, holds):
     limit = late_ms if isinstance(late_ms, (int, float)) else None
     worst = max(rs, key=lambda p: p[1])
     out = {"runs": len(tl.tick_runs), "late_ms": chains.percentiles([x * 1000 for _, x in rs]),
-           "late_limit_ms": limit, "over_late_ms": sum(1 for _, x in rs if limit is not None and x * 1000 > limit),
+           "late_limit_ms": limit,
+           "over_late_ms": sum(1 for _, x in rs if limit is not None and x * 1000 > limit),
            "run_by": sorted({tl.comm.get(r.pid, "?") for r in tl.tick_runs})}
     if worst[1] * 1000 > MIN_LATE_MS:
         out["longest"] = longest(tl, worst, offset, t0, holds)
@@ -202,7 +203,8 @@ def held_text(h, timer="the refill"):
     ran = ", ".join(f"{ran_name(r['task'])} {r['ms']} ms" for r in h["ran"])
     text = f"the CPU ran {ran or 'nothing traced'} (silent {h['cpu_silent_ms']} ms)"
     if h.get("softirqs_ms"):
-        text += "; its softirq threads served " + ", ".join(f"{k} {v} ms" for k, v in h["softirqs_ms"].items())
+        text += "; its softirq threads served " + ", ".join(
+            f"{k} {v} ms" for k, v in h["softirqs_ms"].items())
     c = h.get("longest_callout")
     if c and c["ms"] >= MIN_LATE_MS:
         text += f", the longest timer callback {c['function']} {c['ms']} ms (by {c['by']['comm']})"

@@ -10,7 +10,8 @@ from unittest import mock
 from lab.labkit import TOP
 from report import plots
 
-HGRM = os.path.join(TOP, "tests", "fixtures", "report", "demo-virtual", "{}", "results", "relay.tick_lateness.hgrm")
+HGRM = os.path.join(TOP, "tests", "fixtures", "report", "demo-virtual", "{}", "results",
+                    "relay.tick_lateness.hgrm")
 
 
 class DistributionTest(unittest.TestCase):

@@ -100,7 +100,8 @@ class ObserveTest(unittest.TestCase):
         pa["why"]["tick_delivery"] = {"longest": {"cpu": 1, "late_ms": 7.2, "held_by": {
             "what": "cpu", "ran": [{"task": {"pid": 0, "comm": "swapper/1"}, "ms": 7.19}],
             "cpu_silent_ms": 4.0, "softirq_raised_ms": 3.2, "thread_woken_ms": 4.0}}}
-        self.assertRegex(cells.tick_cell(pa, pa["why"])["chain"], r"; its latest delivery, 7.2 ms after it was "
+        self.assertRegex(cells.tick_cell(pa, pa["why"])["chain"], r"; its latest delivery, 7.2 ms after it "
+                         r"was "
                          r"due on CPU 1: the CPU ran idle 7.19 ms .*raised 3.2 ms after the tick was due")
         pa["why"]["timer_tick"]["wait_ms"]["max"] = 7.0
         self.assertEqual(cells.tick_cell(pa, pa["why"])["word"], "HELD UP")
@@ -111,7 +112,9 @@ class ObserveTest(unittest.TestCase):
         q.update(over_late_ms=1, longest={"cpu": 1, "late_ms": 7.852, "held_by": {
             "what": "cpu", "ran": [{"task": {"pid": 0, "comm": "swapper/1"}, "ms": 7.84}],
             "cpu_silent_ms": 3.998, "softirq_raised_ms": 3.834, "thread_woken_ms": 3.998}})
-        word = lambda: cells.observe(dict(s, patched=pa), "patched", "unix")["quota"]
+
+        def word():
+            return cells.observe(dict(s, patched=pa), "patched", "unix")["quota"]
         self.assertEqual(word()["word"], "LATE")
         self.assertRegex(word()["chain"], r"^the longest 7.852 ms late on CPU 1: the CPU ran idle 7.84 ms "
                          r".*its timer softirq raised 3.834 ms after the refill was due")

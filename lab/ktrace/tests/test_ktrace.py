@@ -680,7 +680,8 @@ class QuotaTest(unittest.TestCase):
         self.assertEqual((round(soft["TIMER"], 6), call.what), (0.00701, "delayed_work_timer_fn"))
         h = quota.document(tl, 1.0, 5, 144, [])["longest"]["held_by"]
         self.assertEqual(h["longest_callout"]["ms"], 7.99)
-        self.assertRegex(quota.held_text(h), r"^the CPU ran ktimers/1 7\.03 ms .*; its softirq threads served "
+        self.assertRegex(quota.held_text(h), r"^the CPU ran ktimers/1 7\.03 ms .*; its softirq threads "
+                         r"served "
                          r"TIMER 7\.01 ms, the longest timer callback delayed_work_timer_fn "
                          r"7\.99 ms \(by ktimers/1\)")
         with self.assertRaises(tracefile.TraceError):
