@@ -134,6 +134,14 @@ class Served:
 
 
 @dataclass(slots=True, frozen=True)
+class OnCall:
+    """A timer's callback (what: its function) entered at ts by pid."""
+    ts: float
+    what: str
+    pid: int
+
+
+@dataclass(slots=True, frozen=True)
 class Seen:
     """An event inside the timeline's detail spans: when, the task that
     was running, its name, and its flag columns ("" without them)."""
@@ -305,6 +313,7 @@ class Timeline:
         self.timer_runs = []                   # [TimerRun]
         self.tick_arms = defaultdict(list)     # hrtimer -> [TimerArm] (the relay's timerfd's)
         self.tick_runs = []                    # [TimerRun]
+        self.hrtimer_calls = defaultdict(list)  # cpu -> [OnCall: every other hrtimer run traced]
         # The throttle model (MODELS), when the trace's reader knows it
         # (explain: from the probes the kernel took); None reads as per
         # cfs_rq, as every kernel before v6.18.
@@ -412,6 +421,8 @@ class Timeline:
                 self._timer(e, self.tick_arms, self.tick_runs)
             elif n in ("hrtimer_start", "hrtimer_expire_entry") and period_timer(f["function"]):
                 self._timer(e, self.timer_arms, self.timer_runs)
+            elif n == "hrtimer_expire_entry":
+                self.hrtimer_calls[e.cpu].append(OnCall(e.ts, f["function"], e.pid))
         for e in own:
             self._task_throttle(e)
         self.begins = [w.begin for w in self.waits]

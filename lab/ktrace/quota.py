@@ -17,6 +17,9 @@ import bisect
 from . import chains
 from .chains import rel_s, span_ms
 
+# How long before a late timer fell due an hrtimer callback may have been
+# entered for it to be the one its CPU's softirq thread was still in.
+CALL_BEFORE_S = 0.05
 # A refill that ran this much after it was due counts as held up, at the
 # least: the guest's timer interrupts and softirqs take some tens of
 # microseconds, the scenario's late limit is milliseconds.
@@ -71,11 +74,20 @@ def held_by(tl, run, offset, t0, holds):
     if call is not None:
         out["longest_callout"] = {"function": call.what, "ms": span_ms(call.start, call.end),
                                   "by": tl.task(call.pid)}
+    # The hrtimer callback last entered before the CPU's longest silence:
+    # the one its softirq thread was in then, when nothing came between.
+    x, _ = tl.silence(run.cpu, a, b)
+    calls = tl.hrtimer_calls.get(run.cpu, [])
+    i = bisect.bisect_right(calls, x, key=lambda c: c.ts) - 1
+    if i >= 0 and a - calls[i].ts <= CALL_BEFORE_S:
+        out["silence_after"] = {"function": calls[i].what, "ms_before": span_ms(calls[i].ts, x),
+                                "by": tl.task(calls[i].pid)}
     if wake is not None:
         irqs = tl.timer_irqs.get(run.cpu, [])
-        i = bisect.bisect_right(irqs, wake.ts)
+        between = irqs[bisect.bisect_right(irqs, wake.ts):bisect.bisect_right(irqs, b)]
         out.update(woken_need_resched=need_resched(wake.flags), ran_after_wake_ms=span_ms(wake.ts, b),
-                   next_timer_irq_ms=span_ms(wake.ts, irqs[i]) if i < len(irqs) and irqs[i] <= b else None)
+                   timer_irqs_before_run=len(between),
+                   last_timer_irq_ms=span_ms(wake.ts, between[-1]) if between else None)
     return out
 
 
@@ -208,6 +220,12 @@ def held_text(h, timer="the refill"):
     c = h.get("longest_callout")
     if c and c["ms"] >= MIN_LATE_MS:
         text += f", the longest timer callback {c['function']} {c['ms']} ms (by {c['by']['comm']})"
+    c = h.get("silence_after")
+    if c and (h.get("cpu_silent_ms") or 0) >= MIN_LATE_MS:
+        text += (f"; the silence began in the hrtimer callback {c['function']} (by {c['by']['comm']})"
+                 if not c["ms_before"] else
+                 f"; the last hrtimer callback before the silence: {c['function']} (by {c['by']['comm']}), "
+                 f"{c['ms_before']} ms before it")
     if h.get("softirq_raised_ms") is not None:
         text += f"; its timer softirq raised {h['softirq_raised_ms']} ms after {timer} was due"
     if h.get("thread_woken_ms") is not None:
@@ -218,8 +236,10 @@ def held_text(h, timer="the refill"):
             text += " without need-resched set"
         if (h.get("ran_after_wake_ms") or 0) >= MIN_LATE_MS:
             text += f", and run {h['ran_after_wake_ms']} ms after its wake-up"
-            if h.get("next_timer_irq_ms") is not None:
-                text += f", once the CPU's next timer interrupt ({h['next_timer_irq_ms']} ms) came"
+            n = h.get("timer_irqs_before_run")
+            if n:
+                text += (f", after the CPU's {'next timer interrupt' if n == 1 else f'{n} timer interrupts'} "
+                         f"({h['last_timer_irq_ms']} ms)")
     return text
 
 

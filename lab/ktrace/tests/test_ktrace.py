@@ -620,11 +620,11 @@ class QuotaTest(unittest.TestCase):
             "now=1013764000 function=sched_cfs_period_timer/0x0",
         ])
         h = quota.document(tl, 1.0, 5, 144, [])["longest"]["held_by"]
-        self.assertEqual((h["woken_need_resched"], h["ran_after_wake_ms"], h["next_timer_irq_ms"]),
-                         (False, 3.761, 3.737))
+        self.assertEqual((h["woken_need_resched"], h["ran_after_wake_ms"], h["timer_irqs_before_run"],
+                          h["last_timer_irq_ms"]), (False, 3.761, 1, 3.737))
         self.assertRegex(quota.held_text(h), r"raised 0\.002 ms after the refill was due, its thread woken "
                          r"0\.001 ms after that without need-resched set, and run 3\.761 ms after its "
-                         r"wake-up, once the CPU's next timer interrupt \(3\.737 ms\) came$")
+                         r"wake-up, after the CPU's next timer interrupt \(3\.737 ms\)$")
 
     def test_the_relay_s_tick_apart_from_the_refill(self):
         """A timerfd's hrtimer (the relay's tick) is the tick's, not the
@@ -686,6 +686,25 @@ class QuotaTest(unittest.TestCase):
                          r"7\.99 ms \(by ktimers/1\)")
         with self.assertRaises(tracefile.TraceError):
             tracefile.parse(["  ktimers/1-31  [001] ..s.1  1.0: timer_expire_entry: timer=00000000c3a0d2f2"])
+
+    def test_a_refill_behind_another_hrtimer_s_callback(self):
+        """The softirq thread inside its HRTIMER softirq, in another timer's
+        callback, when the refill falls due: the silence began there."""
+        tl = self.events([
+            "  demo-scenario-149  [001] d..2.  1.000000: hrtimer_start: hrtimer=ffff888003a1c0e8 "
+            "function=sched_cfs_period_timer expires=1002000000 softexpires=1002000000 mode=ABS|PINNED",
+            "  ktimers/1-31  [001] ..s.1  1.001000: softirq_entry: vec=8 [action=HRTIMER]",
+            "  ktimers/1-31  [001] ..s.2  1.001010: hrtimer_expire_entry: hrtimer=0xffff888003a1c100 "
+            "now=1001010000 function=kfence_timer/0x0",
+            "  ktimers/1-31  [001] ..s.1  1.005000: softirq_exit: vec=8 [action=HRTIMER]",
+            "  ktimers/1-31  [001] ..s.1  1.005010: softirq_entry: vec=8 [action=HRTIMER]",
+            "  ktimers/1-31  [001] ..s.2  1.005020: hrtimer_expire_entry: hrtimer=0xffff888003a1c0e8 "
+            "now=1005020000 function=sched_cfs_period_timer/0x0",
+        ])
+        h = quota.document(tl, 1.0, 5, 144, [])["longest"]["held_by"]
+        self.assertEqual(h["silence_after"]["function"], "kfence_timer")
+        self.assertRegex(quota.held_text(h), r"; the last hrtimer callback before the silence: kfence_timer "
+                         r"\(by ktimers/1\), 0\.99 ms before it")
 
     def test_a_task_throttle_outside_its_cgroup_s_is_none(self):
         tl = self.events([
