@@ -76,7 +76,10 @@ def held_by(tl, run, offset, t0, holds):
                                   "by": tl.task(call.pid)}
     # The hrtimer callback last entered before the CPU's longest silence:
     # the one its softirq thread was in then, when nothing came between.
-    x, _ = tl.silence(run.cpu, a, b)
+    # And what the other CPUs logged in it: nothing but their ticks, and
+    # no CPU ran traced code then (the emulator runs one vCPU at a time).
+    x, y = tl.silence(run.cpu, a, b)
+    out["others_events"] = sum(tl.events_between(c, x, y) for c in tl.seen if c != run.cpu)
     calls = tl.hrtimer_calls.get(run.cpu, [])
     i = bisect.bisect_right(calls, x, key=lambda c: c.ts) - 1
     if i >= 0 and a - calls[i].ts <= CALL_BEFORE_S:
@@ -213,7 +216,9 @@ def held_text(h, timer="the refill"):
         return (f"CPU {x['cpu']}'s softirqs held by {x['holder']['comm']}/{x['holder']['pid']}, "
                 f"throttled {x['holding']}")
     ran = ", ".join(f"{ran_name(r['task'])} {r['ms']} ms" for r in h["ran"])
-    text = f"the CPU ran {ran or 'nothing traced'} (silent {h['cpu_silent_ms']} ms)"
+    text = f"the CPU ran {ran or 'nothing traced'} (silent {h['cpu_silent_ms']} ms"
+    n = h.get("others_events")
+    text += ")" if n is None else f"; the other CPUs logged {n} event{'' if n == 1 else 's'} then)"
     if h.get("softirqs_ms"):
         text += "; its softirq threads served " + ", ".join(
             f"{k} {v} ms" for k, v in h["softirqs_ms"].items())

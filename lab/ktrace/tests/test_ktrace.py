@@ -613,6 +613,7 @@ class QuotaTest(unittest.TestCase):
             "  <idle>-0  [001] d.h1.  1.010001: local_timer_entry: vector=236",
             "  <idle>-0  [001] d.h2.  1.010002: softirq_raise: vec=8 [action=HRTIMER]",
             "  <idle>-0  [001] d..3.  1.010003: sched_waking: comm=ktimers/1 pid=31 prio=98 target_cpu=001",
+            "  relay-152  [000] d.h..  1.012000: local_timer_entry: vector=236",
             "  <idle>-0  [001] dNh1.  1.013740: local_timer_entry: vector=236",
             "  <idle>-0  [001] d..2.  1.013760: sched_switch: prev_comm=swapper/1 prev_pid=0 "
             "prev_prio=120 prev_state=R ==> next_comm=ktimers/1 next_pid=31 next_prio=98",
@@ -621,7 +622,8 @@ class QuotaTest(unittest.TestCase):
         ])
         h = quota.document(tl, 1.0, 5, 144, [])["longest"]["held_by"]
         self.assertEqual((h["woken_need_resched"], h["ran_after_wake_ms"], h["timer_irqs_before_run"],
-                          h["last_timer_irq_ms"]), (False, 3.761, 1, 3.737))
+                          h["last_timer_irq_ms"], h["others_events"]), (False, 3.761, 1, 3.737, 1))
+        self.assertIn("(silent 3.737 ms; the other CPUs logged 1 event then)", quota.held_text(h))
         self.assertRegex(quota.held_text(h), r"raised 0\.002 ms after the refill was due, its thread woken "
                          r"0\.001 ms after that without need-resched set, and run 3\.761 ms after its "
                          r"wake-up, after the CPU's next timer interrupt \(3\.737 ms\)$")
