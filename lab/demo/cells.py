@@ -139,7 +139,7 @@ def observe(s, k, waker):
         longest = q.get("longest")
         held = longest and longest["late_ms"] > (q.get("late_limit_ms") or quota.MIN_LATE_MS)
         word = "HELD UP" if q["over_late_ms"] or q["never_ran"] else "ON TIME"
-        if word == "HELD UP" and not q["never_ran"] and idle_late(longest):
+        if word == "HELD UP" and not q["never_ran"] and nothing_held(longest):
             word = "LATE"
         obs["quota"] = {"word": word,
                         "max_ms": q["late_ms"]["max"], "p99_ms": q["late_ms"]["p99"],
@@ -155,13 +155,15 @@ def observe(s, k, waker):
     return obs
 
 
-def idle_late(longest):
+def nothing_held(longest):
     """Whether the longest late refill (quota.document's) waited on a CPU
-    that was idle for most of it: nothing held it up, its delivery (the
-    timer interrupt, the softirq thread's wake-up) was what came late."""
+    that, for most of it, was idle or ran the softirq thread that runs the
+    refill: no lock and no other task held it up, its delivery (the timer
+    interrupt, the thread's wake-up, the thread's own work) came late."""
     h = (longest or {}).get("held_by") or {}
     ran = h.get("ran") or []
-    return h.get("what") == "cpu" and bool(ran) and (ran[0].get("task") or {}).get("pid") == 0 \
+    own = (0, (longest.get("run_by") or {}).get("pid")) if longest else (0,)
+    return h.get("what") == "cpu" and bool(ran) and (ran[0].get("task") or {}).get("pid") in own \
         and ran[0]["ms"] >= longest["late_ms"] / 2
 
 

@@ -120,6 +120,9 @@ class ObserveTest(unittest.TestCase):
                          r".*its timer softirq raised 3.834 ms after the refill was due")
         q["longest"]["held_by"]["ran"][0]["task"] = {"pid": 32, "comm": "ksoftirqd/1"}
         self.assertEqual(word()["word"], "HELD UP")
+        # its own softirq thread busy (another timer's callback): late too
+        q["longest"]["run_by"] = {"pid": 32, "comm": "ksoftirqd/1"}
+        self.assertEqual(word()["word"], "LATE")
         # a chains.json from before the quota's timer was traced
         s["stock"]["why"]["quota_timer"] = None
         self.assertEqual(cells.observe(s, "stock", "unix")["quota"]["word"], "NOT TRACED")
