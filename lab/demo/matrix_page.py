@@ -113,8 +113,8 @@ datagrams over the late limit; CLEAN: none); relay's own timerfd tick, delivered
 timer softirq (HELD UP: a tick later than the late limit, held by its waits on ep-&gt;lock;
 LATE: later, but not held there); the quota period's timer, a soft
 hrtimer run in that same softirq (HELD UP: a refill later than the late limit after it was due,
-the deadlock of the original reports when nothing lifts the quota; LATE: later, its CPU idle or
-running the refill's own softirq thread meanwhile: nothing held it, its delivery came late).</p>
+the deadlock of the original reports when nothing lifts the quota; LATE: later, but held by no
+lock and no throttled task: the chain says what its CPU did).</p>
 <table class="matrix"><tr><th>kernel</th><th>obtained</th><th>ep-&gt;lock</th><th>CFS throttle model</th>
 {heads}</tr>
 {chr(10).join(body)}
