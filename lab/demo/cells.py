@@ -297,11 +297,14 @@ def _version(release):
 
 
 def _good(c):
-    return bool(c) and c["word"] in GOOD
+    """Every run of cell C good (a MIXED cell by its runs' words)."""
+    return bool(c) and all(w in GOOD for w in c.get("words") or [c["word"]])
 
 
 def _bad(c):
-    return bool(c) and c["word"] in BAD
+    """A run of cell C bad: MIXED of good runs and LATE ones (late, but
+    held by neither lock nor throttle) is neither good nor bad."""
+    return bool(c) and any(w in BAD and w != "MIXED" for w in c.get("words") or [c["word"]])
 
 
 # A waiter's figure that a fix's sentence quotes, before and after.

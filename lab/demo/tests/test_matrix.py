@@ -185,6 +185,19 @@ class FixesTest(unittest.TestCase):
                       "(7.3 patched)) it has no stall to prevent for", s)
         self.assertRegex(cells.sentence("throttle", []), "no two kernels of this matrix differ in it alone")
 
+    def test_a_cell_mixed_of_on_time_and_late_runs_is_not_the_fix_s_doing(self):
+        """LATE runs are late for a reason neither fix touches: a cell of
+        ON TIME and LATE runs leaves a fix unsettled, never worse; one
+        with a HELD UP run among them is bad."""
+        def row(**words):
+            return {"cells": {w: {"word": "MIXED" if len(set(ws)) > 1 else ws[0], "words": ws,
+                                  "values": [{"max_ms": 1.0}]}
+                              for w, ws in words.items()}}
+        before = row(tick=["ON TIME"], quota=["ON TIME"])
+        after = row(tick=["ON TIME", "LATE"], quota=["ON TIME", "HELD UP"])
+        got = {x["waiter"]: x["verdict"] for x in cells.compare(before, after)}
+        self.assertEqual(got, {"tick": "unknown", "quota": "worse"})
+
     def test_on_7x(self):
         r = rows()
         out = cells.on_7x(r, cells.comparisons(r))
