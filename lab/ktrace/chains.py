@@ -306,7 +306,7 @@ class Timeline:
         self.hrtimer_raised = defaultdict(list)    # cpu -> [ts of each raise of its hrtimer softirq]
         self.hrtimer_served = defaultdict(list)    # cpu -> [OnCpu: when, and who served it]
         self.timer_irqs = defaultdict(list)    # cpu -> [ts of each of its timer interrupts]
-        self.softirqs = defaultdict(list)      # cpu -> [Served: its TIMER and HRTIMER softirqs], by end
+        self.softirqs = defaultdict(list)      # cpu -> [Served: each softirq run], by end
         self.callouts = defaultdict(list)      # cpu -> [Served: its timer wheel callbacks], by end
         self.task_throttles = defaultdict(list)  # pid -> [Throttle] (task-based model)
         self.timer_arms = defaultdict(list)    # hrtimer -> [TimerArm] (the quota period's)

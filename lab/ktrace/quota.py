@@ -58,26 +58,29 @@ def held_by(tl, run, offset, t0, holds):
             return {"what": "softirqs_held_by_throttled_task", "hold": h}
     ran = [(tl.task(pid) if pid is not None else None, round(sec * 1000, 3))
            for pid, sec in tl.ran_on(run.cpu, a, b)[:3]]
-    # Nothing in its way: then the refill's delivery is what was late:
-    # the timer softirq raised (by the CPU's timer interrupt), its thread
-    # woken, and run, each some time after the one before. A wake-up that
-    # left need-resched unset lets an idle CPU sleep on to its next
-    # interrupt.
+    return dict(delivery(tl, run), what="cpu", ran=[{"task": t, "ms": ms} for t, ms in ran],
+                cpu_silent_ms=span_ms(0, tl.silent(run.cpu, a, b)))
+
+
+def delivery(tl, run):
+    """How a late timer RUN that nothing held up came to run: its timer
+    softirq raised (by the CPU's timer interrupt), its thread woken, and
+    run, each some time after the one before (a wake-up that left
+    need-resched unset lets an idle CPU sleep on to its next interrupt);
+    what the CPU's softirq threads served meanwhile, the hrtimer callback
+    it was in when it fell silent, and what the other CPUs logged then."""
+    a, b = run.due, run.ran
     raised = next((t for t in tl.hrtimer_raised.get(run.cpu, []) if a <= t <= b), None)
     wake = next((w for w in tl.wakings.get(run.pid, []) if (raised or a) <= w.ts <= b), None)
-    out = {"what": "cpu", "ran": [{"task": t, "ms": ms} for t, ms in ran],
-           "cpu_silent_ms": span_ms(0, tl.silent(run.cpu, a, b)),
-           "softirq_raised_ms": span_ms(a, raised), "thread_woken_ms": span_ms(raised or a, wake and wake.ts)}
+    out = {"softirq_raised_ms": span_ms(a, raised), "thread_woken_ms": span_ms(raised or a, wake and wake.ts)}
     soft, call = tl.served(run.cpu, a, b)
     if soft:
         out["softirqs_ms"] = {k: round(v * 1000, 3) for k, v in soft.most_common()}
     if call is not None:
         out["longest_callout"] = {"function": call.what, "ms": span_ms(call.start, call.end),
                                   "by": tl.task(call.pid)}
-    # The hrtimer callback last entered before the CPU's longest silence:
-    # the one its softirq thread was in then, when nothing came between.
-    # And what the other CPUs logged in it: nothing but their ticks, and
-    # no CPU ran traced code then (the emulator runs one vCPU at a time).
+    # The other CPUs logging nothing but their ticks in the silence: no
+    # CPU ran traced code then (the emulator runs one vCPU at a time).
     x, y = tl.silence(run.cpu, a, b)
     out["others_events"] = sum(tl.events_between(c, x, y) for c in tl.seen if c != run.cpu)
     calls = tl.hrtimer_calls.get(run.cpu, [])
