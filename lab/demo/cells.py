@@ -304,7 +304,7 @@ def _good(c):
 def _bad(c):
     """A run of cell C bad: MIXED of good runs and LATE ones (late, but
     held by neither lock nor throttle) is neither good nor bad."""
-    return bool(c) and any(w in BAD and w != "MIXED" for w in c.get("words") or [c["word"]])
+    return bool(c) and any(w in BAD for w in c.get("words") or [c["word"]])
 
 
 # A waiter's figure that a fix's sentence quotes, before and after.
